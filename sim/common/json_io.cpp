@@ -1,0 +1,243 @@
+#include "sim/common/json_io.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/common/error.h"
+
+namespace dfsim {
+
+namespace {
+
+constexpr int kMaxDepth = 200;
+
+// Line and column (1-based) of a byte offset in text.
+std::string line_col(const std::string& text, std::size_t byte) {
+  byte = std::min(byte, text.size());
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i < byte; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(col);
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1,
+// column 2: "; keep the part after the location.
+std::string short_parse_message(const std::string& what) {
+  auto pos = what.find(": ");
+  std::string s = pos == std::string::npos ? what : what.substr(pos + 2);
+  return s;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+Json parse_json_text(const std::string& text, const std::string& file) {
+  auto depth_guard = [&](int depth, Json::parse_event_t, Json&) {
+    if (depth > kMaxDepth)
+      throw InputError(file, "", "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    return true;
+  };
+  try {
+    return Json::parse(text, depth_guard, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const Json::parse_error& e) {
+    std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
+    throw InputError(file, line_col(text, at), "malformed JSON: " + short_parse_message(e.what()));
+  }
+}
+
+Json load_json_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(path, "", "no such file");
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path, "", "is a directory, expected a JSON file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot be read");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw InputError(path, "", "cannot be read");
+  return parse_json_text(ss.str(), path);
+}
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = SIZE_MAX;
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+  return best_d <= limit ? best : std::string();
+}
+
+std::string json_path_join(const std::string& path, std::string_view key) {
+  std::string out = path + "/";
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string json_path_join(const std::string& path, std::size_t index) {
+  return path + "/" + std::to_string(index);
+}
+
+std::string json_type_name(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "an integer";
+    case Json::value_t::number_float: return "a number";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::object: return "an object";
+    default: return "an unknown value";
+  }
+}
+
+void JsonView::fail(const std::string& detail) const { throw InputError(file_, path_, detail); }
+
+void JsonView::fail_at(std::string_view key, const std::string& detail) const {
+  throw InputError(file_, json_path_join(path_, key), detail);
+}
+
+bool JsonView::has(std::string_view key) const {
+  return j_->is_object() && j_->contains(std::string(key));
+}
+
+JsonView JsonView::at(std::string_view key) const {
+  expect_object();
+  auto it = j_->find(std::string(key));
+  if (it == j_->end()) fail_at(key, "missing required field");
+  return JsonView(*it, file_, json_path_join(path_, key));
+}
+
+JsonView JsonView::at(std::size_t index) const {
+  expect_array();
+  if (index >= j_->size()) fail("index " + std::to_string(index) + " out of range");
+  return JsonView((*j_)[index], file_, json_path_join(path_, index));
+}
+
+std::size_t JsonView::size() const { return j_->size(); }
+
+void JsonView::expect_object() const {
+  if (!j_->is_object()) fail("expected an object, got " + json_type_name(*j_));
+}
+
+void JsonView::expect_array() const {
+  if (!j_->is_array()) fail("expected an array, got " + json_type_name(*j_));
+}
+
+void JsonView::only_keys(std::initializer_list<std::string_view> allowed) const {
+  expect_object();
+  std::vector<std::string> names(allowed.begin(), allowed.end());
+  for (const auto& [k, v] : j_->items()) {
+    if (std::find(names.begin(), names.end(), k) != names.end()) continue;
+    std::string hint = closest_match(k, names);
+    fail_at(k, "unknown key" + (hint.empty() ? std::string() : " (did you mean \"" + hint + "\"?)"));
+  }
+}
+
+std::string JsonView::as_string() const {
+  if (!j_->is_string()) fail("expected a string, got " + json_type_name(*j_));
+  return j_->get<std::string>();
+}
+
+std::int64_t JsonView::as_int(std::int64_t min, std::int64_t max) const {
+  std::int64_t v = 0;
+  if (j_->is_number_unsigned()) {
+    auto u = j_->get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(INT64_MAX)) fail("integer too large");
+    v = static_cast<std::int64_t>(u);
+  } else if (j_->is_number_integer()) {
+    v = j_->get<std::int64_t>();
+  } else {
+    fail("expected an integer, got " + json_type_name(*j_) + (j_->is_number() ? " " + j_->dump() : ""));
+  }
+  if (v < min || v > max) {
+    std::string range = max == INT64_MAX ? ">= " + std::to_string(min)
+                                         : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    fail("expected an integer " + range + ", got " + std::to_string(v));
+  }
+  return v;
+}
+
+std::uint64_t JsonView::as_uint(std::uint64_t min, std::uint64_t max) const {
+  std::uint64_t v = 0;
+  if (j_->is_number_unsigned()) {
+    v = j_->get<std::uint64_t>();
+  } else if (j_->is_number_integer()) {
+    fail("expected an integer >= " + std::to_string(min) + ", got " + j_->dump());
+  } else {
+    fail("expected an integer, got " + json_type_name(*j_));
+  }
+  if (v < min || v > max) {
+    std::string range = max == UINT64_MAX ? ">= " + std::to_string(min)
+                                          : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    fail("expected an integer " + range + ", got " + std::to_string(v));
+  }
+  return v;
+}
+
+double JsonView::as_number(double min, double max) const {
+  if (!j_->is_number()) fail("expected a number, got " + json_type_name(*j_));
+  double v = j_->get<double>();
+  if (!(v >= min && v <= max)) {
+    std::ostringstream ss;
+    ss << "expected a number in [" << min << ", " << max << "], got " << v;
+    fail(ss.str());
+  }
+  return v;
+}
+
+bool JsonView::as_bool() const {
+  if (!j_->is_boolean()) fail("expected true or false, got " + json_type_name(*j_));
+  return j_->get<bool>();
+}
+
+Dtype JsonView::as_dtype() const {
+  std::string s = as_string();
+  if (auto d = dtype_from_name(s)) return *d;
+  fail("unknown dtype \"" + s + "\", expected one of fp16, fp8, int8, int4, fp32, int32");
+}
+
+std::string JsonView::get_string(std::string_view key, const std::string& dflt) const {
+  return has(key) ? at(key).as_string() : dflt;
+}
+
+std::int64_t JsonView::get_int(std::string_view key, std::int64_t dflt, std::int64_t min,
+                               std::int64_t max) const {
+  return has(key) ? at(key).as_int(min, max) : dflt;
+}
+
+bool JsonView::get_bool(std::string_view key, bool dflt) const {
+  return has(key) ? at(key).as_bool() : dflt;
+}
+
+}  // namespace dfsim

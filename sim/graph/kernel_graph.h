@@ -1,0 +1,100 @@
+#pragma once
+// In-memory form of a compiled kernel graph ("format": "dfsim.kernels"), as in the file:
+// buffers, kernels and task templates (SPMD over a core range, affine per-core slices).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/common/dtype.h"
+
+namespace dfsim {
+
+// value(core) = alpha * core + beta
+struct Affine {
+  std::int64_t alpha = 0;
+  std::int64_t beta = 0;
+  std::int64_t at(int core) const { return alpha * core + beta; }
+};
+
+enum class Space { hbm, lx };
+enum class UnitKind { pt, sfp, dma, ring };
+
+const char* space_name(Space s);
+const char* unit_name(UnitKind u);
+
+struct Buffer {
+  std::string name;
+  Space space = Space::hbm;
+  std::uint64_t bytes = 0;      // per instance (LX buffers have one instance per core)
+  Dtype dtype = Dtype::fp16;
+  bool preloaded = false;       // holds its data before the run (graph inputs, weights)
+};
+
+// A byte range of one buffer instance read or written by a task.
+struct Access {
+  int buffer = -1;              // index into KernelGraph::buffers
+  Affine offset;                // byte offset per core
+  std::uint64_t bytes = 0;      // bytes per row (contiguous run)
+  std::uint64_t rows = 1;       // strided pattern: `rows` runs of `bytes`, `stride` apart
+  std::uint64_t stride = 0;     // bytes between row starts (0 when rows == 1)
+  std::optional<Affine> core;   // LX instance of which core; absent: the task's own core
+  std::uint64_t total_bytes() const { return bytes * rows; }
+  bool streaming = false;       // a consumer may start once the first chunk has arrived
+};
+
+struct Task {
+  std::string name;
+  UnitKind unit = UnitKind::sfp;
+  std::string op;               // dma: load|store|copy; pt: matmul; sfp: a function class
+  int first_core = 0;           // SPMD: one instance on each core in [first_core, first_core+core_count)
+  int core_count = 1;
+  int corelet = -1;             // -1: spread over all corelets of the core
+  Dtype dtype = Dtype::fp16;
+  std::uint64_t m = 0, n = 0, k = 0;   // pt matmul shape per instance
+  std::uint64_t elements = 0;          // sfp elements per instance
+  std::vector<Access> reads, writes;
+  int kernel = -1;              // index into KernelGraph::kernels
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<int> tasks;       // indices into KernelGraph::tasks, in file order
+};
+
+struct KernelGraph {
+  std::string name;
+  std::string file;             // where it came from ("" if compiled in memory)
+  int cores = 1;                // cores the program uses
+  std::vector<Buffer> buffers;
+  std::vector<Task> tasks;
+  std::vector<Kernel> kernels;
+
+  int find_buffer(const std::string& name) const;  // -1 if absent
+};
+
+// One task template instantiated on one core, with its concrete byte ranges.
+struct Region {
+  int buffer = -1;
+  int core = -1;                // LX instance; -1 for HBM
+  std::uint64_t offset = 0, bytes = 0, rows = 1, stride = 0;
+  bool streaming = false;
+  std::uint64_t total_bytes() const { return bytes * rows; }
+};
+
+struct TaskInstance {
+  int task = -1;                // template
+  int core = 0;
+  std::vector<Region> reads, writes;
+  std::vector<int> deps;        // instances that write what this one reads (sorted, unique)
+  std::vector<int> consumers;   // inverse of deps
+};
+
+// The whole program as task instances with data dependencies (a reader depends on every
+// writer of an overlapping range of the same buffer instance). Instances are ordered by
+// template, then core: that order is the tie-break when several are ready at once.
+struct ExpandedGraph {
+  std::vector<TaskInstance> instances;
+};
+
+}  // namespace dfsim
