@@ -22,6 +22,8 @@ enum class UnitKind { pt, sfp, dma, ring };
 
 const char* space_name(Space s);
 const char* unit_name(UnitKind u);
+std::optional<Space> space_from_name(const std::string& s);
+std::optional<UnitKind> unit_from_name(const std::string& s);
 
 struct Buffer {
   std::string name;
@@ -70,7 +72,13 @@ struct KernelGraph {
   std::vector<Task> tasks;
   std::vector<Kernel> kernels;
 
+  std::string description;      // optional free text
+
   int find_buffer(const std::string& name) const;  // -1 if absent
+  int find_task(const std::string& name) const;    // -1 if absent
+  // JSON pointer of a task in the file form: /kernels/<k>/tasks/<position in kernel>.
+  std::string task_path(int task) const;
+  std::size_t instance_count() const;              // sum of core_count over tasks
 };
 
 // One task template instantiated on one core, with its concrete byte ranges.
@@ -95,6 +103,7 @@ struct TaskInstance {
 // template, then core: that order is the tie-break when several are ready at once.
 struct ExpandedGraph {
   std::vector<TaskInstance> instances;
+  std::vector<int> first_instance;  // per template: index of its instance on its first core
 };
 
 }  // namespace dfsim

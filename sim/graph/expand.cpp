@@ -1,0 +1,137 @@
+// Expansion: SPMD templates to instances, regions, writer checks, dependencies, cycle check.
+#include "sim/graph/expand.h"
+
+#include <algorithm>
+
+#include "sim/common/error.h"
+#include "sim/config/chip_config.h"
+#include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/region_index.h"
+
+namespace dfsim {
+
+namespace {
+
+void instantiate(const KernelGraph& g, ExpandedGraph& eg) {
+  eg.instances.reserve(g.instance_count());
+  eg.first_instance.reserve(g.tasks.size());
+  for (std::size_t t = 0; t < g.tasks.size(); ++t) {
+    const Task& task = g.tasks[t];
+    eg.first_instance.push_back(static_cast<int>(eg.instances.size()));
+    for (int c = task.first_core; c < task.first_core + task.core_count; ++c) {
+      TaskInstance inst;
+      inst.task = static_cast<int>(t);
+      inst.core = c;
+      for (const auto& a : task.reads) inst.reads.push_back(instance_region(g, a, c));
+      for (const auto& a : task.writes) inst.writes.push_back(instance_region(g, a, c));
+      eg.instances.push_back(std::move(inst));
+    }
+  }
+}
+
+// Writers: no preloaded buffer written, no byte written twice. Returns the writer index.
+RegionIndex index_writers(const KernelGraph& g, const ExpandedGraph& eg) {
+  RegionIndex idx;
+  for (std::size_t i = 0; i < eg.instances.size(); ++i) {
+    const TaskInstance& inst = eg.instances[i];
+    for (std::size_t w = 0; w < inst.writes.size(); ++w) {
+      const Buffer& b = g.buffers[inst.writes[w].buffer];
+      if (b.preloaded)
+        throw InputError(g.file, g.task_path(inst.task) + "/writes/" + std::to_string(w),
+                         "writes buffer \"" + b.name + "\", which is preloaded (its data exists before the run)");
+      idx.add(inst.writes[w], static_cast<int>(i), static_cast<int>(w));
+    }
+  }
+  idx.build();
+  for (std::size_t i = 0; i < eg.instances.size(); ++i) {
+    const TaskInstance& inst = eg.instances[i];
+    for (std::size_t w = 0; w < inst.writes.size(); ++w) {
+      idx.for_each_overlap(inst.writes[w], [&](const RegionIndex::Entry& e) {
+        if (e.inst == static_cast<int>(i) && e.slot == static_cast<int>(w)) return;
+        const Region& r = inst.writes[w];
+        std::string where = "buffer \"" + g.buffers[r.buffer].name + "\"" +
+                            (r.core >= 0 ? " of core " + std::to_string(r.core) : "");
+        throw InputError(g.file, g.task_path(inst.task) + "/writes/" + std::to_string(w),
+                         where + " written twice: by " + instance_label(g, eg.instances[e.inst]) +
+                             " and " + instance_label(g, inst) + " (every byte has one writer)");
+      });
+    }
+  }
+  return idx;
+}
+
+// Reports one cycle among instances left over by a topological sort.
+[[noreturn]] void report_cycle(const KernelGraph& g, const ExpandedGraph& eg, const std::vector<int>& indeg) {
+  int start = -1;
+  for (std::size_t i = 0; i < indeg.size(); ++i)
+    if (indeg[i] > 0) { start = static_cast<int>(i); break; }
+  // Walk backwards along deps that are still unresolved until a node repeats.
+  std::vector<int> seen(eg.instances.size(), -1), path;
+  int cur = start;
+  while (seen[cur] < 0) {
+    seen[cur] = static_cast<int>(path.size());
+    path.push_back(cur);
+    for (int d : eg.instances[cur].deps)
+      if (indeg[d] > 0) { cur = d; break; }
+  }
+  std::string msg = "dependency cycle: ";
+  for (std::size_t i = seen[cur]; i < path.size(); ++i) msg += instance_label(g, eg.instances[path[i]]) + " waits for ";
+  msg += instance_label(g, eg.instances[cur]);
+  throw InputError(g.file, g.task_path(eg.instances[cur].task), msg);
+}
+
+void check_acyclic(const KernelGraph& g, const ExpandedGraph& eg) {
+  std::vector<int> indeg(eg.instances.size());
+  std::vector<int> ready;
+  for (std::size_t i = 0; i < eg.instances.size(); ++i) {
+    indeg[i] = static_cast<int>(eg.instances[i].deps.size());
+    if (indeg[i] == 0) ready.push_back(static_cast<int>(i));
+  }
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    int i = ready.back();
+    ready.pop_back();
+    ++done;
+    for (int c : eg.instances[i].consumers)
+      if (--indeg[c] == 0) ready.push_back(c);
+  }
+  if (done != eg.instances.size()) report_cycle(g, eg, indeg);
+}
+
+}  // namespace
+
+Region instance_region(const KernelGraph& g, const Access& a, int core) {
+  Region r;
+  r.buffer = a.buffer;
+  r.core = g.buffers.at(a.buffer).space == Space::hbm ? -1 : static_cast<int>(a.core ? a.core->at(core) : core);
+  r.offset = static_cast<std::uint64_t>(a.offset.at(core));
+  r.bytes = a.bytes;
+  r.rows = a.rows;
+  r.stride = a.stride;
+  r.streaming = a.streaming;
+  return r;
+}
+
+std::string instance_label(const KernelGraph& g, const TaskInstance& inst) {
+  return "task " + g.tasks.at(inst.task).name + " core " + std::to_string(inst.core);
+}
+
+ExpandedGraph expand_graph(const KernelGraph& g, const ChipConfig& config) {
+  check_kernel_graph_fits(g, config);
+  ExpandedGraph eg;
+  instantiate(g, eg);
+  RegionIndex writers = index_writers(g, eg);
+  for (std::size_t i = 0; i < eg.instances.size(); ++i) {
+    TaskInstance& inst = eg.instances[i];
+    for (const auto& r : inst.reads)
+      writers.for_each_overlap(r, [&](const RegionIndex::Entry& e) { inst.deps.push_back(e.inst); });
+    std::sort(inst.deps.begin(), inst.deps.end());
+    inst.deps.erase(std::unique(inst.deps.begin(), inst.deps.end()), inst.deps.end());
+    for (int d : inst.deps) eg.instances[d].consumers.push_back(static_cast<int>(i));
+  }
+  // consumers are filled in ascending i, so each list is already sorted and unique.
+  check_acyclic(g, eg);
+  return eg;
+}
+
+}  // namespace dfsim

@@ -1,0 +1,58 @@
+// Names of spaces and units, and lookups on the in-memory kernel graph.
+#include "sim/graph/kernel_graph.h"
+
+#include <algorithm>
+
+namespace dfsim {
+
+const char* space_name(Space s) { return s == Space::hbm ? "hbm" : "lx"; }
+
+const char* unit_name(UnitKind u) {
+  switch (u) {
+    case UnitKind::pt: return "pt";
+    case UnitKind::sfp: return "sfp";
+    case UnitKind::dma: return "dma";
+    case UnitKind::ring: return "ring";
+  }
+  return "?";
+}
+
+std::optional<Space> space_from_name(const std::string& s) {
+  if (s == "hbm") return Space::hbm;
+  if (s == "lx") return Space::lx;
+  return std::nullopt;
+}
+
+std::optional<UnitKind> unit_from_name(const std::string& s) {
+  for (UnitKind u : {UnitKind::pt, UnitKind::sfp, UnitKind::dma, UnitKind::ring})
+    if (s == unit_name(u)) return u;
+  return std::nullopt;
+}
+
+int KernelGraph::find_buffer(const std::string& n) const {
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+int KernelGraph::find_task(const std::string& n) const {
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (tasks[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+std::string KernelGraph::task_path(int task) const {
+  int k = tasks.at(task).kernel;
+  if (k < 0 || k >= static_cast<int>(kernels.size())) return "/tasks/" + std::to_string(task);
+  const auto& list = kernels[k].tasks;
+  auto pos = std::find(list.begin(), list.end(), task) - list.begin();
+  return "/kernels/" + std::to_string(k) + "/tasks/" + std::to_string(pos);
+}
+
+std::size_t KernelGraph::instance_count() const {
+  std::size_t n = 0;
+  for (const auto& t : tasks) n += static_cast<std::size_t>(t.core_count);
+  return n;
+}
+
+}  // namespace dfsim

@@ -1,0 +1,124 @@
+// Structural checks of a kernel graph, with the JSON path of the offending field.
+#include "sim/common/error.h"
+#include "sim/config/chip_config.h"
+#include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/unit_ops.h"
+
+namespace dfsim {
+
+namespace {
+
+using i128 = __int128;
+
+std::string str(i128 v) {
+  if (v < 0) return "-" + str(-v);
+  std::string s;
+  do { s.insert(s.begin(), char('0' + int(v % 10))); v /= 10; } while (v > 0);
+  return s;
+}
+
+// Checks one access of task `t` at JSON path `path`.
+void check_access(const KernelGraph& g, const Task& t, const Access& a, const std::string& path) {
+  const Buffer& b = g.buffers.at(a.buffer);
+  auto fail = [&](const std::string& sub, const std::string& msg) {
+    throw InputError(g.file, path + sub, msg);
+  };
+  if (a.rows > 1 && a.stride < a.bytes)
+    fail("/stride", "stride " + std::to_string(a.stride) + " is smaller than the row bytes " +
+                        std::to_string(a.bytes) + " (rows would overlap)");
+  if (a.core && b.space == Space::hbm)
+    fail("/core", "\"core\" selects an LX instance, but buffer \"" + b.name + "\" is in HBM");
+  int cores[2] = {t.first_core, t.first_core + t.core_count - 1};  // affine: extremes suffice
+  for (int c : cores) {
+    if (a.core) {
+      std::int64_t lc = a.core->at(c);
+      if (lc < 0 || lc >= g.cores)
+        fail("/core", "on core " + std::to_string(c) + " selects core " + std::to_string(lc) +
+                          ", outside [0, " + std::to_string(g.cores) + ")");
+    }
+    i128 off = i128(a.offset.alpha) * c + a.offset.beta;
+    if (off < 0) fail("/offset", "on core " + std::to_string(c) + " the offset is negative (" + str(off) + ")");
+    i128 end = off + i128(a.rows - 1) * a.stride + a.bytes;
+    if (end > i128(b.bytes))
+      fail("", "on core " + std::to_string(c) + " the access ends at byte " + str(end) +
+                   ", beyond the " + std::to_string(b.bytes) + " bytes of buffer \"" + b.name + "\"");
+  }
+}
+
+Space space_of(const KernelGraph& g, const Access& a) { return g.buffers.at(a.buffer).space; }
+
+// Unit-specific shape of a task: which spaces its accesses use, the fields it needs.
+void check_unit_rules(const KernelGraph& g, const Task& t, const std::string& path) {
+  auto fail = [&](const std::string& msg) { throw InputError(g.file, path, msg); };
+  std::string what = std::string(unit_name(t.unit)) + " " + t.op + " task";
+  if (t.unit == UnitKind::pt && (t.m == 0 || t.n == 0 || t.k == 0))
+    fail("a pt task needs \"m\", \"n\" and \"k\" (its matmul shape per instance)");
+  if (t.unit == UnitKind::sfp && t.elements == 0)
+    fail("an sfp task needs \"elements\" (elements processed per instance)");
+  if (t.unit == UnitKind::pt || t.unit == UnitKind::sfp) {
+    if (t.reads.empty() || t.writes.empty()) fail("a " + what + " needs at least one read and one write");
+    for (std::size_t i = 0; i < t.reads.size() + t.writes.size(); ++i) {
+      bool rd = i < t.reads.size();
+      const Access& a = rd ? t.reads[i] : t.writes[i - t.reads.size()];
+      std::string ap = path + (rd ? "/reads/" + std::to_string(i) : "/writes/" + std::to_string(i - t.reads.size()));
+      if (space_of(g, a) != Space::lx)
+        throw InputError(g.file, ap + "/buffer", "a " + what + " works on LX, but buffer \"" +
+                                                     g.buffers[a.buffer].name + "\" is in HBM");
+      if (a.core) throw InputError(g.file, ap + "/core", "a " + what + " can only access its own core's LX");
+    }
+    return;
+  }
+  if (t.reads.size() != 1 || t.writes.size() != 1) fail("a " + what + " needs exactly one read and one write");
+  const Access& r = t.reads[0];
+  const Access& w = t.writes[0];
+  if (r.total_bytes() != w.total_bytes())
+    fail("a " + what + " reads " + std::to_string(r.total_bytes()) + " bytes but writes " +
+         std::to_string(w.total_bytes()));
+  Space rs = space_of(g, r), ws = space_of(g, w);
+  if (t.unit == UnitKind::ring) {
+    if (rs != Space::lx || ws != Space::lx) fail("a ring copy moves LX to LX");
+    if (!r.core && !w.core) fail("a ring copy needs \"core\" on its read or its write (the other core)");
+  } else if (t.op == "load" && (rs != Space::hbm || ws != Space::lx)) {
+    fail("a dma load reads HBM and writes LX");
+  } else if (t.op == "store" && (rs != Space::lx || ws != Space::hbm)) {
+    fail("a dma store reads LX and writes HBM");
+  }
+}
+
+}  // namespace
+
+void check_kernel_graph(const KernelGraph& g) {
+  if (g.tasks.empty()) throw InputError(g.file, "/kernels", "the graph has no tasks");
+  for (std::size_t ti = 0; ti < g.tasks.size(); ++ti) {
+    const Task& t = g.tasks[ti];
+    std::string path = g.task_path(static_cast<int>(ti));
+    if (t.first_core < 0 || t.core_count < 1 || t.first_core + t.core_count > g.cores) {
+      std::string range = "[" + std::to_string(t.first_core) + ", " + std::to_string(t.first_core + t.core_count) + ")";
+      throw InputError(g.file, path + (t.core_count == 1 ? "/core" : "/cores"),
+                       "cores " + range + " outside the graph's [0, " + std::to_string(g.cores) + ")");
+    }
+    if (!unit_accepts(t.unit, t.op))
+      throw InputError(g.file, path + "/op", "unit " + std::string(unit_name(t.unit)) + " has no op \"" + t.op + "\"");
+    check_unit_rules(g, t, path);
+    for (std::size_t i = 0; i < t.reads.size(); ++i)
+      check_access(g, t, t.reads[i], path + "/reads/" + std::to_string(i));
+    for (std::size_t i = 0; i < t.writes.size(); ++i)
+      check_access(g, t, t.writes[i], path + "/writes/" + std::to_string(i));
+  }
+}
+
+void check_kernel_graph_fits(const KernelGraph& g, const ChipConfig& config) {
+  if (g.cores > config.cores)
+    throw InputError(g.file, "/cores", "the graph uses " + std::to_string(g.cores) +
+                                           " cores but the chip has " + std::to_string(config.cores));
+  for (std::size_t i = 0; i < g.buffers.size(); ++i) {
+    const Buffer& b = g.buffers[i];
+    if (b.space == Space::lx && b.bytes > config.core.lx.usable_bytes)
+      throw InputError(g.file, "/buffers/" + std::to_string(i) + "/bytes",
+                       "LX buffer \"" + b.name + "\" needs " + std::to_string(b.bytes) +
+                           " bytes but only " + std::to_string(config.core.lx.usable_bytes) +
+                           " bytes of LX are usable per core");
+  }
+}
+
+}  // namespace dfsim

@@ -1,0 +1,32 @@
+#pragma once
+// Reading, checking and writing the compiled kernel graph format ("format": "dfsim.kernels", v1).
+#include <string>
+
+#include "sim/common/json_io.h"
+#include "sim/graph/kernel_graph.h"
+
+namespace dfsim {
+
+struct ChipConfig;
+
+inline constexpr int kKernelGraphVersion = 1;
+
+// "dfsim.ops", "dfsim.kernels", or "" (configs and anything else carry no known "format").
+std::string detect_format(const Json& j);
+
+// Parses and checks a kernel graph (everything that does not depend on a chip config).
+// Throws InputError naming `file` and the JSON path.
+KernelGraph read_kernel_graph(const Json& j, const std::string& file);
+KernelGraph load_kernel_graph(const std::string& path);
+
+// Structural checks on an in-memory graph (also run by read_kernel_graph): ops per unit,
+// access bounds, core ranges, spaces. Errors name graph.file and the task's JSON path.
+void check_kernel_graph(const KernelGraph& g);
+
+// Checks against the chip: graph.cores <= config cores, every LX buffer fits the usable LX.
+void check_kernel_graph_fits(const KernelGraph& g, const ChipConfig& config);
+
+// The file form; read_kernel_graph(write_kernel_graph(g)) reproduces g exactly.
+Json write_kernel_graph(const KernelGraph& g);
+
+}  // namespace dfsim

@@ -1,0 +1,66 @@
+// Strided-region overlap test and the sorted writer index used by graph expansion.
+#include "sim/graph/region_index.h"
+
+#include <algorithm>
+
+namespace dfsim {
+
+namespace {
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  std::int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return -floor_div(-a, b); }
+
+}  // namespace
+
+std::uint64_t region_begin(const Region& r) { return r.offset; }
+
+std::uint64_t region_end(const Region& r) {
+  return r.offset + (r.rows > 1 ? (r.rows - 1) * r.stride : 0) + r.bytes;
+}
+
+bool regions_overlap(const Region& a, const Region& b) {
+  if (region_begin(a) >= region_end(b) || region_begin(b) >= region_end(a)) return false;
+  if (a.rows <= 1 && b.rows <= 1) return true;  // two contiguous runs whose bounds meet
+  std::uint64_t s = a.rows > 1 ? a.stride : b.stride;
+  if (a.rows > 1 && b.rows > 1 && a.stride != b.stride) return true;  // bounding ranges only
+  if (s == 0) return true;
+  // Row i of a: [oa + i*s, oa + i*s + ba); row j of b: [ob + j*s, ob + j*s + bb).
+  // They meet iff d + t*s lies in (-ba, bb) with d = oa - ob, t = i - j.
+  auto sd = static_cast<std::int64_t>(s);
+  std::int64_t d = static_cast<std::int64_t>(a.offset) - static_cast<std::int64_t>(b.offset);
+  std::int64_t lo = -static_cast<std::int64_t>(a.bytes) - d;  // t*s > lo
+  std::int64_t hi = static_cast<std::int64_t>(b.bytes) - d;   // t*s < hi
+  std::int64_t tmin = floor_div(lo, sd) + 1, tmax = ceil_div(hi, sd) - 1;
+  tmin = std::max<std::int64_t>(tmin, -static_cast<std::int64_t>(b.rows - 1));
+  tmax = std::min<std::int64_t>(tmax, static_cast<std::int64_t>(a.rows - 1));
+  return tmin <= tmax;
+}
+
+void RegionIndex::add(const Region& r, int inst, int slot) {
+  lists_[{r.buffer, r.core}].entries.push_back(Entry{r, inst, slot});
+}
+
+void RegionIndex::build() {
+  for (auto& [key, l] : lists_) {
+    std::stable_sort(l.entries.begin(), l.entries.end(),
+                     [](const Entry& x, const Entry& y) { return x.r.offset < y.r.offset; });
+    l.max_end.resize(l.entries.size());
+    std::uint64_t m = 0;
+    for (std::size_t i = 0; i < l.entries.size(); ++i) {
+      m = std::max(m, region_end(l.entries[i].r));
+      l.max_end[i] = m;
+    }
+  }
+}
+
+std::size_t RegionIndex::upper_bound_start(const List& l, std::uint64_t qe) {
+  auto it = std::partition_point(l.entries.begin(), l.entries.end(),
+                                 [&](const Entry& e) { return e.r.offset < qe; });
+  return static_cast<std::size_t>(it - l.entries.begin());
+}
+
+}  // namespace dfsim
