@@ -1,0 +1,58 @@
+#include "models/common/task_unit.h"
+
+#include "sim/runtime/scheduler.h"
+
+namespace dfsim {
+
+Tick sim_now() {
+  return static_cast<Tick>(sc_core::sc_time_stamp().value());
+}
+
+TaskUnit::TaskUnit(sc_core::sc_module_name n, Scheduler& sched, Recorder& rec)
+    : sc_core::sc_module(n), sched_(sched), rec_(rec) {
+  SC_HAS_PROCESS(TaskUnit);
+  SC_METHOD(dispatch);
+  sensitive << wake_ev_;
+  dont_initialize();
+}
+
+void TaskUnit::push_ready(int inst) {
+  ready_.push(inst);
+  if (!busy_) wake_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void TaskUnit::wake() {
+  if (!busy_) wake_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void TaskUnit::dispatch() {
+  ++ActivationCounter::value();
+  if (busy_ || ready_.empty()) return;
+  int inst = ready_.top();
+  Tick now = sim_now();
+  if (!sched_.reserve_outputs(inst, this)) {
+    if (waiting_lx_ != inst) {
+      waiting_lx_ = inst;
+      waiting_since_ = now;
+    }
+    return;
+  }
+  ready_.pop();
+  TaskRecord& r = rec_.tasks()[inst];
+  if (waiting_lx_ == inst) {
+    r.lx_wait = now - waiting_since_;
+    waiting_lx_ = -1;
+  }
+  r.start = now;
+  busy_ = true;
+  start(inst);
+}
+
+void TaskUnit::finish(int inst) {
+  busy_ = false;
+  rec_.tasks()[inst].end = sim_now();
+  sched_.complete(inst, sim_now());
+  if (!ready_.empty()) wake_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+}  // namespace dfsim

@@ -1,0 +1,63 @@
+#pragma once
+// DMA engine of one core: cuts a transfer into bursts of at most burst_sticks sticks along
+// the rows of its off-chip side, issues one request every issue_cycles with at most
+// max_outstanding in flight, and moves each burst through memory, ring and LX port.
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#include "models/common/task_unit.h"
+#include "sim/config/chip_config.h"
+#include "sim/graph/kernel_graph.h"
+
+namespace dfsim {
+
+class IMemory;
+class Ring;
+class LxScratchpad;
+
+// Bytes a DMA engine moved, by direction.
+struct DmaStats {
+  std::uint64_t hbm_to_lx = 0, lx_to_hbm = 0, lx_to_lx = 0, hbm_to_hbm = 0;
+  std::uint64_t bursts = 0, sticks = 0;
+};
+
+class DmaEngine : public TaskUnit {
+ public:
+  DmaEngine(sc_core::sc_module_name n, Scheduler& s, Recorder& r, const ChipConfig& cfg, int core,
+            IMemory& mem, Ring& ring, std::vector<LxScratchpad*>& lx, const std::vector<std::uint64_t>& hbm_base);
+  const DmaStats& stats() const { return stats_; }
+
+ private:
+  // Where the bytes of the current task go, burst by burst.
+  struct Transfer {
+    Region src, dst;
+    bool src_hbm = false, dst_hbm = false;
+    const Region* pattern = nullptr;   // the side whose rows set the burst boundaries
+    std::uint64_t row = 0, row_off = 0, moved = 0, total = 0;
+    std::uint64_t bursts_left = 0;     // issued but not yet complete, plus not yet issued
+  };
+  void start(int inst) override;
+  void step();
+  void issue_burst(Tick now);
+  std::uint64_t hbm_addr(const Region& r, std::uint64_t row, std::uint64_t off) const;
+
+  const ChipConfig& cfg_;
+  int core_;
+  IMemory& mem_;
+  Ring& ring_;
+  std::vector<LxScratchpad*>& lx_;
+  const std::vector<std::uint64_t>& hbm_base_;
+  ClockDomain clk_;
+  std::uint64_t burst_bytes_;
+  int track_;
+  int current_ = -1;
+  Transfer xfer_;
+  Tick next_issue_ = 0;
+  int outstanding_ = 0;
+  std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> completions_;
+  sc_core::sc_event step_ev_;
+  DmaStats stats_;
+};
+
+}  // namespace dfsim

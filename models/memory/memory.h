@@ -1,0 +1,63 @@
+#pragma once
+// Off-chip memory as the DMA engines see it, and the registry that builds a model by the
+// name given in `memory.impl`.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "sim/common/time.h"
+#include "sim/config/chip_config.h"
+#include "sim/stats/recorder.h"
+
+namespace dfsim {
+
+// One burst to or from off-chip memory.
+struct MemRequest {
+  std::uint64_t addr = 0;
+  std::uint32_t bytes = 0;
+  bool write = false;
+  Tick issued = 0;                      // when it reached the controller
+  std::function<void(Tick)> on_done;    // called once with the completion time (>= issued)
+};
+
+// Per-channel and total traffic counters.
+struct MemStats {
+  std::uint64_t bytes_read = 0, bytes_written = 0;
+  std::uint64_t reads = 0, writes = 0;
+  std::uint64_t turnarounds = 0;        // read<->write bus switches
+};
+
+// Interface of an off-chip memory model.
+class IMemory : public sc_core::sc_module {
+ public:
+  using sc_core::sc_module::sc_module;
+  virtual ~IMemory() = default;
+  // Own parameters, then recorder tracks.
+  virtual void init(const ChipConfig& cfg, Recorder& rec) = 0;
+  // Accepts a request; calls req.on_done with its completion time, now or later.
+  virtual void send(MemRequest req) = 0;
+  virtual int channel_of(std::uint64_t addr) const = 0;
+  virtual int channels() const = 0;
+  virtual const MemStats& stats() const = 0;
+  virtual std::vector<MemStats> channel_stats() const = 0;
+};
+
+// Name -> factory. Implementations register themselves with DFSIM_REGISTER_MEMORY.
+class MemoryRegistry {
+ public:
+  using Factory = std::function<IMemory*(sc_core::sc_module_name)>;
+  static std::map<std::string, Factory>& table();
+  static bool add(const std::string& name, Factory f);
+  static IMemory* create(const std::string& name, sc_core::sc_module_name inst);
+  static std::vector<std::string> names();
+};
+
+#define DFSIM_REGISTER_MEMORY(Class, Name) \
+  static const bool dfsim_registered_memory_##Class = ::dfsim::MemoryRegistry::add( \
+      Name, [](sc_core::sc_module_name n) -> ::dfsim::IMemory* { return new Class(n); })
+
+}  // namespace dfsim

@@ -1,0 +1,52 @@
+#include "models/noc/ring.h"
+
+#include <string>
+
+namespace dfsim {
+
+void Ring::init(const ChipConfig& cfg, Recorder& rec) {
+  stops_ = cfg.cores;
+  clk_ = ClockDomain(cfg.core.clock_mhz);
+  bytes_per_cycle_ = cfg.ring.bytes_per_cycle;
+  hop_ = clk_.cycles(cfg.ring.hop_cycles);
+  for (int i = 0; i < stops_; ++i) {
+    int next = (i + 1) % stops_, prev = (i + stops_ - 1) % stops_;
+    cw_.emplace_back(&rec, rec.add_track("ring", "cw " + std::to_string(i) + "->" + std::to_string(next), "ring"));
+    ccw_.emplace_back(&rec, rec.add_track("ring", "ccw " + std::to_string(i) + "->" + std::to_string(prev), "ring"));
+  }
+  mc_stops_ = cfg.memory.ring_stops;
+  if (mc_stops_.empty()) {
+    // Spread the controllers evenly around the ring.
+    for (int ch = 0; ch < cfg.memory.channels; ++ch)
+      mc_stops_.push_back(static_cast<int>((static_cast<long>(ch) * stops_) / cfg.memory.channels));
+  }
+  for (int& s : mc_stops_) s %= stops_;
+}
+
+int Ring::hops(int src, int dst) const {
+  int fwd = ((dst - src) % stops_ + stops_) % stops_;
+  return std::min(fwd, stops_ - fwd);
+}
+
+Tick Ring::occupancy(std::uint64_t bytes) const {
+  return clk_.cycles((bytes + bytes_per_cycle_ - 1) / bytes_per_cycle_);
+}
+
+Tick Ring::transfer(Tick t, int src, int dst, std::uint64_t bytes) {
+  bytes_ += bytes;
+  int fwd = ((dst - src) % stops_ + stops_) % stops_;
+  if (fwd == 0) return t;
+  bool clockwise = fwd <= stops_ - fwd;  // ties go clockwise
+  int n = clockwise ? fwd : stops_ - fwd;
+  Tick occ = occupancy(bytes);
+  Tick head = t;
+  int at = src;
+  for (int h = 0; h < n; ++h) {
+    Resource& link = clockwise ? cw_[at] : ccw_[at];
+    head = link.reserve(head, occ) + hop_;
+    at = clockwise ? (at + 1) % stops_ : (at + stops_ - 1) % stops_;
+  }
+  return head + occ;
+}
+
+}  // namespace dfsim

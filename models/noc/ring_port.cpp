@@ -1,0 +1,45 @@
+#include "models/noc/ring_port.h"
+
+#include "models/lx/lx_scratchpad.h"
+#include "models/noc/ring.h"
+#include "sim/runtime/scheduler.h"
+
+namespace dfsim {
+
+RingPort::RingPort(sc_core::sc_module_name n, Scheduler& s, Recorder& r, int core, Ring& ring,
+                   std::vector<LxScratchpad*>& lx)
+    : TaskUnit(n, s, r), ring_(ring), lx_(lx) {
+  kind_ = "ring";
+  track_ = r.add_track("core " + std::to_string(core), "ring port", "ring");
+  SC_HAS_PROCESS(RingPort);
+  SC_METHOD(done);
+  sensitive << done_ev_;
+  dont_initialize();
+}
+
+void RingPort::start(int inst) {
+  current_ = inst;
+  const TaskInstance& ti = sched_.instance(inst);
+  const Region& src = ti.reads.at(0);
+  const Region& dst = ti.writes.at(0);
+  std::uint64_t bytes = src.total_bytes();
+  Tick now = sim_now();
+  LxScratchpad* a = lx_[src.core];
+  LxScratchpad* b = lx_[dst.core];
+  Tick r = a->read_time(bytes), w = b->write_time(bytes);
+  a->bytes_read += bytes;
+  b->bytes_written += bytes;
+  Tick sent = a->read_port().reserve(now, r) + r;
+  Tick arrived = ring_.transfer(sent, src.core, dst.core, bytes);
+  Tick end = b->write_port().reserve(arrived, w) + w;
+  rec_.tasks()[inst].track = track_;
+  rec_.busy(track_, now, end);
+  done_ev_.notify(sc_core::sc_time::from_value(end - now));
+}
+
+void RingPort::done() {
+  ++ActivationCounter::value();
+  finish(current_);
+}
+
+}  // namespace dfsim

@@ -1,0 +1,16 @@
+#pragma once
+// The SFP vector units of one core (one per corelet) executing elementwise and reduction tasks.
+#include "models/common/compute_unit.h"
+
+namespace dfsim {
+
+class SfpUnit : public ComputeUnit {
+ public:
+  SfpUnit(sc_core::sc_module_name n, Scheduler& s, Recorder& r, const ChipConfig& cfg, LxScratchpad& lx, int core)
+      : ComputeUnit(n, s, r, cfg, lx, core, "sfp") {}
+
+ protected:
+  std::uint64_t compute_cycles(const Task& t, int corelets) const override;
+};
+
+}  // namespace dfsim

@@ -1,0 +1,152 @@
+#include "sim/runtime/scheduler.h"
+
+#include <algorithm>
+#include <map>
+
+#include "models/common/task_unit.h"
+#include "models/lx/lx_scratchpad.h"
+
+namespace dfsim {
+
+Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec)
+    : g_(g), x_(x), rec_(rec) {
+  const std::size_t n = x.instances.size();
+  unit_of_.assign(n, nullptr);
+  reads_lx_.resize(n);
+  writes_lx_.resize(n);
+  missing_.resize(n);
+  never_ready_.resize(n);
+  done_.assign(n, 0);
+  rec_.tasks().assign(n, TaskRecord{});
+
+  std::map<std::pair<int, int>, int> index;  // (buffer, core) -> LxBuf
+  auto lx_of = [&](const Region& r) {
+    auto [it, fresh] = index.try_emplace({r.buffer, r.core}, static_cast<int>(lxbufs_.size()));
+    if (fresh) lxbufs_.push_back(LxBuf{r.buffer, r.core, g.buffers[r.buffer].bytes});
+    return it->second;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const TaskInstance& t = x.instances[i];
+    rec_.tasks()[i].instance = static_cast<int>(i);
+    missing_[i] = static_cast<int>(t.deps.size());
+    for (const Region& r : t.writes)
+      if (g.buffers[r.buffer].space == Space::lx) writes_lx_[i].push_back(lx_of(r));
+    for (const Region& r : t.reads) {
+      if (g.buffers[r.buffer].space == Space::lx) reads_lx_[i].push_back(lx_of(r));
+      // A read is satisfiable only if the data was preloaded or some dependency writes it.
+      if (g.buffers[r.buffer].preloaded) continue;
+      bool produced = std::any_of(t.deps.begin(), t.deps.end(), [&](int d) {
+        for (const Region& w : x.instances[d].writes)
+          if (w.buffer == r.buffer && w.core == r.core) return true;
+        return false;
+      });
+      if (!produced && never_ready_[i].empty())
+        never_ready_[i] = "reads buffer \"" + g.buffers[r.buffer].name + "\"" +
+                          (r.core >= 0 ? " (LX of core " + std::to_string(r.core) + ")" : "") +
+                          ", which no task writes and which is not preloaded";
+    }
+    for (auto* v : {&reads_lx_[i], &writes_lx_[i]}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    for (int b : writes_lx_[i]) ++lxbufs_[b].writers;
+    for (int b : reads_lx_[i]) ++lxbufs_[b].readers;
+  }
+}
+
+void Scheduler::set_lx(int core, LxScratchpad* lx) {
+  if (static_cast<int>(lx_.size()) <= core) lx_.resize(core + 1, nullptr);
+  lx_[core] = lx;
+}
+
+void Scheduler::start() {
+  for (LxBuf& b : lxbufs_) {
+    if (!g_.buffers[b.buffer].preloaded) continue;
+    // Preloaded data occupies LX from the start. The loader checked it fits; if several
+    // preloaded buffers together do not, the run cannot start.
+    b.reserved = lx_[b.core]->try_reserve(b.bytes);
+    b.writers_done = b.writers;
+  }
+  for (std::size_t i = 0; i < x_.instances.size(); ++i)
+    if (missing_[i] == 0 && never_ready_[i].empty()) make_ready(static_cast<int>(i), 0);
+}
+
+void Scheduler::make_ready(int inst, Tick now) {
+  rec_.tasks()[inst].ready = now;
+  unit_of_[inst]->push_ready(inst);
+}
+
+bool Scheduler::reserve_outputs(int inst, TaskUnit* waiter) {
+  const auto& outs = writes_lx_[inst];
+  // Space needed per core, so that a write to another core's LX (a ring copy) counts there.
+  std::map<int, std::uint64_t> need;
+  for (int b : outs)
+    if (!lxbufs_[b].reserved) need[lxbufs_[b].core] += lxbufs_[b].bytes;
+  for (auto [core, bytes] : need)
+    if (bytes > lx_[core]->free()) {
+      lx_[core]->add_waiter(waiter);
+      return false;
+    }
+  for (auto [core, bytes] : need) lx_[core]->try_reserve(bytes);
+  for (int b : outs) lxbufs_[b].reserved = true;
+  return true;
+}
+
+void Scheduler::maybe_release(LxBuf& b) {
+  if (b.released || !b.reserved || b.writers_done < b.writers || b.readers_done < b.readers) return;
+  b.released = true;
+  lx_[b.core]->release(b.bytes);
+}
+
+void Scheduler::complete(int inst, Tick now) {
+  done_[inst] = 1;
+  ++completed_;
+  last_end_ = std::max(last_end_, now);
+  for (int b : writes_lx_[inst]) ++lxbufs_[b].writers_done;
+  for (int b : reads_lx_[inst]) ++lxbufs_[b].readers_done;
+  for (int b : writes_lx_[inst]) maybe_release(lxbufs_[b]);
+  for (int b : reads_lx_[inst]) maybe_release(lxbufs_[b]);
+  for (int c : x_.instances[inst].consumers)
+    if (--missing_[c] == 0 && never_ready_[c].empty()) make_ready(c, now);
+}
+
+std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const {
+  std::vector<std::string> out;
+  std::size_t blocked = 0;
+  for (std::size_t i = 0; i < x_.instances.size(); ++i) {
+    if (done_[i]) continue;
+    ++blocked;
+    if (out.size() >= max_lines) continue;
+    const TaskInstance& t = x_.instances[i];
+    std::string who = "task \"" + g_.tasks[t.task].name + "\" on core " + std::to_string(t.core);
+    std::string why;
+    if (!never_ready_[i].empty()) {
+      why = never_ready_[i];
+    } else if (missing_[i] > 0) {
+      for (int d : t.deps)
+        if (!done_[d]) {
+          why = "waits for task \"" + g_.tasks[x_.instances[d].task].name + "\" on core " +
+                std::to_string(x_.instances[d].core) + " (" + std::to_string(missing_[i]) +
+                " input(s) missing)";
+          break;
+        }
+    } else {
+      std::uint64_t need = 0;
+      int core = t.core;
+      for (int b : writes_lx_[i])
+        if (!lxbufs_[b].reserved) {
+          need += lxbufs_[b].bytes;
+          core = lxbufs_[b].core;
+        }
+      why = "waits for " + std::to_string(need) + " B of LX on core " + std::to_string(core) +
+            " (" + std::to_string(lx_[core]->free()) + " B free of " +
+            std::to_string(lx_[core]->capacity()) + ")";
+    }
+    out.push_back(who + ": " + why);
+  }
+  if (blocked > out.size())
+    out.push_back("... and " + std::to_string(blocked - out.size()) + " more blocked task instances");
+  return out;
+}
+
+}  // namespace dfsim

@@ -1,0 +1,73 @@
+#pragma once
+// The firing rule, and the only scheduler: a task instance fires when every buffer it reads
+// holds its data (all writers of what it reads have completed, or the data was preloaded),
+// the LX space for what it writes is reserved, and its unit is free.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/common/time.h"
+#include "sim/graph/kernel_graph.h"
+#include "sim/stats/recorder.h"
+
+namespace dfsim {
+
+class TaskUnit;
+class LxScratchpad;
+
+class Scheduler {
+ public:
+  Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec);
+
+  // Wiring, before the run.
+  void bind(int inst, TaskUnit* unit) { unit_of_[inst] = unit; }
+  void set_lx(int core, LxScratchpad* lx);
+  // Reserves preloaded LX buffers and hands every instance without dependencies to its unit.
+  void start();
+
+  // Called by a unit before firing `inst`: reserves the LX space of every LX buffer it writes
+  // that is not yet reserved, all or nothing. On failure the unit is woken when space frees.
+  bool reserve_outputs(int inst, TaskUnit* waiter);
+  // Called by a unit when `inst` has completed at `now`.
+  void complete(int inst, Tick now);
+
+  const KernelGraph& graph() const { return g_; }
+  const ExpandedGraph& expanded() const { return x_; }
+  const TaskInstance& instance(int i) const { return x_.instances[i]; }
+  const Task& task_of(int i) const { return g_.tasks[x_.instances[i].task]; }
+
+  std::size_t completed() const { return completed_; }
+  std::size_t total() const { return x_.instances.size(); }
+  bool finished() const { return completed_ == x_.instances.size(); }
+  Tick last_completion() const { return last_end_; }
+
+  // Why each unfinished instance is not done, one line each (for a deadlock report).
+  std::vector<std::string> blocked_report(std::size_t max_lines) const;
+
+ private:
+  // One LX buffer instance (buffer, core): its reservation and how many have used it.
+  struct LxBuf {
+    int buffer = -1, core = -1;
+    std::uint64_t bytes = 0;
+    int writers = 0, writers_done = 0, readers = 0, readers_done = 0;
+    bool reserved = false, released = false;
+  };
+  int lx_index(int buffer, int core);
+  void maybe_release(LxBuf& b);
+  void make_ready(int inst, Tick now);
+
+  const KernelGraph& g_;
+  const ExpandedGraph& x_;
+  Recorder& rec_;
+  std::vector<TaskUnit*> unit_of_;
+  std::vector<LxScratchpad*> lx_;          // per core
+  std::vector<LxBuf> lxbufs_;
+  std::vector<std::vector<int>> reads_lx_, writes_lx_;  // per instance: LxBuf indices
+  std::vector<int> missing_;               // per instance: dependencies not yet complete
+  std::vector<std::string> never_ready_;   // per instance: why it can never fire ("" if it can)
+  std::vector<char> done_;
+  std::size_t completed_ = 0;
+  Tick last_end_ = 0;
+};
+
+}  // namespace dfsim

@@ -1,0 +1,78 @@
+#include "sim/runtime/simulation.h"
+
+#include <chrono>
+#include <systemc>
+
+#include "models/chip/card.h"
+#include "models/common/task_unit.h"
+#include "sim/common/error.h"
+
+namespace dfsim {
+
+namespace {
+
+// Off-chip addresses: buffers laid out in file order, each aligned to the channel interleave.
+std::vector<std::uint64_t> layout_hbm(const KernelGraph& g, const ChipConfig& cfg) {
+  std::vector<std::uint64_t> base(g.buffers.size(), 0);
+  std::uint64_t align = std::max<std::uint64_t>(cfg.memory.interleave_bytes, 128), next = 0;
+  for (std::size_t i = 0; i < g.buffers.size(); ++i) {
+    if (g.buffers[i].space != Space::hbm) continue;
+    base[i] = next;
+    next += (g.buffers[i].bytes + align - 1) / align * align;
+  }
+  if (next > cfg.memory.capacity_bytes)
+    throw InputError(g.file, "/buffers", "off-chip buffers need " + std::to_string(next) +
+                                             " B, more than memory.capacity_bytes (" +
+                                             std::to_string(cfg.memory.capacity_bytes) + " B)");
+  return base;
+}
+
+Tick bucket_ticks(const ChipConfig& cfg) {
+  Tick b = ns_to_ticks(cfg.sim.utilization_bucket_ns);
+  return b == 0 ? 1 : b;
+}
+
+}  // namespace
+
+Simulation::Simulation(const KernelGraph& g, const ExpandedGraph& x, const ChipConfig& cfg)
+    : g_(g), x_(x), cfg_(cfg), rec_(bucket_ticks(cfg)), hbm_base_(layout_hbm(g, cfg)), sched_(g, x, rec_) {
+  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  system_ = std::make_unique<System>("system", cfg, sched_, rec_, hbm_base_);
+  Card& card = system_->card();
+  for (std::size_t i = 0; i < x.instances.size(); ++i) {
+    const TaskInstance& t = x.instances[i];
+    sched_.bind(static_cast<int>(i), &card.core(t.core).unit(g.tasks[t.task].unit));
+  }
+}
+
+Simulation::~Simulation() = default;
+
+RunResult Simulation::run(const RunLimits& limits) {
+  RunResult res;
+  auto t0 = std::chrono::steady_clock::now();
+  ActivationCounter::value() = 0;
+  sched_.start();
+  if (limits.max_sim_time_ns > 0)
+    sc_core::sc_start(sc_core::sc_time::from_value(ns_to_ticks(limits.max_sim_time_ns)));
+  else
+    sc_core::sc_start();
+  res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.activations = ActivationCounter::value();
+  res.end = sched_.last_completion();
+  if (!sched_.finished()) {
+    bool events_left = sc_core::sc_pending_activity();
+    if (events_left) {
+      res.status = RunResult::Status::limit;
+      res.reason = "stopped at --max-sim-time before all tasks completed";
+    } else {
+      res.status = RunResult::Status::deadlock;
+      res.reason = "deadlock: " + std::to_string(sched_.total() - sched_.completed()) + " of " +
+                   std::to_string(sched_.total()) + " task instances can never fire";
+    }
+    res.blocked = sched_.blocked_report(20);
+    res.end = static_cast<Tick>(sc_core::sc_time_stamp().value());
+  }
+  return res;
+}
+
+}  // namespace dfsim

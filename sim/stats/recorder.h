@@ -1,0 +1,69 @@
+#pragma once
+// Collects what happened during a run: task spans, busy spans per track, counters and
+// per-bucket utilization. Outputs (summary, trace, utilization.csv) are written from it.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/common/time.h"
+
+namespace dfsim {
+
+// One horizontal lane in the trace (a PT of a corelet, a DMA engine, a DRAM channel, a link).
+struct Track {
+  std::string group;   // trace process: "core 3", "memory", "ring"
+  std::string name;    // trace thread: "pt.0", "dma", "ch 2", "cw 4->5"
+  std::string kind;    // pt, sfp, dma, dram, ring
+  Tick busy = 0;       // total busy time
+  std::uint64_t items = 0;  // tasks or transfers served
+  std::vector<std::pair<Tick, Tick>> spans;  // coalesced busy intervals (for the trace)
+  std::vector<Tick> bucket_busy;             // busy time per utilization bucket
+};
+
+// A task instance as it ran.
+struct TaskRecord {
+  int instance = -1;
+  int track = -1;      // first track it occupied
+  Tick ready = 0;      // all inputs present
+  Tick start = 0;      // fired
+  Tick end = 0;        // completed
+  Tick lx_wait = 0;    // time ready but waiting for LX space
+};
+
+// A sampled value over time (LX occupancy of a core, off-chip bandwidth).
+struct Counter {
+  std::string group, name;
+  std::vector<std::pair<Tick, double>> points;
+};
+
+class Recorder {
+ public:
+  explicit Recorder(Tick bucket) : bucket_(bucket) {}
+
+  int add_track(std::string group, std::string name, std::string kind);
+  int add_counter(std::string group, std::string name);
+
+  // Marks [start, end) busy on a track; adjacent or overlapping spans are merged.
+  void busy(int track, Tick start, Tick end, bool new_item = true);
+  void counter(int id, Tick t, double value);
+
+  Tick bucket() const { return bucket_; }
+  std::vector<Track>& tracks() { return tracks_; }
+  const std::vector<Track>& tracks() const { return tracks_; }
+  const std::vector<Counter>& counters() const { return counters_; }
+  std::vector<TaskRecord>& tasks() { return tasks_; }
+  const std::vector<TaskRecord>& tasks() const { return tasks_; }
+
+  // Keep per-span detail for the trace (off: only totals and buckets).
+  void set_keep_spans(bool keep) { keep_spans_ = keep; }
+
+ private:
+  Tick bucket_;
+  bool keep_spans_ = true;
+  std::vector<Track> tracks_;
+  std::vector<Counter> counters_;
+  std::vector<TaskRecord> tasks_;
+};
+
+}  // namespace dfsim
