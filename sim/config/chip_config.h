@@ -1,10 +1,13 @@
 #pragma once
 // Typed hardware and simulation parameters of one chip, resolved from a config file.
 // Every field here has a registered parameter (path, unit, default, range, description)
-// in sim/config/params.cpp; `dfsim info --params` lists them.
+// in sim/config/param_registry.cpp; `dfsim info --params` lists them. The initialisers below
+// are the registered defaults (the registry reads them), so they are the one source of truth.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/common/dtype.h"
@@ -14,20 +17,34 @@ namespace dfsim {
 
 enum class Dataflow { os, ws, is };  // output-, weight-, input-stationary
 
+std::string_view dataflow_name(Dataflow d);
+std::optional<Dataflow> dataflow_from_name(std::string_view s);
+
+// The PT unit of one corelet: a systolic PE array.
 struct PtConfig {
   int rows = 8;                        // PE rows of the systolic array
   int cols = 8;                        // PE columns
-  std::map<Dtype, int> simd;           // MAC ways per PE per cycle, per PT precision
+  // MAC ways per PE per cycle, per PT precision; a precision absent here is not supported by PT.
+  std::map<Dtype, int> simd{{Dtype::fp16, 8}, {Dtype::fp8, 16}, {Dtype::int8, 16}, {Dtype::int4, 32}};
   Dataflow dataflow = Dataflow::os;
 };
 
+// SFP function classes that have a cost in SfpConfig::cycles_per_vector.
+inline constexpr const char* kSfpFunctionClasses[] = {"add", "fma",   "max", "exp",     "log",
+                                                      "rsqrt", "div", "gelu", "convert", "reduce"};
+
+// The SFP unit of one corelet: 1-D vector and special functions.
 struct SfpConfig {
   int lanes = 64;                          // elements per cycle per corelet (fp16)
   int pipeline_cycles = 8;                 // latency from first input to first output
-  std::map<std::string, double> cycles_per_vector;  // per function class, cycles per `lanes` elements
+  // Per function class, cycles per `lanes` elements. Keys: kSfpFunctionClasses.
+  std::map<std::string, double> cycles_per_vector{
+      {"add", 1}, {"fma", 1}, {"max", 1}, {"reduce", 1}, {"convert", 1},
+      {"exp", 2}, {"log", 2}, {"rsqrt", 2}, {"div", 2}, {"gelu", 4}};
   double fp32_rate = 0.5;                  // throughput factor when the op runs in fp32
 };
 
+// The LX scratchpad shared by a core's corelets.
 struct LxConfig {
   std::uint64_t bytes = 2u << 20;          // physical SRAM per core
   std::uint64_t usable_bytes = 1589376;    // what programs may reserve
@@ -35,6 +52,7 @@ struct LxConfig {
   int write_bytes_per_cycle = 256;
 };
 
+// The DMA engine of one core (HBM <-> LX, in sticks).
 struct DmaConfig {
   int stick_bytes = 128;
   int burst_sticks = 32;                   // max sticks per burst request
@@ -42,6 +60,7 @@ struct DmaConfig {
   int issue_cycles = 4;                    // core cycles to issue one request
 };
 
+// One core: clock, corelets and their units.
 struct CoreConfig {
   double clock_mhz = 1500;
   int corelets = 2;
@@ -51,6 +70,7 @@ struct CoreConfig {
   DmaConfig dma;
 };
 
+// Off-chip memory (LPDDR5 on Spyre) and its controllers.
 struct MemoryConfig {
   std::string impl = "simple";             // registered model name
   bool ideal = false;                      // transfers take no time, infinite bandwidth
@@ -65,17 +85,20 @@ struct MemoryConfig {
   std::vector<int> ring_stops;             // ring stop of each controller (empty: spread evenly)
 };
 
+// The on-chip ring that links cores and memory controllers.
 struct RingConfig {
   std::string impl = "ring";
   int bytes_per_cycle = 128;               // per direction per link, core clock
   int hop_cycles = 2;                      // latency per hop
 };
 
+// Simulation options that are not hardware.
 struct SimConfig {
   bool trace = true;                       // write trace.json
   double utilization_bucket_ns = 1000;     // utilization.csv bucket width
 };
 
+// The whole card: every parameter, resolved and checked.
 struct ChipConfig {
   std::string name;                        // from "name", else the file stem
   std::string file;                        // the file it was loaded from
@@ -84,7 +107,9 @@ struct ChipConfig {
   MemoryConfig memory;
   RingConfig ring;
   SimConfig sim;
-  Json resolved;                           // the fully merged JSON (extends and --set applied)
+  // The fully merged JSON: every registered parameter (defaults filled in), extends and --set
+  // applied, "extends" and "$schema" removed. Loading it again gives the same config.
+  Json resolved;
 
   // Derived figures.
   double pt_macs_per_cycle(Dtype d) const;      // per core, all corelets
@@ -94,7 +119,9 @@ struct ChipConfig {
 };
 
 // Loads a config file: comments, "extends" (relative to the file), then each "key.path=value"
-// override in order (value parsed as JSON, else taken as a string). Throws InputError.
+// override in order (value parsed as JSON, else taken as a string), then checks every value
+// and the relations between them. Throws InputError naming the file (or "--set") and the
+// JSON path. docs/config.md describes the format.
 ChipConfig load_chip_config(const std::string& file, const std::vector<std::string>& overrides = {});
 
 }  // namespace dfsim

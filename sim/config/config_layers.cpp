@@ -1,0 +1,98 @@
+// The extends chain: loading, loop detection and merging with origin tracking.
+#include "sim/config/config_layers.h"
+
+#include <filesystem>
+#include <vector>
+
+#include "sim/common/error.h"
+
+namespace dfsim {
+
+namespace fs = std::filesystem;
+
+void Origins::erase_below(const std::string& pointer) {
+  // Pointers below P start with P + "/"; '0' is the character after '/'.
+  by_pointer_.erase(by_pointer_.lower_bound(pointer + "/"), by_pointer_.lower_bound(pointer + "0"));
+}
+
+void Origins::erase(const std::string& pointer) {
+  by_pointer_.erase(pointer);
+  erase_below(pointer);
+}
+
+void Origins::replace(const std::string& pointer, const Json& value, const std::string& file) {
+  erase_below(pointer);
+  by_pointer_[pointer] = file;
+  if (value.is_object()) {
+    for (const auto& [k, v] : value.items()) replace(json_path_join(pointer, k), v, file);
+  } else if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i) replace(json_path_join(pointer, i), value[i], file);
+  }
+}
+
+std::string Origins::file_of(const std::string& pointer) const {
+  std::string p = pointer;
+  while (true) {
+    auto it = by_pointer_.find(p);
+    if (it != by_pointer_.end()) return it->second;
+    if (p.empty()) return "";
+    p = p.substr(0, p.rfind('/'));
+  }
+}
+
+void merge_json(Json& base, const Json& over, const std::string& pointer, const std::string& file,
+                Origins* origins) {
+  if (base.is_object() && over.is_object()) {
+    if (origins) origins->set(pointer, file);
+    for (const auto& [k, v] : over.items()) merge_json(base[k], v, json_path_join(pointer, k), file, origins);
+    return;
+  }
+  if (origins) origins->replace(pointer, over, file);
+  base = over;
+}
+
+namespace {
+
+// One file of the chain; `chain` holds the files that extend it (for loop detection).
+struct ChainEntry {
+  std::string key;      // canonical path
+  std::string display;  // file name for messages
+};
+
+Json load_layer(const std::string& file, std::vector<ChainEntry>& chain, Origins& origins) {
+  Json j = load_json_file(file);
+  if (!j.is_object()) throw InputError(file, "", "expected a JSON object at the top level, got " + json_type_name(j));
+  std::error_code ec;
+  chain.push_back({fs::weakly_canonical(file, ec).string(), fs::path(file).filename().string()});
+  Json merged = Json::object();
+  if (j.contains("extends")) {
+    std::string rel = JsonView(j["extends"], file, "/extends").as_string();
+    std::string parent = (fs::path(file).parent_path() / rel).lexically_normal().string();
+    std::string key = fs::weakly_canonical(parent, ec).string();
+    for (const auto& e : chain) {
+      if (e.key != key) continue;
+      std::string loop;
+      for (const auto& c : chain) loop += c.display + " -> ";
+      throw InputError(file, "/extends", "extends loop: " + loop + fs::path(parent).filename().string());
+    }
+    if (!fs::exists(parent, ec)) throw InputError(file, "/extends", "no such file \"" + parent + "\"");
+    if (fs::is_directory(parent, ec)) throw InputError(file, "/extends", "\"" + parent + "\" is a directory");
+    merged = load_layer(parent, chain, origins);
+    merged.erase("name");
+    origins.erase("/name");
+    j.erase("extends");
+  }
+  j.erase("$schema");
+  merge_json(merged, j, "", file, &origins);
+  chain.pop_back();
+  return merged;
+}
+
+}  // namespace
+
+Json load_config_layers(const std::string& file, Origins& origins) {
+  std::vector<ChainEntry> chain;
+  return load_layer(file, chain, origins);
+}
+
+}  // namespace dfsim

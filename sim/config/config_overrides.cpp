@@ -1,0 +1,66 @@
+// Parsing and checking of `--set key.path=value`.
+#include "sim/config/config_overrides.h"
+
+#include <algorithm>
+
+#include "sim/common/error.h"
+#include "sim/config/params.h"
+
+namespace dfsim {
+
+namespace {
+
+constexpr const char* kSetFile = "--set";
+
+Json parse_value(const std::string& text) {
+  Json v = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return v.is_discarded() ? Json(text) : v;
+}
+
+std::string pointer_of(const std::string& dotted) {
+  std::string p = "/" + dotted;
+  std::replace(p.begin(), p.end(), '.', '/');
+  return p;
+}
+
+[[noreturn]] void unknown(const std::string& key) {
+  std::string prefix = key + ".";
+  for (const auto& p : chip_params())
+    if (p.path.compare(0, prefix.size(), prefix) == 0)
+      throw InputError(kSetFile, key, "a group of parameters, not one; set a parameter such as \"" + p.path + "\"");
+  std::string h = closest_match(key, param_paths_with_map_keys());
+  throw InputError(kSetFile, key, "unknown parameter" + (h.empty() ? "" : " (did you mean \"" + h + "\"?)") +
+                                      "; `dfsim info --params` lists them");
+}
+
+}  // namespace
+
+void apply_override(Json& merged, const std::string& arg, Origins& origins) {
+  auto eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(kSetFile, arg, "expected key.path=value, e.g. core.pt.rows=16");
+  std::string key = arg.substr(0, eq), text = arg.substr(eq + 1);
+  Json value = parse_value(text);
+
+  if (const Param* p = find_param(key)) {
+    if (p->type == ParamType::String && !value.is_string()) value = text;  // name=123 is a name
+    p->check(JsonView(value, kSetFile, key));
+    merge_json(merged[Json::json_pointer(p->pointer())], value, p->pointer(), kSetFile, &origins);
+    return;
+  }
+  auto dot = key.rfind('.');
+  const Param* map = dot == std::string::npos ? nullptr : find_param(key.substr(0, dot));
+  if (!map || !map->is_map()) unknown(key);
+  std::string entry = key.substr(dot + 1);
+  if (std::find(map->choices.begin(), map->choices.end(), entry) == map->choices.end()) {
+    std::string h = closest_match(entry, map->choices);
+    throw InputError(kSetFile, key, "unknown key \"" + entry + "\" of " + map->path +
+                                        (h.empty() ? "" : " (did you mean \"" + h + "\"?)"));
+  }
+  map->check_map_value(JsonView(value, kSetFile, key));
+  std::string ptr = pointer_of(key);
+  merged[Json::json_pointer(ptr)] = value;
+  origins.replace(ptr, value, kSetFile);
+}
+
+}  // namespace dfsim

@@ -1,0 +1,131 @@
+// Walks a merged config against the parameter registry, then checks cross-parameter rules.
+#include "sim/config/config_validate.h"
+
+#include <algorithm>
+#include <set>
+
+#include "sim/common/error.h"
+#include "sim/config/params.h"
+
+namespace dfsim {
+
+namespace {
+
+// Next path segments below a dotted group ("" = top level), from the registry.
+std::vector<std::string> children_of(const std::string& group) {
+  std::set<std::string> out;
+  std::string prefix = group.empty() ? "" : group + ".";
+  for (const auto& p : chip_params()) {
+    if (p.path.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string rest = p.path.substr(prefix.size());
+    out.insert(rest.substr(0, rest.find('.')));
+  }
+  if (group.empty()) out.insert("description");
+  return {out.begin(), out.end()};
+}
+
+bool is_group(const std::string& dotted) {
+  std::string prefix = dotted + ".";
+  return std::any_of(chip_params().begin(), chip_params().end(),
+                     [&](const Param& p) { return p.path.compare(0, prefix.size(), prefix) == 0; });
+}
+
+// Validation context: where values came from.
+struct Walker {
+  const Origins& origins;
+  const std::string& fallback;
+
+  std::string file(const std::string& ptr) const {
+    std::string f = origins.file_of(ptr);
+    return f.empty() ? fallback : f;
+  }
+
+  void map_entries(const Param& p, const Json& node, const std::string& ptr) const {
+    JsonView(node, file(ptr), ptr).expect_object();
+    for (const auto& [k, v] : node.items()) {
+      std::string eptr = json_path_join(ptr, k);
+      if (std::find(p.choices.begin(), p.choices.end(), k) == p.choices.end()) {
+        std::string h = closest_match(k, p.choices);
+        throw InputError(file(eptr), eptr, "unknown key" + (h.empty() ? "" : " (did you mean \"" + h + "\"?)"));
+      }
+      p.check_map_value(JsonView(v, file(eptr), eptr));
+    }
+  }
+
+  void group(const Json& node, const std::string& dotted, const std::string& ptr) const {
+    for (const auto& [k, v] : node.items()) {
+      std::string child = dotted.empty() ? k : dotted + "." + k;
+      std::string cptr = json_path_join(ptr, k);
+      JsonView view(v, file(cptr), cptr);
+      if (dotted.empty() && k == "description") {
+        view.as_string();
+      } else if (const Param* p = find_param(child)) {
+        if (p->is_map()) map_entries(*p, v, cptr);
+        else p->check(view);
+      } else if (is_group(child)) {
+        view.expect_object();
+        group(v, child, cptr);
+      } else {
+        throw InputError(file(cptr), cptr, "unknown key" + unknown_key_hint(dotted, k));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::string unknown_key_hint(const std::string& group, const std::string& key) {
+  // A key that belongs elsewhere ("cores" at the top level) gets its full path.
+  for (const auto& p : chip_params()) {
+    auto dot = p.path.rfind('.');
+    std::string parent = dot == std::string::npos ? "" : p.path.substr(0, dot);
+    if (parent != group && p.path.substr(dot == std::string::npos ? 0 : dot + 1) == key)
+      return " (did you mean \"" + p.path + "\"?)";
+  }
+  std::string h = closest_match(key, children_of(group));
+  return h.empty() ? "" : " (did you mean \"" + h + "\"?)";
+}
+
+void validate_config_tree(const Json& merged, const Origins& origins, const std::string& fallback_file) {
+  Walker w{origins, fallback_file};
+  JsonView(merged, fallback_file, "").expect_object();
+  w.group(merged, "", "");
+}
+
+void check_config_relations(const ChipConfig& c, const Origins& origins, const std::string& fallback_file) {
+  // Names the file that set `ptr`, else the one that set `other`; overrides by dotted key.
+  auto fail = [&](std::string ptr, const std::string& other, const std::string& detail) {
+    std::string f = origins.file_of(ptr);
+    if (f.empty() && !other.empty() && !origins.file_of(other).empty()) {
+      ptr = other;
+      f = origins.file_of(other);
+    }
+    if (f == "--set") {
+      std::string dotted = ptr.substr(1);
+      std::replace(dotted.begin(), dotted.end(), '/', '.');
+      throw InputError(f, dotted, detail);
+    }
+    throw InputError(f.empty() ? fallback_file : f, ptr, detail);
+  };
+  if (c.core.lx.usable_bytes > c.core.lx.bytes)
+    fail("/core/lx/usable_bytes", "/core/lx/bytes",
+         "expected at most core.lx.bytes (" + std::to_string(c.core.lx.bytes) + "), got " +
+             std::to_string(c.core.lx.usable_bytes));
+  if (c.memory.bus_bits % 8 != 0)
+    fail("/memory/bus_bits", "", "expected a multiple of 8, got " + std::to_string(c.memory.bus_bits));
+  if (c.memory.interleave_bytes % static_cast<std::uint64_t>(c.core.dma.stick_bytes) != 0)
+    fail("/memory/interleave_bytes", "/core/dma/stick_bytes",
+         "expected a multiple of core.dma.stick_bytes (" + std::to_string(c.core.dma.stick_bytes) + "), got " +
+             std::to_string(c.memory.interleave_bytes));
+  const auto& stops = c.memory.ring_stops;
+  if (!stops.empty() && stops.size() != static_cast<std::size_t>(c.memory.channels))
+    fail("/memory/ring_stops", "/memory/channels",
+         "expected one ring stop per channel (" + std::to_string(c.memory.channels) + "), got " +
+             std::to_string(stops.size()));
+  for (std::size_t i = 0; i < stops.size(); ++i)
+    if (stops[i] >= c.cores)
+      fail(json_path_join("/memory/ring_stops", i), "/card/cores",
+           "expected a ring stop < card.cores (" + std::to_string(c.cores) + "), got " + std::to_string(stops[i]));
+}
+
+}  // namespace dfsim

@@ -1,0 +1,212 @@
+// The registration of every config parameter. Defaults are the initialisers in chip_config.h
+// (read through each parameter's field accessor), so they cannot disagree with the struct.
+#include <cmath>
+#include <algorithm>
+
+#include "sim/config/params.h"
+
+namespace dfsim {
+
+namespace {
+
+// Numbers with an integral value are stored as JSON integers, so defaults print as "1500".
+Json num(double v) {
+  if (std::isfinite(v) && std::floor(v) == v && std::fabs(v) < 9e15) return static_cast<std::int64_t>(v);
+  return v;
+}
+
+Json to_json(int v) { return v; }
+Json to_json(std::uint64_t v) { return v; }
+Json to_json(double v) { return num(v); }
+Json to_json(bool v) { return v; }
+Json to_json(const std::string& v) { return v; }
+Json to_json(Dataflow v) { return std::string(dataflow_name(v)); }
+Json to_json(const std::vector<int>& v) { return v; }
+Json to_json(const std::map<Dtype, int>& m) {
+  Json j = Json::object();
+  for (const auto& [d, x] : m) j[std::string(dtype_name(d))] = x;
+  return j;
+}
+Json to_json(const std::map<std::string, double>& m) {
+  Json j = Json::object();
+  for (const auto& [k, x] : m) j[k] = num(x);
+  return j;
+}
+
+void from_json_value(const Json& j, int& v) { v = j.get<int>(); }
+void from_json_value(const Json& j, std::uint64_t& v) { v = j.get<std::uint64_t>(); }
+void from_json_value(const Json& j, double& v) { v = j.get<double>(); }
+void from_json_value(const Json& j, bool& v) { v = j.get<bool>(); }
+void from_json_value(const Json& j, std::string& v) { v = j.get<std::string>(); }
+void from_json_value(const Json& j, Dataflow& v) { v = dataflow_from_name(j.get<std::string>()).value(); }
+void from_json_value(const Json& j, std::vector<int>& v) { v = j.get<std::vector<int>>(); }
+// A whole map value replaces the field; 0 ways means "not supported" and is left out.
+void from_json_value(const Json& j, std::map<Dtype, int>& m) {
+  m.clear();
+  for (const auto& [k, x] : j.items())
+    if (x.get<int>() > 0) m[dtype_from_name(k).value()] = x.get<int>();
+}
+void from_json_value(const Json& j, std::map<std::string, double>& m) {
+  m.clear();
+  for (const auto& [k, x] : j.items()) m[k] = x.get<double>();
+}
+
+template <class F>
+Param make(std::string path, ParamType type, std::string unit, std::string description, F field) {
+  Param p;
+  p.path = std::move(path);
+  p.type = type;
+  p.unit = std::move(unit);
+  p.description = std::move(description);
+  p.get = [field](const ChipConfig& c) { return to_json(field(c)); };
+  p.set = [field](ChipConfig& c, const Json& j) { from_json_value(j, field(c)); };
+  return p;
+}
+
+Param ints(Param p, std::int64_t lo, std::int64_t hi = std::numeric_limits<std::int64_t>::max()) {
+  p.int_min = lo;
+  p.int_max = hi;
+  return p;
+}
+
+Param nums(Param p, double lo, bool lo_open, double hi = std::numeric_limits<double>::infinity()) {
+  p.num_min = lo;
+  p.num_min_open = lo_open;
+  p.num_max = hi;
+  return p;
+}
+
+Param choices(Param p, std::vector<std::string> cs) {
+  p.choices = std::move(cs);
+  return p;
+}
+
+#define DFSIM_FIELD(member) [](auto& c) -> auto& { return c.member; }
+
+constexpr std::int64_t kBig = 1'000'000;  // upper bound for latencies in cycles
+
+std::vector<Param> build() {
+  using T = ParamType;
+  std::vector<std::string> sfp_classes(std::begin(kSfpFunctionClasses), std::end(kSfpFunctionClasses));
+  return {
+      make("name", T::String, "", "config name shown in outputs; default the file stem; not inherited through extends",
+           DFSIM_FIELD(name)),
+      ints(make("card.cores", T::Int, "cores", "cores on the card", DFSIM_FIELD(cores)), 1, 1024),
+      nums(make("core.clock_mhz", T::Double, "MHz", "core clock (PT, SFP, LX, DMA issue, ring)",
+                DFSIM_FIELD(core.clock_mhz)), 0, true, 100000),
+      ints(make("core.corelets", T::Int, "corelets", "corelets per core, sharing the core's LX",
+                DFSIM_FIELD(core.corelets)), 1, 64),
+      ints(make("core.pt.rows", T::Int, "PEs", "PE rows of each corelet's systolic array",
+                DFSIM_FIELD(core.pt.rows)), 1, 4096),
+      ints(make("core.pt.cols", T::Int, "PEs", "PE columns of each corelet's systolic array",
+                DFSIM_FIELD(core.pt.cols)), 1, 4096),
+      choices(ints(make("core.pt.simd", T::DtypeIntMap, "MACs/PE/cycle",
+                        "SIMD ways per PE per PT precision; 0 = precision not supported by PT",
+                        DFSIM_FIELD(core.pt.simd)), 0, 1024),
+              {"fp16", "fp8", "int8", "int4"}),
+      choices(make("core.pt.dataflow", T::String, "",
+                   "systolic dataflow: output-, weight- or input-stationary", DFSIM_FIELD(core.pt.dataflow)),
+              {"os", "ws", "is"}),
+      ints(make("core.sfp.lanes", T::Int, "elements/cycle", "SFP vector width per corelet (fp16 elements)",
+                DFSIM_FIELD(core.sfp.lanes)), 1, 65536),
+      ints(make("core.sfp.pipeline_cycles", T::Int, "cycles", "SFP latency from first input to first output",
+                DFSIM_FIELD(core.sfp.pipeline_cycles)), 0, kBig),
+      choices(nums(make("core.sfp.cycles_per_vector", T::StringDoubleMap, "cycles",
+                        "SFP cycles per `lanes` elements, per function class",
+                        DFSIM_FIELD(core.sfp.cycles_per_vector)), 0, true, kBig),
+              sfp_classes),
+      nums(make("core.sfp.fp32_rate", T::Double, "", "SFP throughput factor when an op runs in fp32",
+                DFSIM_FIELD(core.sfp.fp32_rate)), 0, true, 1),
+      ints(make("core.lx.bytes", T::UInt64, "bytes", "physical LX scratchpad SRAM per core",
+                DFSIM_FIELD(core.lx.bytes)), 1),
+      ints(make("core.lx.usable_bytes", T::UInt64, "bytes", "LX bytes programs may reserve (<= core.lx.bytes)",
+                DFSIM_FIELD(core.lx.usable_bytes)), 1),
+      ints(make("core.lx.read_bytes_per_cycle", T::Int, "B/cycle", "LX read port bandwidth",
+                DFSIM_FIELD(core.lx.read_bytes_per_cycle)), 1, 65536),
+      ints(make("core.lx.write_bytes_per_cycle", T::Int, "B/cycle", "LX write port bandwidth",
+                DFSIM_FIELD(core.lx.write_bytes_per_cycle)), 1, 65536),
+      ints(make("core.dma.stick_bytes", T::Int, "bytes", "stick size: the unit of layout and transfer",
+                DFSIM_FIELD(core.dma.stick_bytes)), 1, 65536),
+      ints(make("core.dma.burst_sticks", T::Int, "sticks", "most sticks in one DMA burst request",
+                DFSIM_FIELD(core.dma.burst_sticks)), 1, 65536),
+      ints(make("core.dma.max_outstanding", T::Int, "requests", "DMA requests in flight per core",
+                DFSIM_FIELD(core.dma.max_outstanding)), 1, 65536),
+      ints(make("core.dma.issue_cycles", T::Int, "cycles", "core cycles to issue one DMA request",
+                DFSIM_FIELD(core.dma.issue_cycles)), 0, kBig),
+      choices(make("memory.impl", T::String, "", "off-chip memory model (registered name)", DFSIM_FIELD(memory.impl)),
+              {"simple"}),
+      make("memory.ideal", T::Bool, "", "ideal memory: transfers take no time, bandwidth is unlimited",
+           DFSIM_FIELD(memory.ideal)),
+      ints(make("memory.capacity_bytes", T::UInt64, "bytes", "off-chip memory capacity per card",
+                DFSIM_FIELD(memory.capacity_bytes)), 1),
+      ints(make("memory.channels", T::Int, "channels", "memory channels (one controller each)",
+                DFSIM_FIELD(memory.channels)), 1, 1024),
+      nums(make("memory.clock_mhz", T::Double, "MHz", "memory controller clock", DFSIM_FIELD(memory.clock_mhz)),
+           0, true, 100000),
+      ints(make("memory.data_rate_mtps", T::Int, "MT/s", "data rate per pin", DFSIM_FIELD(memory.data_rate_mtps)),
+           1, kBig),
+      ints(make("memory.bus_bits", T::Int, "bits", "data bus width per channel (a multiple of 8)",
+                DFSIM_FIELD(memory.bus_bits)), 8, 1024),
+      ints(make("memory.latency_cycles", T::Int, "memory cycles", "unloaded access latency",
+                DFSIM_FIELD(memory.latency_cycles)), 0, kBig),
+      ints(make("memory.turnaround_cycles", T::Int, "memory cycles", "bus read<->write switch penalty",
+                DFSIM_FIELD(memory.turnaround_cycles)), 0, kBig),
+      ints(make("memory.interleave_bytes", T::UInt64, "bytes",
+                "address interleave across channels (a multiple of core.dma.stick_bytes)",
+                DFSIM_FIELD(memory.interleave_bytes)), 1),
+      ints(make("memory.ring_stops", T::IntList, "ring stop",
+                "ring stop of each channel's controller, one per channel (< card.cores); empty: spread evenly",
+                DFSIM_FIELD(memory.ring_stops)), 0, 1023),
+      choices(make("ring.impl", T::String, "", "on-chip network model (registered name)", DFSIM_FIELD(ring.impl)),
+              {"ring"}),
+      ints(make("ring.bytes_per_cycle", T::Int, "B/cycle", "ring bandwidth per direction per link, core clock",
+                DFSIM_FIELD(ring.bytes_per_cycle)), 1, 65536),
+      ints(make("ring.hop_cycles", T::Int, "cycles", "ring latency per hop, core clock", DFSIM_FIELD(ring.hop_cycles)),
+           0, kBig),
+      make("sim.trace", T::Bool, "", "write trace.json", DFSIM_FIELD(sim.trace)),
+      nums(make("sim.utilization_bucket_ns", T::Double, "ns", "bucket width of utilization.csv",
+                DFSIM_FIELD(sim.utilization_bucket_ns)), 0, true, 1e12),
+  };
+}
+
+#undef DFSIM_FIELD
+
+std::vector<Param>& registry() {
+  static std::vector<Param> params = build();
+  return params;
+}
+
+}  // namespace
+
+const std::vector<Param>& chip_params() { return registry(); }
+
+const Param* find_param(std::string_view dotted) {
+  for (const auto& p : registry())
+    if (p.path == dotted) return &p;
+  return nullptr;
+}
+
+void add_param_choice(std::string_view dotted, const std::string& value) {
+  for (auto& p : registry())
+    if (p.path == dotted && p.type == ParamType::String && !p.choices.empty() &&
+        std::find(p.choices.begin(), p.choices.end(), value) == p.choices.end())
+      p.choices.push_back(value);
+}
+
+std::vector<std::string> param_paths_with_map_keys() {
+  std::vector<std::string> out;
+  for (const auto& p : registry()) {
+    out.push_back(p.path);
+    if (p.is_map())
+      for (const auto& k : p.choices) out.push_back(p.path + "." + k);
+  }
+  return out;
+}
+
+Json param_defaults() {
+  Json root = Json::object();
+  for (const auto& p : registry()) root[Json::json_pointer(p.pointer())] = p.default_value();
+  return root;
+}
+
+}  // namespace dfsim
