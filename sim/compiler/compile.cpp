@@ -1,0 +1,38 @@
+// Compiler driver: places tensors in HBM, then lowers each op (in topological order) into
+// one kernel, and checks the result like a loaded file.
+#include "sim/compiler/compile.h"
+
+#include "sim/common/error.h"
+#include "sim/compiler/lowering.h"
+#include "sim/config/chip_config.h"
+#include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/op_shapes.h"
+
+namespace dfsim {
+
+KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores) {
+  if (cores < 1 || cores > config.cores)
+    throw InputError(ops.file, "/compile/cores",
+                     "asks for " + std::to_string(cores) + " cores, the chip has " + std::to_string(config.cores));
+  GraphBuilder builder(ops.name, cores);
+  // Residency: every op graph tensor lives in HBM between ops; graph inputs are preloaded.
+  LowerContext ctx{builder, ops, {}, cores, config.core.lx.usable_bytes / 2};
+  for (std::size_t t = 0; t < ops.tensors.size(); ++t) {
+    const OpTensor& x = ops.tensors[t];
+    ctx.hbm.push_back(builder.add_buffer(x.name, Space::hbm, x.bytes(), x.dtype, ops.is_input(static_cast<int>(t))));
+  }
+  for (int oi : ops.order) {
+    const Op& op = ops.ops[oi];
+    std::string kernel = op.op + "_" + ops.tensors[op.outputs[0]].name;
+    builder.begin_kernel(kernel);
+    if (find_op_info(op.op)->kind == OpKind::matmul) lower_matmul(ctx, op, kernel);
+    else lower_pointwise(ctx, op, kernel);
+  }
+  KernelGraph g = builder.take();
+  g.description = "compiled by dfsim from " + (ops.file.empty() ? ops.name : ops.file) + " for " +
+                  std::to_string(cores) + " cores";
+  check_kernel_graph(g);
+  return g;
+}
+
+}  // namespace dfsim

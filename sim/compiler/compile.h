@@ -1,0 +1,15 @@
+#pragma once
+// Compiler from an op graph to a compiled kernel graph (see docs/compiler.md).
+#include "sim/graph/kernel_graph.h"
+#include "sim/graph/op_graph.h"
+
+namespace dfsim {
+
+struct ChipConfig;
+
+// Compiles every op of `ops` into one kernel, dividing the work over `cores` cores of
+// `config`. Throws InputError (the op graph's file and JSON path) when `cores` exceeds the
+// chip or an op cannot be tiled into half of the usable LX.
+KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores);
+
+}  // namespace dfsim

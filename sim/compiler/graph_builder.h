@@ -1,0 +1,28 @@
+#pragma once
+// Emission pass helper: appends buffers, kernels and tasks to a KernelGraph being built.
+#include <string>
+
+#include "sim/graph/kernel_graph.h"
+
+namespace dfsim {
+
+// Builds a KernelGraph kernel by kernel; tasks go to the kernel begun last.
+class GraphBuilder {
+ public:
+  GraphBuilder(std::string name, int cores);
+
+  int add_buffer(const std::string& name, Space space, std::uint64_t bytes, Dtype dtype, bool preloaded = false);
+  void begin_kernel(const std::string& name);
+  int add_task(Task t);  // sets t.kernel; returns its index
+
+  const KernelGraph& graph() const { return g_; }
+  KernelGraph take() { return std::move(g_); }
+
+ private:
+  KernelGraph g_;
+};
+
+// An LX access of a whole buffer from offset 0 (how compute tasks see their tiles).
+Access whole(int buffer, std::uint64_t bytes);
+
+}  // namespace dfsim

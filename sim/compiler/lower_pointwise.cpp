@@ -1,0 +1,98 @@
+// Lowering of elementwise ops and sum: split the outermost non-reduced dim, tile, and emit
+// per tile a load per input, one SFP task and a store.
+#include "sim/common/error.h"
+#include "sim/compiler/lowering.h"
+#include "sim/compiler/tiling.h"
+#include "sim/graph/op_shapes.h"
+
+namespace dfsim {
+
+namespace {
+
+// Slicers of the inputs and the output, and the extent of the split dimension.
+struct PointwisePlan {
+  std::vector<OperandSlicer> in;
+  OperandSlicer out;
+  std::int64_t extent = 1;
+};
+
+int outermost_nontrivial(const Shape& s, int skip) {
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (static_cast<int>(i) != skip && s[i] > 1) return static_cast<int>(i);
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (static_cast<int>(i) != skip) return static_cast<int>(i);
+  return -1;
+}
+
+PointwisePlan plan(const OpGraph& g, const Op& op) {
+  PointwisePlan p;
+  const OpTensor& o = g.tensors[op.outputs[0]];
+  p.out.tensor = &o;
+  if (op.op == "sum") {
+    const OpTensor& in = g.tensors[op.inputs[0]];
+    int s = outermost_nontrivial(in.shape, op.dim);
+    p.in.push_back(OperandSlicer{&in, s, false});
+    if (s >= 0) {
+      p.extent = in.shape[s];
+      p.out.dim = op.keepdim || s < op.dim ? s : s - 1;
+    }
+    return p;
+  }
+  int s = outermost_nontrivial(o.shape, -1);
+  p.extent = o.shape[s];
+  p.out.dim = s;
+  int rank = static_cast<int>(o.shape.size());
+  for (int t : op.inputs) {
+    const OpTensor& in = g.tensors[t];
+    int d = s - (rank - static_cast<int>(in.shape.size()));
+    bool pinned = d >= 0 && in.shape[d] == 1 && p.extent != 1;
+    p.in.push_back(OperandSlicer{&in, d < 0 ? -1 : d, pinned});
+  }
+  return p;
+}
+
+}  // namespace
+
+void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel) {
+  const OpGraph& g = ctx.ops;
+  PointwisePlan p = plan(g, op);
+  std::uint64_t unit = p.out.unit_bytes(), fixed = p.out.fixed_bytes();
+  for (const auto& s : p.in) {
+    unit += s.unit_bytes();
+    fixed += s.fixed_bytes();
+  }
+  auto groups = divide_work(p.extent, ctx.cores);
+  const OpTensor& out = *p.out.tensor;
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const CoreGroup& grp = groups[gi];
+    auto tiles = tile_units(grp.share, unit, fixed, ctx.budget);
+    if (!tiles)
+      throw InputError(g.file, "/ops/" + std::to_string(op.index),
+                       op.op + ": one slice needs " + std::to_string(unit + fixed) + " bytes of LX, more than the " +
+                           std::to_string(ctx.budget) + "-byte tile budget (tiling inside a slice is not supported yet)");
+    for (std::size_t ti = 0; ti < tiles->size(); ++ti) {
+      const TileRange& tile = (*tiles)[ti];
+      std::int64_t begin = grp.base + tile.begin;
+      std::string prefix = kernel + "/g" + std::to_string(gi) + "/t" + std::to_string(ti);
+      Task compute = group_task(prefix + "/" + op.op, UnitKind::sfp, op.op, grp, out.dtype);
+      for (std::size_t i = 0; i < p.in.size(); ++i) {
+        const OpTensor& in = *p.in[i].tensor;
+        std::string nm = in.name + (i > 0 && op.inputs[i] == op.inputs[0] ? "." + std::to_string(i) : "");
+        SlicePattern sp = p.in[i].slice(begin, tile.size);
+        int lx = emit_load(ctx, prefix + "/load_" + nm, prefix + "/" + nm, ctx.hbm[op.inputs[i]], in.dtype, sp,
+                           p.in[i].unit_offset(), grp);
+        compute.reads.push_back(whole(lx, sp.total_bytes()));
+        if (op.op == "sum") compute.elements = sp.elements;
+      }
+      SlicePattern osp = p.out.slice(begin, tile.size);
+      if (op.op != "sum") compute.elements = osp.elements;
+      int lx_out = ctx.builder.add_buffer(prefix + "/" + out.name, Space::lx, osp.total_bytes(), out.dtype);
+      compute.writes.push_back(whole(lx_out, osp.total_bytes()));
+      ctx.builder.add_task(std::move(compute));
+      emit_store(ctx, prefix + "/store_" + out.name, lx_out, ctx.hbm[op.outputs[0]], out.dtype, osp,
+                 p.out.unit_offset(), grp);
+    }
+  }
+}
+
+}  // namespace dfsim

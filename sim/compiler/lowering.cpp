@@ -1,0 +1,51 @@
+// Shared helpers of the lowering pass: task templates over core groups, DMA slices.
+#include "sim/compiler/lowering.h"
+
+namespace dfsim {
+
+Task group_task(const std::string& name, UnitKind unit, const std::string& op, const CoreGroup& g, Dtype dtype) {
+  Task t;
+  t.name = name;
+  t.unit = unit;
+  t.op = op;
+  t.first_core = g.first;
+  t.core_count = g.count;
+  t.dtype = dtype;
+  return t;
+}
+
+Access hbm_slice(int buffer, const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g) {
+  Access a;
+  a.buffer = buffer;
+  a.bytes = p.bytes;
+  a.rows = p.rows;
+  a.stride = p.stride;
+  auto off = static_cast<std::int64_t>(p.offset);
+  if (g.count > 1) {
+    a.offset.alpha = static_cast<std::int64_t>(unit_offset) * g.share;
+    a.offset.beta = off - a.offset.alpha * g.first;
+  } else {
+    a.offset.beta = off;
+  }
+  return a;
+}
+
+int emit_load(LowerContext& ctx, const std::string& task_name, const std::string& lx_name, int hbm_buffer,
+              Dtype dtype, const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g) {
+  int lx = ctx.builder.add_buffer(lx_name, Space::lx, p.total_bytes(), dtype);
+  Task t = group_task(task_name, UnitKind::dma, "load", g, dtype);
+  t.reads.push_back(hbm_slice(hbm_buffer, p, unit_offset, g));
+  t.writes.push_back(whole(lx, p.total_bytes()));
+  ctx.builder.add_task(std::move(t));
+  return lx;
+}
+
+void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,
+                const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g) {
+  Task t = group_task(task_name, UnitKind::dma, "store", g, dtype);
+  t.reads.push_back(whole(lx_buffer, p.total_bytes()));
+  t.writes.push_back(hbm_slice(hbm_buffer, p, unit_offset, g));
+  ctx.builder.add_task(std::move(t));
+}
+
+}  // namespace dfsim

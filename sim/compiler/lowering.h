@@ -1,0 +1,38 @@
+#pragma once
+// Lowering pass: one op to one kernel of DMA load / compute / DMA store tasks per tile.
+#include <string>
+#include <vector>
+
+#include "sim/compiler/graph_builder.h"
+#include "sim/compiler/slicing.h"
+#include "sim/compiler/work_division.h"
+#include "sim/graph/op_graph.h"
+
+namespace dfsim {
+
+// What every lowering needs: the graph being built, the op graph, where tensors live.
+struct LowerContext {
+  GraphBuilder& builder;
+  const OpGraph& ops;
+  std::vector<int> hbm;        // HBM buffer of each op graph tensor
+  int cores = 1;               // cores to divide each op over
+  std::uint64_t budget = 0;    // LX bytes one tile's buffers may take (half the usable LX)
+};
+
+// Elementwise (binary with broadcasting, unary) and sum.
+void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel);
+// 2-D matmul: M over cores, N and K tiled, fp32 accumulator chain along K.
+void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel);
+
+// Shared helpers of the lowerings.
+Task group_task(const std::string& name, UnitKind unit, const std::string& op, const CoreGroup& g, Dtype dtype);
+// HBM access of a slice: `p` is the first core's pattern; each further core of the group
+// moves `unit_offset * g.share` bytes on.
+Access hbm_slice(int buffer, const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
+// A load of `p` into a new LX buffer `lx_name`; returns the LX buffer.
+int emit_load(LowerContext& ctx, const std::string& task_name, const std::string& lx_name, int hbm_buffer,
+              Dtype dtype, const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
+void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,
+                const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
+
+}  // namespace dfsim

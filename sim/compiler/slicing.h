@@ -1,0 +1,34 @@
+#pragma once
+// How a tensor in HBM is sliced when its op is divided along one dimension: the byte
+// pattern (offset, rows of bytes, stride) of a range of that dimension.
+#include <cstdint>
+
+#include "sim/graph/op_graph.h"
+
+namespace dfsim {
+
+// The strided byte pattern of one slice (offset relative to the tensor's start).
+struct SlicePattern {
+  std::uint64_t offset = 0, bytes = 0, rows = 1, stride = 0;
+  std::uint64_t elements = 0;
+  std::uint64_t total_bytes() const { return bytes * rows; }
+};
+
+// One operand of a divided op: sliced along `dim`, or read whole (dim = -1, e.g. a
+// broadcast operand without the split dimension), or pinned to index 0 of a size-1 dim.
+struct OperandSlicer {
+  const OpTensor* tensor = nullptr;
+  int dim = -1;            // tensor dim that follows the split; -1: whole tensor each tile
+  bool pinned = false;     // dim has size 1 and is broadcast: always index 0
+
+  bool follows_split() const { return dim >= 0 && !pinned; }
+  // Pattern of units [begin, begin+len) of the split dimension.
+  SlicePattern slice(std::int64_t begin, std::int64_t len) const;
+  // Byte offset added per unit of the split dimension (0 unless follows_split()).
+  std::uint64_t unit_offset() const;
+  // LX bytes per unit of the split dimension, and bytes needed regardless of the tile size.
+  std::uint64_t unit_bytes() const;
+  std::uint64_t fixed_bytes() const;
+};
+
+}  // namespace dfsim

@@ -1,0 +1,64 @@
+// LX tiling pass (see tiling.h).
+#include "sim/compiler/tiling.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace dfsim {
+
+namespace {
+
+// extent, ceil(extent/2), ceil(extent/4), ..., 1
+std::vector<std::int64_t> halvings(std::int64_t extent) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t d = 1;; d *= 2) {
+    std::int64_t v = (extent + d - 1) / d;
+    if (out.empty() || out.back() != v) out.push_back(v);
+    if (v == 1) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<TileRange> split_even(std::int64_t extent, std::int64_t max_tile) {
+  std::int64_t n = (extent + max_tile - 1) / max_tile;
+  std::vector<TileRange> out;
+  std::int64_t begin = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t size = extent / n + (i < extent % n ? 1 : 0);
+    out.push_back(TileRange{begin, size});
+    begin += size;
+  }
+  return out;
+}
+
+std::optional<std::vector<TileRange>> tile_units(std::int64_t share, std::uint64_t unit_bytes,
+                                                 std::uint64_t fixed_bytes, std::uint64_t budget) {
+  if (fixed_bytes + unit_bytes > budget) return std::nullopt;
+  std::int64_t max_units = unit_bytes == 0 ? share : static_cast<std::int64_t>((budget - fixed_bytes) / unit_bytes);
+  return split_even(share, std::clamp<std::int64_t>(max_units, 1, share));
+}
+
+std::uint64_t matmul_tile_bytes(const MatmulTile& t, Dtype in) {
+  auto m = static_cast<std::uint64_t>(t.m), n = static_cast<std::uint64_t>(t.n), k = static_cast<std::uint64_t>(t.k);
+  return dtype_bytes(in, m * k) + dtype_bytes(in, k * n) + 2 * dtype_bytes(Dtype::fp32, m * n);
+}
+
+std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in,
+                                           std::uint64_t budget) {
+  // The largest tile (most MACs per tile) that fits; ties prefer a longer k (fewer
+  // accumulator passes), then a taller m.
+  std::optional<MatmulTile> best;
+  auto key = [](const MatmulTile& t) { return std::make_tuple(t.m * t.n * t.k, t.k, t.m); };
+  for (auto mt : halvings(m))
+    for (auto nt : halvings(n))
+      for (auto kt : halvings(k)) {
+        MatmulTile t{mt, nt, kt};
+        if (matmul_tile_bytes(t, in) > budget) continue;
+        if (!best || key(t) > key(*best)) best = t;
+      }
+  return best;
+}
+
+}  // namespace dfsim

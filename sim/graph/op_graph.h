@@ -1,0 +1,56 @@
+#pragma once
+// In-memory form of an op graph ("format": "dfsim.ops", v1): tensors, ops, compile options.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/common/dtype.h"
+#include "sim/common/json_io.h"
+
+namespace dfsim {
+
+inline constexpr int kOpGraphVersion = 1;
+
+using Shape = std::vector<std::int64_t>;
+
+// A named tensor of the op graph.
+struct OpTensor {
+  std::string name;
+  Shape shape;
+  Dtype dtype = Dtype::fp16;
+  std::uint64_t elements() const;
+  std::uint64_t bytes() const { return dtype_bytes(dtype, elements()); }
+};
+
+// One op: kind, operand tensor indices, attributes (resolved).
+struct Op {
+  std::string op;                  // add, sub, mul, div, max, neg, copy, exp, sum, matmul
+  std::vector<int> inputs, outputs;
+  int dim = -1;                    // sum: reduced dim, normalised to [0, rank)
+  bool keepdim = false;            // sum
+  int index = 0;                   // position in the file's "ops" list
+};
+
+// Options of the "compile" section.
+struct CompileOptions {
+  int cores = 1;                   // cores to divide each op over
+  bool lx_planning = false;        // recorded; not used yet
+};
+
+// A validated op graph: shapes inferred and checked, acyclic, every used tensor produced.
+struct OpGraph {
+  std::string name, description, file;
+  std::vector<OpTensor> tensors;
+  std::vector<int> inputs, outputs;  // tensor indices
+  std::vector<Op> ops;               // file order
+  std::vector<int> order;            // op indices in a topological order (file order on ties)
+  CompileOptions compile;
+
+  int find_tensor(const std::string& name) const;  // -1 if absent
+  bool is_input(int tensor) const;
+};
+
+OpGraph read_op_graph(const Json& j, const std::string& file);
+OpGraph load_op_graph(const std::string& path);
+
+}  // namespace dfsim

@@ -1,0 +1,168 @@
+// Parser and validator of the "dfsim.ops" format (names, shapes, producers, acyclicity).
+#include <algorithm>
+#include <map>
+
+#include "sim/common/error.h"
+#include "sim/graph/op_graph.h"
+#include "sim/graph/op_shapes.h"
+
+namespace dfsim {
+
+namespace {
+
+std::string hint_suffix(const std::string& word, const std::vector<std::string>& names) {
+  std::string h = closest_match(word, names);
+  return h.empty() ? "" : " (did you mean \"" + h + "\"?)";
+}
+
+// Reads a list of tensor names into indices; unknown names and duplicates fail.
+std::vector<int> read_tensor_list(const OpGraph& g, const std::vector<std::string>& names, const JsonView& v,
+                                  bool allow_repeats = false) {
+  v.expect_array();
+  std::vector<int> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::string n = v.at(i).as_string();
+    int t = g.find_tensor(n);
+    if (t < 0) v.at(i).fail("unknown tensor \"" + n + "\"" + hint_suffix(n, names));
+    if (!allow_repeats && std::find(out.begin(), out.end(), t) != out.end()) v.at(i).fail("duplicate tensor \"" + n + "\" in this list");
+    out.push_back(t);
+  }
+  return out;
+}
+
+OpTensor read_tensor(const std::string& name, const JsonView& v) {
+  v.only_keys({"shape", "dtype", "description"});
+  OpTensor t;
+  t.name = name;
+  JsonView s = v.at("shape");
+  s.expect_array();
+  if (s.size() == 0) s.fail("shape must have at least one dimension");
+  for (std::size_t i = 0; i < s.size(); ++i) t.shape.push_back(s.at(i).as_int(1, std::int64_t(1) << 40));
+  t.dtype = v.at("dtype").as_dtype();
+  return t;
+}
+
+// Attributes, shape inference and the declared output shape of one op.
+void check_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v) {
+  static const Json empty = Json::object();
+  JsonView attrs = v.has("attrs") ? v.at("attrs") : JsonView(empty, v.file(), v.path() + "/attrs");
+  const Shape& a = g.tensors[op.inputs[0]].shape;
+  Shape expect;
+  if (info.kind == OpKind::reduce) {
+    attrs.only_keys({"dim", "keepdim"});
+    std::int64_t rank = static_cast<std::int64_t>(a.size());
+    std::int64_t d = attrs.get_int("dim", -1);
+    if (d < -rank || d >= rank)
+      attrs.at("dim").fail("dim " + std::to_string(d) + " out of range for a rank-" + std::to_string(rank) +
+                           " input, expected in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "]");
+    op.dim = static_cast<int>(d < 0 ? d + rank : d);
+    op.keepdim = attrs.get_bool("keepdim", false);
+    expect = reduce_shape(a, op.dim, op.keepdim);
+  } else {
+    attrs.only_keys({});
+  }
+  if (info.kind == OpKind::unary) expect = a;
+  if (info.kind == OpKind::binary || info.kind == OpKind::matmul) {
+    const OpTensor& ta = g.tensors[op.inputs[0]];
+    const OpTensor& tb = g.tensors[op.inputs[1]];
+    if (ta.dtype != tb.dtype)
+      v.at("inputs").fail("operand dtypes differ: \"" + ta.name + "\" is " + std::string(dtype_name(ta.dtype)) +
+                          ", \"" + tb.name + "\" is " + std::string(dtype_name(tb.dtype)));
+    const Shape& b = tb.shape;
+    if (info.kind == OpKind::binary) {
+      auto s = broadcast_shapes(a, b);
+      if (!s) v.at("inputs").fail("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+      expect = *s;
+    } else {
+      if (a.size() != 2 || b.size() != 2)
+        v.at("inputs").fail("matmul takes 2-D operands, got " + shape_str(a) + " @ " + shape_str(b));
+      if (a[1] != b[0])
+        v.at("inputs").fail("matmul inner dimensions differ: " + shape_str(a) + " @ " + shape_str(b));
+      expect = {a[0], b[1]};
+    }
+  }
+  const OpTensor& out = g.tensors[op.outputs[0]];
+  if (out.shape != expect)
+    v.at("outputs").at(0).fail("shape mismatch for \"" + out.name + "\": expected " + shape_str(expect) +
+                               " from " + info.name + ", got " + shape_str(out.shape));
+}
+
+Op read_op(const OpGraph& g, const std::vector<std::string>& names, const JsonView& v, int index) {
+  v.only_keys({"op", "inputs", "outputs", "attrs", "description"});
+  Op op;
+  op.index = index;
+  op.op = v.at("op").as_string();
+  const OpInfo* info = find_op_info(op.op);
+  if (!info) {
+    std::vector<std::string> known;
+    for (const auto& o : op_catalog()) known.push_back(o.name);
+    v.at("op").fail("unknown op \"" + op.op + "\"" + hint_suffix(op.op, known));
+  }
+  op.inputs = read_tensor_list(g, names, v.at("inputs"), /*allow_repeats=*/true);  // add(x, x) is fine
+  op.outputs = read_tensor_list(g, names, v.at("outputs"));
+  if (static_cast<int>(op.inputs.size()) != info->inputs)
+    v.at("inputs").fail(op.op + " takes " + std::to_string(info->inputs) + " input(s), got " +
+                        std::to_string(op.inputs.size()));
+  if (static_cast<int>(op.outputs.size()) != info->outputs)
+    v.at("outputs").fail(op.op + " has " + std::to_string(info->outputs) + " output(s), got " +
+                         std::to_string(op.outputs.size()));
+  check_op(g, op, *info, v);
+  return op;
+}
+
+}  // namespace
+
+void check_op_graph_dataflow(OpGraph& g, const JsonView& root);
+
+std::uint64_t OpTensor::elements() const {
+  std::uint64_t n = 1;
+  for (auto d : shape) n *= static_cast<std::uint64_t>(d);
+  return n;
+}
+
+int OpGraph::find_tensor(const std::string& n) const {
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+bool OpGraph::is_input(int t) const { return std::find(inputs.begin(), inputs.end(), t) != inputs.end(); }
+
+OpGraph read_op_graph(const Json& j, const std::string& file) {
+  JsonView root(j, file);
+  root.only_keys({"format", "version", "name", "description", "tensors", "inputs", "outputs", "ops", "compile"});
+  if (root.at("format").as_string() != "dfsim.ops")
+    root.at("format").fail("expected \"dfsim.ops\", got \"" + root.at("format").as_string() + "\"");
+  root.at("version").as_int(kOpGraphVersion, kOpGraphVersion);
+  OpGraph g;
+  g.file = file;
+  g.name = root.at("name").as_string();
+  g.description = root.get_string("description", "");
+  JsonView tensors = root.at("tensors");
+  tensors.expect_object();
+  std::vector<std::string> names;
+  for (const auto& [name, val] : tensors.json().items()) {
+    if (name.empty()) tensors.fail("a tensor name must not be empty");
+    g.tensors.push_back(read_tensor(name, tensors.at(name)));
+    names.push_back(name);
+  }
+  g.inputs = read_tensor_list(g, names, root.at("inputs"));
+  g.outputs = read_tensor_list(g, names, root.at("outputs"));
+  JsonView ops = root.at("ops");
+  ops.expect_array();
+  if (ops.size() == 0) ops.fail("the op list is empty");
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    g.ops.push_back(read_op(g, names, ops.at(i), static_cast<int>(i)));
+  if (root.has("compile")) {
+    JsonView c = root.at("compile");
+    c.only_keys({"cores", "lx_planning"});
+    g.compile.cores = static_cast<int>(c.get_int("cores", 1, 1, 1 << 20));
+    g.compile.lx_planning = c.get_bool("lx_planning", false);
+  }
+  check_op_graph_dataflow(g, root);
+  return g;
+}
+
+OpGraph load_op_graph(const std::string& path) { return read_op_graph(load_json_file(path), path); }
+
+}  // namespace dfsim

@@ -1,0 +1,52 @@
+// Op catalogue and shape rules (broadcasting, reduction) of the op graph format.
+#include "sim/graph/op_shapes.h"
+
+#include <algorithm>
+
+namespace dfsim {
+
+const std::vector<OpInfo>& op_catalog() {
+  static const std::vector<OpInfo> ops = {
+      {"add", OpKind::binary, 2, 1}, {"sub", OpKind::binary, 2, 1}, {"mul", OpKind::binary, 2, 1},
+      {"div", OpKind::binary, 2, 1}, {"max", OpKind::binary, 2, 1}, {"neg", OpKind::unary, 1, 1},
+      {"copy", OpKind::unary, 1, 1}, {"exp", OpKind::unary, 1, 1},  {"sum", OpKind::reduce, 1, 1},
+      {"matmul", OpKind::matmul, 2, 1},
+  };
+  return ops;
+}
+
+const OpInfo* find_op_info(const std::string& name) {
+  for (const auto& o : op_catalog())
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  std::size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[i] = std::max(da, db);
+  }
+  return out;
+}
+
+Shape reduce_shape(const Shape& in, int dim, bool keepdim) {
+  Shape out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (static_cast<int>(i) != dim) out.push_back(in[i]);
+    else if (keepdim) out.push_back(1);
+  }
+  if (out.empty()) out.push_back(1);  // a full reduction of a 1-D tensor is a 1-element tensor
+  return out;
+}
+
+}  // namespace dfsim

@@ -1,0 +1,33 @@
+#pragma once
+// Op catalogue (arity, attributes) and shape inference of the op graph.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/graph/op_graph.h"
+
+namespace dfsim {
+
+enum class OpKind { binary, unary, reduce, matmul };
+
+// What the op graph format knows about one op.
+struct OpInfo {
+  std::string name;
+  OpKind kind;
+  int inputs;
+  int outputs;
+};
+
+const std::vector<OpInfo>& op_catalog();
+const OpInfo* find_op_info(const std::string& name);
+
+std::string shape_str(const Shape& s);
+
+// Numpy-style broadcast of two shapes (aligned on the right, size-1 dims stretch).
+// Returns nullopt if they do not broadcast.
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+
+// Output shape of sum over `dim` (normalised).
+Shape reduce_shape(const Shape& in, int dim, bool keepdim);
+
+}  // namespace dfsim
