@@ -20,9 +20,19 @@ void Origins::erase(const std::string& pointer) {
   erase_below(pointer);
 }
 
+void Origins::set(const std::string& pointer, const std::string& file) {
+  by_pointer_[pointer] = file;
+  rank_.emplace(file, static_cast<int>(rank_.size()));
+}
+
+int Origins::rank(const std::string& file) const {
+  auto it = rank_.find(file);
+  return it == rank_.end() ? -1 : it->second;
+}
+
 void Origins::replace(const std::string& pointer, const Json& value, const std::string& file) {
   erase_below(pointer);
-  by_pointer_[pointer] = file;
+  set(pointer, file);
   if (value.is_object()) {
     for (const auto& [k, v] : value.items()) replace(json_path_join(pointer, k), v, file);
   } else if (value.is_array()) {
@@ -38,6 +48,11 @@ std::string Origins::file_of(const std::string& pointer) const {
     if (p.empty()) return "";
     p = p.substr(0, p.rfind('/'));
   }
+}
+
+std::string Origins::set_by(const std::string& pointer) const {
+  auto it = by_pointer_.find(pointer);
+  return it == by_pointer_.end() ? "" : it->second;
 }
 
 void merge_json(Json& base, const Json& over, const std::string& pointer, const std::string& file,

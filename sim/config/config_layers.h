@@ -13,14 +13,19 @@ class Origins {
  public:
   // `file` set the value at `pointer` and everything below it; older records below go away.
   void replace(const std::string& pointer, const Json& value, const std::string& file);
-  void set(const std::string& pointer, const std::string& file) { by_pointer_[pointer] = file; }
+  void set(const std::string& pointer, const std::string& file);
   void erase(const std::string& pointer);
   // The file of the nearest recorded pointer at or above `pointer`, or "".
   std::string file_of(const std::string& pointer) const;
+  // The file that set exactly this value, or "" when it is a default.
+  std::string set_by(const std::string& pointer) const;
+  // Merge order of a file: parents before children before "--set"; -1 for "" (defaults).
+  int rank(const std::string& file) const;
 
  private:
   void erase_below(const std::string& pointer);
   std::map<std::string, std::string> by_pointer_;
+  std::map<std::string, int> rank_;
 };
 
 // Merges `over` into `base`: objects merge key-wise (recursively), anything else replaces.

@@ -33,6 +33,17 @@ std::string pointer_of(const std::string& dotted) {
                                       "; `dfsim info --params` lists them");
 }
 
+// One entry of a map parameter: the key must be allowed and the value in range.
+void check_map_entry(const Param& map, const std::string& entry, const Json& value) {
+  std::string key = map.path + "." + entry;
+  if (std::find(map.choices.begin(), map.choices.end(), entry) == map.choices.end()) {
+    std::string h = closest_match(entry, map.choices);
+    throw InputError(kSetFile, key, "unknown key \"" + entry + "\" of " + map.path +
+                                        (h.empty() ? "" : " (did you mean \"" + h + "\"?)"));
+  }
+  map.check_map_value(JsonView(value, kSetFile, key));
+}
+
 }  // namespace
 
 void apply_override(Json& merged, const std::string& arg, Origins& origins) {
@@ -44,6 +55,9 @@ void apply_override(Json& merged, const std::string& arg, Origins& origins) {
 
   if (const Param* p = find_param(key)) {
     if (p->type == ParamType::String && !value.is_string()) value = text;  // name=123 is a name
+    if (p->is_map() && value.is_object()) {  // entries named by dotted keys in errors
+      for (const auto& [k, x] : value.items()) check_map_entry(*p, k, x);
+    }
     p->check(JsonView(value, kSetFile, key));
     merge_json(merged[Json::json_pointer(p->pointer())], value, p->pointer(), kSetFile, &origins);
     return;
@@ -51,13 +65,7 @@ void apply_override(Json& merged, const std::string& arg, Origins& origins) {
   auto dot = key.rfind('.');
   const Param* map = dot == std::string::npos ? nullptr : find_param(key.substr(0, dot));
   if (!map || !map->is_map()) unknown(key);
-  std::string entry = key.substr(dot + 1);
-  if (std::find(map->choices.begin(), map->choices.end(), entry) == map->choices.end()) {
-    std::string h = closest_match(entry, map->choices);
-    throw InputError(kSetFile, key, "unknown key \"" + entry + "\" of " + map->path +
-                                        (h.empty() ? "" : " (did you mean \"" + h + "\"?)"));
-  }
-  map->check_map_value(JsonView(value, kSetFile, key));
+  check_map_entry(*map, key.substr(dot + 1), value);
   std::string ptr = pointer_of(key);
   merged[Json::json_pointer(ptr)] = value;
   origins.replace(ptr, value, kSetFile);

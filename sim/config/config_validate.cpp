@@ -93,39 +93,48 @@ void validate_config_tree(const Json& merged, const Origins& origins, const std:
 }
 
 void check_config_relations(const ChipConfig& c, const Origins& origins, const std::string& fallback_file) {
-  // Names the file that set `ptr`, else the one that set `other`; overrides by dotted key.
-  auto fail = [&](std::string ptr, const std::string& other, const std::string& detail) {
-    std::string f = origins.file_of(ptr);
-    if (f.empty() && !other.empty() && !origins.file_of(other).empty()) {
+  // Blames whichever of `ptr` and `other` was set last (a child over its parent, --set over
+  // files; `ptr` on a tie), with the matching detail. Overrides are named by their dotted key.
+  auto fail = [&](std::string ptr, const std::string& detail, const std::string& other = "",
+                  const std::string& other_detail = "") {
+    std::string f = origins.set_by(ptr), d = detail;
+    if (!other.empty() && origins.rank(origins.set_by(other)) > origins.rank(f)) {
       ptr = other;
-      f = origins.file_of(other);
+      f = origins.set_by(other);
+      d = other_detail;
     }
     if (f == "--set") {
       std::string dotted = ptr.substr(1);
       std::replace(dotted.begin(), dotted.end(), '/', '.');
-      throw InputError(f, dotted, detail);
+      throw InputError(f, dotted, d);
     }
-    throw InputError(f.empty() ? fallback_file : f, ptr, detail);
+    throw InputError(f.empty() ? fallback_file : f, ptr, d);
   };
-  if (c.core.lx.usable_bytes > c.core.lx.bytes)
-    fail("/core/lx/usable_bytes", "/core/lx/bytes",
-         "expected at most core.lx.bytes (" + std::to_string(c.core.lx.bytes) + "), got " +
-             std::to_string(c.core.lx.usable_bytes));
-  if (c.memory.bus_bits % 8 != 0)
-    fail("/memory/bus_bits", "", "expected a multiple of 8, got " + std::to_string(c.memory.bus_bits));
-  if (c.memory.interleave_bytes % static_cast<std::uint64_t>(c.core.dma.stick_bytes) != 0)
-    fail("/memory/interleave_bytes", "/core/dma/stick_bytes",
-         "expected a multiple of core.dma.stick_bytes (" + std::to_string(c.core.dma.stick_bytes) + "), got " +
-             std::to_string(c.memory.interleave_bytes));
+  auto num = [](auto v) { return std::to_string(v); };
+  const auto& lx = c.core.lx;
+  if (lx.usable_bytes > lx.bytes)
+    fail("/core/lx/usable_bytes", "expected at most core.lx.bytes (" + num(lx.bytes) + "), got " + num(lx.usable_bytes),
+         "/core/lx/bytes",
+         "expected at least core.lx.usable_bytes (" + num(lx.usable_bytes) + "), got " + num(lx.bytes));
+  if (c.memory.bus_bits % 8 != 0) fail("/memory/bus_bits", "expected a multiple of 8, got " + num(c.memory.bus_bits));
+  const auto stick = static_cast<std::uint64_t>(c.core.dma.stick_bytes);
+  if (c.memory.interleave_bytes % stick != 0)
+    fail("/memory/interleave_bytes",
+         "expected a multiple of core.dma.stick_bytes (" + num(stick) + "), got " + num(c.memory.interleave_bytes),
+         "/core/dma/stick_bytes",
+         "expected a divisor of memory.interleave_bytes (" + num(c.memory.interleave_bytes) + "), got " + num(stick));
   const auto& stops = c.memory.ring_stops;
   if (!stops.empty() && stops.size() != static_cast<std::size_t>(c.memory.channels))
-    fail("/memory/ring_stops", "/memory/channels",
-         "expected one ring stop per channel (" + std::to_string(c.memory.channels) + "), got " +
-             std::to_string(stops.size()));
+    fail("/memory/ring_stops",
+         "expected one ring stop per channel (" + num(c.memory.channels) + "), got " + num(stops.size()),
+         "/memory/channels",
+         "expected one channel per entry of memory.ring_stops (" + num(stops.size()) + "), got " +
+             num(c.memory.channels));
   for (std::size_t i = 0; i < stops.size(); ++i)
     if (stops[i] >= c.cores)
-      fail(json_path_join("/memory/ring_stops", i), "/card/cores",
-           "expected a ring stop < card.cores (" + std::to_string(c.cores) + "), got " + std::to_string(stops[i]));
+      fail(json_path_join("/memory/ring_stops", i),
+           "expected a ring stop < card.cores (" + num(c.cores) + "), got " + num(stops[i]), "/card/cores",
+           "expected more than the largest memory.ring_stops entry (" + num(stops[i]) + "), got " + num(c.cores));
 }
 
 }  // namespace dfsim
