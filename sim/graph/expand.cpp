@@ -51,9 +51,12 @@ RegionIndex index_writers(const KernelGraph& g, const ExpandedGraph& eg) {
         const Region& r = inst.writes[w];
         std::string where = "buffer \"" + g.buffers[r.buffer].name + "\"" +
                             (r.core >= 0 ? " of core " + std::to_string(r.core) : "");
-        throw InputError(g.file, g.task_path(inst.task) + "/writes/" + std::to_string(w),
-                         where + " written twice: by " + instance_label(g, eg.instances[e.inst]) +
-                             " and " + instance_label(g, inst) + " (every byte has one writer)");
+        // Name the earlier writer first; the path points at the later one.
+        int first = std::min(e.inst, static_cast<int>(i)), second = std::max(e.inst, static_cast<int>(i));
+        int slot = second == static_cast<int>(i) ? static_cast<int>(w) : e.slot;
+        throw InputError(g.file, g.task_path(eg.instances[second].task) + "/writes/" + std::to_string(slot),
+                         where + " written twice: by " + instance_label(g, eg.instances[first]) +
+                             " and " + instance_label(g, eg.instances[second]) + " (every byte has one writer)");
       });
     }
   }

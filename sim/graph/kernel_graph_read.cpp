@@ -9,6 +9,9 @@ namespace dfsim {
 
 namespace {
 
+// A non-negative integer (as_int: accepts integers stored signed or unsigned).
+std::uint64_t count(const JsonView& v, std::int64_t min) { return static_cast<std::uint64_t>(v.as_int(min)); }
+
 // An integer or {"alpha": a, "beta": b}.
 Affine read_affine(const JsonView& v) {
   if (v.json().is_object()) {
@@ -40,7 +43,7 @@ Buffer read_buffer(const JsonView& v) {
   auto s = space_from_name(sp);
   if (!s) v.at("space").fail("unknown space \"" + sp + "\", expected hbm or lx");
   b.space = *s;
-  b.bytes = v.at("bytes").as_uint(1);
+  b.bytes = count(v.at("bytes"), 1);
   b.dtype = v.has("dtype") ? v.at("dtype").as_dtype() : Dtype::fp16;
   b.preloaded = v.get_bool("preloaded", false);
   return b;
@@ -51,9 +54,9 @@ Access read_access(const JsonView& v, const BufferNames& names) {
   Access a;
   a.buffer = names.find(v.at("buffer"));
   a.offset = v.has("offset") ? read_affine(v.at("offset")) : Affine{};
-  a.bytes = v.at("bytes").as_uint(1);
-  a.rows = v.has("rows") ? v.at("rows").as_uint(1) : 1;
-  a.stride = v.has("stride") ? v.at("stride").as_uint() : 0;
+  a.bytes = count(v.at("bytes"), 1);
+  a.rows = v.has("rows") ? count(v.at("rows"), 1) : 1;
+  a.stride = v.has("stride") ? count(v.at("stride"), 0) : 0;
   if (v.has("core")) a.core = read_affine(v.at("core"));
   a.streaming = v.get_bool("streaming", false);
   return a;
@@ -87,10 +90,10 @@ Task read_task(const JsonView& v, const BufferNames& names, const std::vector<Bu
     t.core_count = static_cast<int>(c.at("count").as_int(1, 1 << 20));
   }
   t.corelet = static_cast<int>(v.get_int("corelet", -1, 0, 64));
-  t.m = v.has("m") ? v.at("m").as_uint(1) : 0;
-  t.n = v.has("n") ? v.at("n").as_uint(1) : 0;
-  t.k = v.has("k") ? v.at("k").as_uint(1) : 0;
-  t.elements = v.has("elements") ? v.at("elements").as_uint(1) : 0;
+  t.m = v.has("m") ? count(v.at("m"), 1) : 0;
+  t.n = v.has("n") ? count(v.at("n"), 1) : 0;
+  t.k = v.has("k") ? count(v.at("k"), 1) : 0;
+  t.elements = v.has("elements") ? count(v.at("elements"), 1) : 0;
   for (const char* key : {"reads", "writes"}) {
     if (!v.has(key)) continue;
     JsonView list = v.at(key);

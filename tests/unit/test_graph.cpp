@@ -1,0 +1,355 @@
+// Tests of the kernel graph format (loader checks, round trip) and of graph expansion.
+#include <catch2/catch.hpp>
+
+#include "sim/common/error.h"
+#include "sim/config/chip_config.h"
+#include "sim/graph/expand.h"
+#include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/region_index.h"
+
+using namespace dfsim;
+using Catch::Contains;
+
+namespace {
+
+ChipConfig chip(int cores = 32, std::uint64_t lx = 1589376) {
+  ChipConfig c;
+  c.cores = cores;
+  c.core.corelets = 2;
+  c.core.lx.usable_bytes = lx;
+  return c;
+}
+
+// Two cores: load x halves to LX, negate, store to y; then core 0 reloads all of y.
+Json base() {
+  return Json::parse(R"({
+    "format": "dfsim.kernels", "version": 1, "name": "neg", "cores": 2,
+    "buffers": [
+      {"name": "x", "space": "hbm", "bytes": 1024, "dtype": "fp16", "preloaded": true},
+      {"name": "y", "space": "hbm", "bytes": 1024, "dtype": "fp16"},
+      {"name": "xl", "space": "lx", "bytes": 512, "dtype": "fp16"},
+      {"name": "yl", "space": "lx", "bytes": 512, "dtype": "fp16"},
+      {"name": "zl", "space": "lx", "bytes": 1024, "dtype": "fp16"}
+    ],
+    "kernels": [
+      {"name": "k0", "tasks": [
+        {"name": "load", "unit": "dma", "op": "load", "cores": {"first": 0, "count": 2},
+         "reads": [{"buffer": "x", "offset": {"alpha": 512, "beta": 0}, "bytes": 512}],
+         "writes": [{"buffer": "xl", "offset": 0, "bytes": 512}]},
+        {"name": "neg", "unit": "sfp", "op": "neg", "cores": {"first": 0, "count": 2}, "elements": 256,
+         "reads": [{"buffer": "xl", "bytes": 512}], "writes": [{"buffer": "yl", "bytes": 512}]},
+        {"name": "store", "unit": "dma", "op": "store", "cores": {"first": 0, "count": 2},
+         "reads": [{"buffer": "yl", "bytes": 512}],
+         "writes": [{"buffer": "y", "offset": {"alpha": 512, "beta": 0}, "bytes": 512}]}
+      ]},
+      {"name": "k1", "tasks": [
+        {"name": "reload", "unit": "dma", "op": "load", "core": 0,
+         "reads": [{"buffer": "y", "bytes": 1024}], "writes": [{"buffer": "zl", "bytes": 1024}]}
+      ]}
+    ]
+  })");
+}
+
+KernelGraph load(const Json& j) { return read_kernel_graph(j, "k.json"); }
+
+Json& task(Json& j, int k, int t) { return j["kernels"][k]["tasks"][t]; }
+
+}  // namespace
+
+TEST_CASE("graph: detect_format tells the three kinds of file apart") {
+  CHECK(detect_format(base()) == "dfsim.kernels");
+  CHECK(detect_format(Json{{"format", "dfsim.ops"}}) == "dfsim.ops");
+  CHECK(detect_format(Json{{"cores", 32}}) == "");
+  CHECK(detect_format(Json::array()) == "");
+}
+
+TEST_CASE("graph: a valid kernel graph loads with affine offsets and SPMD ranges") {
+  KernelGraph g = load(base());
+  REQUIRE(g.tasks.size() == 4);
+  REQUIRE(g.kernels.size() == 2);
+  CHECK(g.tasks[0].core_count == 2);
+  CHECK(g.tasks[0].reads[0].offset.alpha == 512);
+  CHECK(g.tasks[3].core_count == 1);
+  CHECK(g.tasks[3].kernel == 1);
+  CHECK(g.tasks[1].dtype == Dtype::fp16);  // defaults to the dtype of its first written buffer
+  CHECK(g.task_path(3) == "/kernels/1/tasks/0");
+}
+
+TEST_CASE("graph: loader rejections name the file and the JSON path") {
+  Json j = base();
+  SECTION("unknown buffer") {
+    task(j, 0, 2)["reads"][0]["buffer"] = "yll";
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels/0/tasks/2/reads/0/buffer: unknown buffer \"yll\"") &&
+                                     Contains("did you mean \"yl\""));
+  }
+  SECTION("unknown unit") {
+    task(j, 0, 0)["unit"] = "gpu";
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels/0/tasks/0/unit: unknown unit \"gpu\""));
+  }
+  SECTION("unknown op") {
+    task(j, 0, 1)["op"] = "negg";
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels/0/tasks/1/op: unknown op \"negg\"") &&
+                                     Contains("did you mean \"neg\""));
+  }
+  SECTION("op of another unit") {
+    task(j, 0, 1)["op"] = "load";
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/0/tasks/1/op: unknown op \"load\" for unit sfp"));
+  }
+  SECTION("unknown dtype") {
+    j["buffers"][0]["dtype"] = "fp64";
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /buffers/0/dtype: unknown dtype \"fp64\""));
+  }
+  SECTION("unknown key with a hint") {
+    task(j, 0, 0)["elemets"] = 3;
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/0/tasks/0/elemets: unknown key (did you mean \"elements\"?)"));
+  }
+  SECTION("wrong format and version") {
+    j["version"] = 2;
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /version:"));
+    j = base();
+    j["format"] = "dfsim.ops";
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /format: expected \"dfsim.kernels\""));
+  }
+  SECTION("zero bytes") {
+    j["buffers"][2]["bytes"] = 0;
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /buffers/2/bytes: expected an integer >= 1"));
+    j = base();
+    task(j, 0, 1)["reads"][0]["bytes"] = 0;
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels/0/tasks/1/reads/0/bytes"));
+  }
+  SECTION("core range outside the graph") {
+    task(j, 0, 0)["cores"]["count"] = 3;
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels/0/tasks/0/cores: cores [0, 3) outside the graph's [0, 2)"));
+    j = base();
+    task(j, 1, 0)["core"] = 2;
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels/1/tasks/0/core: cores [2, 3)"));
+  }
+  SECTION("access beyond the buffer on the last core") {
+    task(j, 0, 0)["reads"][0]["offset"]["beta"] = 1;  // core 1: 513 + 512 > 1024
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels/0/tasks/0/reads/0: on core 1 the access ends at byte 1025"));
+  }
+  SECTION("strided access beyond the buffer") {
+    task(j, 1, 0)["reads"][0] = Json{{"buffer", "y"}, {"bytes", 256}, {"rows", 4}, {"stride", 257}};
+    task(j, 1, 0)["writes"][0]["bytes"] = 1024;
+    // 3 * 257 + 256 = 1027 > 1024
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/1/tasks/0/reads/0: on core 0 the access ends at byte 1027"));
+  }
+  SECTION("core on an HBM buffer") {
+    task(j, 0, 0)["reads"][0]["core"] = 1;
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels/0/tasks/0/reads/0/core:") && Contains("in HBM"));
+  }
+  SECTION("LX core outside the graph") {
+    task(j, 1, 0)["writes"][0]["core"] = Json{{"alpha", 1}, {"beta", 2}};
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/1/tasks/0/writes/0/core: on core 0 selects core 2"));
+  }
+  SECTION("pt task without m/n/k") {
+    task(j, 0, 1)["unit"] = "pt";
+    task(j, 0, 1)["op"] = "matmul";
+    task(j, 0, 1)["m"] = 8;
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels/0/tasks/1: a pt task needs \"m\", \"n\" and \"k\""));
+  }
+  SECTION("sfp task without elements") {
+    task(j, 0, 1).erase("elements");
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels/0/tasks/1: an sfp task needs \"elements\""));
+  }
+  SECTION("sfp task on HBM") {
+    task(j, 0, 1)["reads"][0]["buffer"] = "x";
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/0/tasks/1/reads/0/buffer: a sfp neg task works on LX"));
+  }
+  SECTION("dma load reading LX") {
+    task(j, 0, 0)["reads"][0] = Json{{"buffer", "yl"}, {"bytes", 512}};
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/0/tasks/0: a dma load reads HBM and writes LX"));
+  }
+  SECTION("ring copy without a remote core") {
+    task(j, 1, 0) = Json{{"name", "r"}, {"unit", "ring"}, {"op", "copy"}, {"core", 0},
+                         {"reads", {{{"buffer", "xl"}, {"bytes", 512}}}}, {"writes", {{{"buffer", "yl"}, {"bytes", 512}}}}};
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/1/tasks/0: a ring copy needs \"core\""));
+  }
+  SECTION("empty graph") {
+    j["kernels"] = Json::array();
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels: the graph has no tasks"));
+  }
+  SECTION("duplicate names") {
+    j["buffers"][1]["name"] = "x";
+    REQUIRE_THROWS_WITH(load(j), Contains("/buffers/1/name: duplicate buffer name \"x\""));
+    j = base();
+    task(j, 1, 0)["name"] = "load";
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/1/tasks/0/name: duplicate task name \"load\""));
+  }
+}
+
+TEST_CASE("graph: checks against the chip config") {
+  KernelGraph g = load(base());
+  REQUIRE_NOTHROW(check_kernel_graph_fits(g, chip()));
+  REQUIRE_THROWS_WITH(check_kernel_graph_fits(g, chip(1)), Contains("k.json: /cores: the graph uses 2 cores but the chip has 1"));
+  REQUIRE_THROWS_WITH(expand_graph(g, chip(32, 1000)),
+                      Contains("k.json: /buffers/4/bytes: LX buffer \"zl\" needs 1024 bytes but only 1000"));
+}
+
+TEST_CASE("graph: write_kernel_graph round-trips exactly") {
+  Json j = base();
+  task(j, 0, 1)["corelet"] = 1;
+  task(j, 1, 0)["reads"][0] = Json{{"buffer", "y"}, {"offset", 0}, {"bytes", 256}, {"rows", 4}, {"stride", 256},
+                                   {"streaming", true}};
+  KernelGraph g = load(j);
+  Json w = write_kernel_graph(g);
+  KernelGraph g2 = read_kernel_graph(w, "k2.json");
+  CHECK(write_kernel_graph(g2) == w);
+  REQUIRE(g2.tasks.size() == g.tasks.size());
+  for (std::size_t i = 0; i < g.tasks.size(); ++i) {
+    const Task &a = g.tasks[i], &b = g2.tasks[i];
+    CHECK(a.name == b.name);
+    CHECK(a.first_core == b.first_core);
+    CHECK(a.core_count == b.core_count);
+    CHECK(a.corelet == b.corelet);
+    CHECK(a.elements == b.elements);
+    REQUIRE(a.reads.size() == b.reads.size());
+    for (std::size_t r = 0; r < a.reads.size(); ++r) {
+      CHECK(a.reads[r].offset.alpha == b.reads[r].offset.alpha);
+      CHECK(a.reads[r].rows == b.reads[r].rows);
+      CHECK(a.reads[r].stride == b.reads[r].stride);
+      CHECK(a.reads[r].streaming == b.reads[r].streaming);
+    }
+  }
+  CHECK(g2.tasks[1].corelet == 1);
+  CHECK(g2.tasks[3].reads[0].streaming);
+  CHECK(w["kernels"][0]["tasks"][0]["reads"][0]["offset"] == Json{{"alpha", 512}, {"beta", 0}});
+}
+
+TEST_CASE("graph: expansion gives exact dependencies and consumers") {
+  ExpandedGraph eg = expand_graph(load(base()), chip());
+  // Instances: load c0, load c1, neg c0, neg c1, store c0, store c1, reload c0.
+  REQUIRE(eg.instances.size() == 7);
+  CHECK(eg.first_instance == std::vector<int>{0, 2, 4, 6});
+  CHECK(eg.instances[1].core == 1);
+  CHECK(eg.instances[1].reads[0].offset == 512);
+  CHECK(eg.instances[1].reads[0].core == -1);  // HBM
+  CHECK(eg.instances[3].writes[0].core == 1);  // LX of its own core
+  std::vector<std::vector<int>> deps = {{}, {}, {0}, {1}, {2}, {3}, {4, 5}};
+  std::vector<std::vector<int>> cons = {{2}, {3}, {4}, {5}, {6}, {6}, {}};
+  for (std::size_t i = 0; i < deps.size(); ++i) {
+    CHECK(eg.instances[i].deps == deps[i]);
+    CHECK(eg.instances[i].consumers == cons[i]);
+  }
+}
+
+TEST_CASE("graph: a ring copy depends on the writer of the remote LX instance") {
+  Json j = base();
+  // Core 1 pulls core 0's yl into its zl (first half).
+  task(j, 1, 0) = Json{{"name", "pull"}, {"unit", "ring"}, {"op", "copy"}, {"core", 1},
+                       {"reads", {{{"buffer", "yl"}, {"bytes", 512}, {"core", 0}}}},
+                       {"writes", {{{"buffer", "zl"}, {"bytes", 512}}}}};
+  ExpandedGraph eg = expand_graph(load(j), chip());
+  CHECK(eg.instances[6].reads[0].core == 0);
+  CHECK(eg.instances[6].deps == std::vector<int>{2});  // neg on core 0, not core 1
+}
+
+TEST_CASE("graph: strided regions overlap exactly when strides match") {
+  auto R = [](std::uint64_t off, std::uint64_t bytes, std::uint64_t rows, std::uint64_t stride) {
+    Region r;
+    r.buffer = 0;
+    r.offset = off;
+    r.bytes = bytes;
+    r.rows = rows;
+    r.stride = stride;
+    return r;
+  };
+  // Two column halves of a 4 x 128-byte matrix interleave but never share a byte.
+  CHECK_FALSE(regions_overlap(R(0, 64, 4, 128), R(64, 64, 4, 128)));
+  CHECK(regions_overlap(R(0, 65, 4, 128), R(64, 64, 4, 128)));
+  // A contiguous run inside the gap of a strided region: exact, no overlap.
+  CHECK_FALSE(regions_overlap(R(0, 64, 4, 128), R(320, 64, 1, 0)));
+  CHECK(regions_overlap(R(0, 64, 4, 128), R(300, 64, 1, 0)));
+  // Row ranges that do not meet (rows 0-1 against rows 2-3 of the same columns).
+  CHECK_FALSE(regions_overlap(R(0, 64, 2, 128), R(256, 64, 2, 128)));
+  // Different strides: bounding ranges (conservative).
+  CHECK(regions_overlap(R(0, 64, 4, 128), R(64, 32, 2, 256)));
+  CHECK_FALSE(regions_overlap(R(0, 64, 4, 128), R(448, 32, 2, 256)));
+}
+
+TEST_CASE("graph: expansion with strided writers and readers") {
+  Json j = base();
+  // Cores 0 and 1 store yl as column halves of y viewed as 4 rows of 256 bytes (stride 256).
+  auto& st = task(j, 0, 2);
+  st["writes"][0] = Json{{"buffer", "y"}, {"offset", {{"alpha", 128}, {"beta", 0}}}, {"bytes", 128}, {"rows", 4}, {"stride", 256}};
+  // The reload reads only the left column half: it waits for core 0's store alone.
+  task(j, 1, 0)["reads"][0] = Json{{"buffer", "y"}, {"bytes", 128}, {"rows", 4}, {"stride", 256}};
+  task(j, 1, 0)["writes"][0]["bytes"] = 512;
+  ExpandedGraph eg = expand_graph(load(j), chip());
+  CHECK(eg.instances[6].deps == std::vector<int>{4});
+}
+
+TEST_CASE("graph: expansion rejections") {
+  Json j = base();
+  SECTION("two writers of one range") {
+    task(j, 0, 2)["writes"][0]["offset"] = 0;
+    task(j, 1, 0)["reads"][0]["bytes"] = 512;
+    task(j, 1, 0)["writes"][0]["bytes"] = 512;
+    REQUIRE_THROWS_WITH(expand_graph(load(j), chip()),
+                        Contains("k.json: /kernels/0/tasks/2/writes/0: buffer \"y\" written twice: by task store core 0 "
+                                 "and task store core 1"));
+  }
+  SECTION("writing a preloaded buffer") {
+    task(j, 0, 2)["writes"][0]["buffer"] = "x";
+    REQUIRE_THROWS_WITH(expand_graph(load(j), chip()),
+                        Contains("k.json: /kernels/0/tasks/2/writes/0: writes buffer \"x\", which is preloaded"));
+  }
+  SECTION("a dependency cycle") {
+    // neg now also reads zl, which the reload writes after the store that waits for neg.
+    task(j, 0, 1)["reads"].push_back(Json{{"buffer", "zl"}, {"bytes", 16}});
+    REQUIRE_THROWS_WITH(expand_graph(load(j), chip()),
+                        Contains("k.json: /kernels/") && Contains("dependency cycle: ") &&
+                            Contains("task neg core 0 waits for task reload core 0") &&
+                            Contains("task reload core 0 waits for task store core"));
+  }
+  SECTION("reading what nobody writes is not a loader error") {
+    j["buffers"][0]["preloaded"] = false;
+    ExpandedGraph eg = expand_graph(load(j), chip());
+    CHECK(eg.instances[0].deps.empty());
+  }
+}
+
+TEST_CASE("graph: expansion of 131072 instances links each store to its own load") {
+  // 2048 tiles x (a load and a store template) x 32 cores = 131072 instances.
+  KernelGraph g;
+  g.file = "big.json";
+  g.name = "big";
+  g.cores = 32;
+  const int tiles = 2048;
+  const std::uint64_t tile = 256;
+  g.buffers.push_back(Buffer{"in", Space::hbm, tile * tiles * 32, Dtype::fp16, true});
+  g.buffers.push_back(Buffer{"out", Space::hbm, tile * tiles * 32, Dtype::fp16, false});
+  g.kernels.push_back(Kernel{"k", {}});
+  for (int t = 0; t < tiles; ++t) {
+    int lx = static_cast<int>(g.buffers.size());
+    g.buffers.push_back(Buffer{"l" + std::to_string(t), Space::lx, tile, Dtype::fp16, false});
+    for (int s = 0; s < 2; ++s) {
+      Task task;
+      task.name = (s ? "st" : "ld") + std::to_string(t);
+      task.unit = UnitKind::dma;
+      task.op = s ? "store" : "load";
+      task.core_count = 32;
+      Access h;
+      h.buffer = s;
+      h.offset = Affine{static_cast<std::int64_t>(tile * tiles), static_cast<std::int64_t>(tile * t)};
+      h.bytes = tile;
+      Access l;
+      l.buffer = lx;
+      l.bytes = tile;
+      task.reads.push_back(s ? l : h);
+      task.writes.push_back(s ? h : l);
+      task.kernel = 0;
+      g.kernels[0].tasks.push_back(static_cast<int>(g.tasks.size()));
+      g.tasks.push_back(task);
+    }
+  }
+  check_kernel_graph(g);
+  ExpandedGraph eg = expand_graph(g, chip());
+  REQUIRE(eg.instances.size() == 2u * tiles * 32);
+  // Each store depends on exactly the load of its own tile on its own core.
+  for (int t = 0; t < tiles; t += 97)
+    for (int c = 0; c < 32; c += 7) {
+      const TaskInstance& st = eg.instances[eg.first_instance[2 * t + 1] + c];
+      CHECK(st.deps == std::vector<int>{eg.first_instance[2 * t] + c});
+    }
+}
