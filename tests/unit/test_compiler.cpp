@@ -1,0 +1,401 @@
+// Tests of the op graph format (validation) and of the compiler passes.
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "sim/common/error.h"
+#include "sim/compiler/compile.h"
+#include "sim/compiler/work_division.h"
+#include "sim/config/chip_config.h"
+#include "sim/graph/expand.h"
+#include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/op_graph.h"
+
+using namespace dfsim;
+using Catch::Contains;
+
+namespace {
+
+ChipConfig chip(std::uint64_t lx = 1589376) {
+  ChipConfig c;
+  c.cores = 32;
+  c.core.corelets = 2;
+  c.core.lx.usable_bytes = lx;
+  return c;
+}
+
+Json add_graph(const std::string& rows = "2048", const std::string& cols = "1024") {
+  return Json::parse(R"({
+    "format": "dfsim.ops", "version": 1, "name": "add",
+    "tensors": {
+      "a": {"shape": [)" + rows + ", " + cols + R"(], "dtype": "fp16"},
+      "b": {"shape": [)" + rows + ", " + cols + R"(], "dtype": "fp16"},
+      "y": {"shape": [)" + rows + ", " + cols + R"(], "dtype": "fp16"}
+    },
+    "inputs": ["a", "b"], "outputs": ["y"],
+    "ops": [ {"op": "add", "inputs": ["a", "b"], "outputs": ["y"]} ],
+    "compile": {"cores": 32, "lx_planning": false}
+  })");
+}
+
+OpGraph ops(const Json& j) { return read_op_graph(j, "w.json"); }
+
+KernelGraph compile(const Json& j, int cores, std::uint64_t lx = 1589376) {
+  return compile_ops(ops(j), chip(lx), cores);
+}
+
+// Bytes moved by DMA instances of `op` (load or store), over all cores.
+std::uint64_t dma_bytes(const KernelGraph& g, const std::string& op) {
+  std::uint64_t n = 0;
+  for (const auto& t : g.tasks)
+    if (t.unit == UnitKind::dma && t.op == op) n += t.reads[0].total_bytes() * t.core_count;
+  return n;
+}
+
+// How many times each byte of HBM buffer `name` is written (write=true) or read by DMA.
+std::vector<int> coverage(const KernelGraph& g, const ExpandedGraph& eg, const std::string& name, bool write) {
+  int b = g.find_buffer(name);
+  std::vector<int> hits(g.buffers[b].bytes, 0);
+  for (const auto& inst : eg.instances)
+    for (const auto& r : write ? inst.writes : inst.reads)
+      if (r.buffer == b)
+        for (std::uint64_t row = 0; row < r.rows; ++row)
+          for (std::uint64_t x = 0; x < r.bytes; ++x) ++hits[r.offset + row * r.stride + x];
+  return hits;
+}
+
+bool all_equal(const std::vector<int>& v, int n) {
+  for (int x : v)
+    if (x != n) return false;
+  return true;
+}
+
+// Every compute task's LX working set (its reads and writes) fits the half-LX budget.
+void check_tile_budget(const KernelGraph& g, std::uint64_t budget) {
+  for (const auto& t : g.tasks) {
+    if (t.unit == UnitKind::dma) continue;
+    std::uint64_t bytes = 0;
+    for (const auto& a : t.reads) bytes += g.buffers[a.buffer].bytes;
+    for (const auto& a : t.writes) bytes += g.buffers[a.buffer].bytes;
+    INFO(t.name);
+    CHECK(bytes <= budget);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("compiler: op graph rejections name the file and the JSON path") {
+  Json j = add_graph();
+  auto fails = [&](const std::string& what) { REQUIRE_THROWS_WITH(ops(j), Contains(what)); };
+  SECTION("format, version") {
+    j["format"] = "dfsim.kernel";
+    fails("w.json: /format: expected \"dfsim.ops\"");
+    j = add_graph();
+    j["version"] = 3;
+    fails("w.json: /version: expected an integer in [1, 1], got 3");
+  }
+  SECTION("unknown keys with a hint") {
+    j["ops"][0]["atrs"] = Json::object();
+    fails("w.json: /ops/0/atrs: unknown key (did you mean \"attrs\"?)");
+    j = add_graph();
+    j["compile"]["coress"] = 2;
+    fails("w.json: /compile/coress: unknown key (did you mean \"cores\"?)");
+  }
+  SECTION("unknown op") {
+    j["ops"][0]["op"] = "addd";
+    fails("w.json: /ops/0/op: unknown op \"addd\" (did you mean \"add\"?)");
+  }
+  SECTION("unknown dtype") {
+    j["tensors"]["a"]["dtype"] = "bf16";
+    fails("w.json: /tensors/a/dtype: unknown dtype \"bf16\"");
+  }
+  SECTION("shape entries must be integers >= 1") {
+    j["tensors"]["b"]["shape"][1] = 0;
+    fails("w.json: /tensors/b/shape/1: expected an integer");
+    j["tensors"]["b"]["shape"][1] = 2.5;
+    fails("w.json: /tensors/b/shape/1: expected an integer");
+  }
+  SECTION("dangling tensor reference") {
+    j["ops"][0]["inputs"][1] = "bb";
+    fails("w.json: /ops/0/inputs/1: unknown tensor \"bb\" (did you mean \"b\"?)");
+    j = add_graph();
+    j["outputs"][0] = "z";
+    fails("w.json: /outputs/0: unknown tensor \"z\"");
+  }
+  SECTION("duplicate names") {
+    j["inputs"] = {"a", "a"};
+    fails("w.json: /inputs/1: duplicate tensor \"a\"");
+  }
+  SECTION("wrong input and output counts") {
+    j["ops"][0]["inputs"] = {"a"};
+    fails("w.json: /ops/0/inputs: add takes 2 input(s), got 1");
+    j = add_graph();
+    j["ops"][0]["op"] = "neg";
+    fails("w.json: /ops/0/inputs: neg takes 1 input(s), got 2");
+  }
+  SECTION("shape mismatch says expected and got") {
+    j["tensors"]["y"]["shape"] = {2048, 1000};
+    fails("w.json: /ops/0/outputs/0: shape mismatch for \"y\": expected [2048, 1024] from add, got [2048, 1000]");
+  }
+  SECTION("declared output shape differs from the broadcast one") {
+    j["tensors"]["a"]["shape"] = {2048, 1};
+    j["tensors"]["b"]["shape"] = {1024};
+    j["tensors"]["y"]["shape"] = {1024};
+    fails("w.json: /ops/0/outputs/0: shape mismatch for \"y\": expected [2048, 1024] from add, got [1024]");
+  }
+  SECTION("sum output shape with keepdim") {
+    j["ops"][0] = Json{{"op", "sum"}, {"inputs", {"a"}}, {"outputs", {"y"}}, {"attrs", {{"dim", -1}, {"keepdim", true}}}};
+    fails("w.json: /ops/0/outputs/0: shape mismatch for \"y\": expected [2048, 1] from sum, got [2048, 1024]");
+  }
+  SECTION("broadcasting that does not apply") {
+    j["tensors"]["b"]["shape"] = {2, 1024};
+    fails("w.json: /ops/0/inputs: shapes [2048, 1024] and [2, 1024] do not broadcast");
+  }
+  SECTION("matmul inner dims") {
+    j["ops"][0]["op"] = "matmul";
+    j["tensors"]["b"]["shape"] = {1000, 1024};
+    fails("w.json: /ops/0/inputs: matmul inner dimensions differ: [2048, 1024] @ [1000, 1024]");
+  }
+  SECTION("sum dim out of range") {
+    j["ops"][0] = Json{{"op", "sum"}, {"inputs", {"a"}}, {"outputs", {"y"}}, {"attrs", {{"dim", 2}}}};
+    fails("w.json: /ops/0/attrs/dim: dim 2 out of range for a rank-2 input, expected in [-2, 1]");
+  }
+  SECTION("a tensor produced twice") {
+    j["ops"].push_back(Json{{"op", "sub"}, {"inputs", {"a", "b"}}, {"outputs", {"y"}}});
+    fails("w.json: /ops/1/outputs/0: tensor \"y\" is produced twice: also by op 0 (add)");
+  }
+  SECTION("an input produced by an op") {
+    j["ops"].push_back(Json{{"op", "neg"}, {"inputs", {"y"}}, {"outputs", {"a"}}});
+    fails("w.json: /ops/1/outputs/0: tensor \"a\" is a graph input and cannot be produced");
+  }
+  SECTION("a used tensor never produced") {
+    j["inputs"] = {"a"};
+    fails("w.json: /ops/0/inputs/1: tensor \"b\" is never produced by an op and is not a graph input");
+  }
+  SECTION("a cycle") {
+    j["tensors"]["t"] = Json{{"shape", {2048, 1024}}, {"dtype", "fp16"}};
+    j["inputs"] = {"a"};
+    j["ops"] = Json::parse(R"([
+      {"op": "add", "inputs": ["a", "t"], "outputs": ["b"]},
+      {"op": "neg", "inputs": ["b"], "outputs": ["t"]},
+      {"op": "copy", "inputs": ["b"], "outputs": ["y"]}])");
+    fails("ops form a cycle: ");
+    fails("op 0 (add) needs op 1 (neg) needs op 0 (add)");
+    fails("w.json: /ops/");
+  }
+  SECTION("empty ops") {
+    j["ops"] = Json::array();
+    fails("w.json: /ops: the op list is empty");
+  }
+  SECTION("an output never produced") {
+    j["outputs"] = {"y", "b"};
+    fails("w.json: /outputs/1: graph output \"b\" is never produced by an op");
+  }
+  SECTION("compile options") {
+    j["compile"]["cores"] = 0;
+    fails("w.json: /compile/cores: expected an integer in [1, 1048576], got 0");
+    j["compile"]["cores"] = 4;
+    j["compile"]["lx_planning"] = "yes";
+    fails("w.json: /compile/lx_planning: expected true or false");
+  }
+}
+
+TEST_CASE("compiler: op graph attributes and broadcasting are resolved") {
+  Json j = add_graph();
+  j["tensors"]["b"]["shape"] = {1, 1024};
+  j["tensors"]["s"] = Json{{"shape", {2048}}, {"dtype", "fp32"}};
+  j["outputs"] = {"y", "s"};
+  j["ops"].push_back(Json{{"op", "sum"}, {"inputs", {"y"}}, {"outputs", {"s"}}, {"attrs", {{"dim", -1}}}});
+  OpGraph g = ops(j);
+  CHECK(g.ops[1].dim == 1);
+  CHECK_FALSE(g.ops[1].keepdim);
+  CHECK(g.order == std::vector<int>{0, 1});
+  CHECK(g.compile.cores == 32);
+  CHECK(g.tensors[g.find_tensor("s")].bytes() == 2048 * 4);
+}
+
+TEST_CASE("compiler: the shipped workloads load and compile") {
+  for (const char* w : {"add_2048x1024", "softmax_chain_512x1024", "matmul_1024", "matmul_4096"}) {
+    OpGraph g = load_op_graph(std::string(DFSIM_SOURCE_DIR) + "/workloads/" + w + ".json");
+    INFO(w);
+    CHECK_FALSE(g.description.empty());
+    KernelGraph k = compile_ops(g, chip(), g.compile.cores);
+    CHECK(k.cores == g.compile.cores);
+  }
+}
+
+TEST_CASE("compiler: add 2048x1024 on 32 cores") {
+  KernelGraph g = compile(add_graph(), 32);
+  // 2048 rows / 32 cores = 64 rows per core; a row needs 3 x 2048 B (a, b, y) of LX, and
+  // 64 x 6144 = 393216 <= 1589376 / 2, so one tile per core: load a, load b, add, store y
+  // = 4 SPMD templates x 32 cores = 128 instances.
+  REQUIRE(g.kernels.size() == 1);
+  CHECK(g.tasks.size() == 4);
+  CHECK(g.instance_count() == 128);
+  CHECK(dma_bytes(g, "load") == 2u * 2048 * 1024 * 2);   // 8 MiB: a and b, each read once
+  CHECK(dma_bytes(g, "store") == 1u * 2048 * 1024 * 2);  // 4 MiB: y
+  CHECK(g.tasks[0].reads[0].offset.alpha == 64 * 2048);  // each core moves 64 rows on
+  check_tile_budget(g, 1589376 / 2);
+
+  ExpandedGraph eg = expand_graph(g, chip());
+  CHECK(all_equal(coverage(g, eg, "y", true), 1));
+  CHECK(all_equal(coverage(g, eg, "a", false), 1));
+  // The add on core 5 waits for the two loads on core 5; the store waits for the add.
+  const TaskInstance& add5 = eg.instances[eg.first_instance[2] + 5];
+  CHECK(add5.deps == std::vector<int>{eg.first_instance[0] + 5, eg.first_instance[1] + 5});
+  CHECK(eg.instances[eg.first_instance[3] + 5].deps == std::vector<int>{eg.first_instance[2] + 5});
+}
+
+TEST_CASE("compiler: a smaller LX splits each core's share into tiles") {
+  // Budget 98304 B / 6144 B per row = 16 rows per tile; 64 rows per core -> 4 tiles;
+  // 4 tiles x 4 templates = 16 templates, x 32 cores = 512 instances.
+  KernelGraph g = compile(add_graph(), 32, 2 * 98304);
+  CHECK(g.tasks.size() == 16);
+  CHECK(g.instance_count() == 512);
+  CHECK(dma_bytes(g, "load") == 2u * 2048 * 1024 * 2);
+  check_tile_budget(g, 98304);
+  ExpandedGraph eg = expand_graph(g, chip(2 * 98304));
+  CHECK(all_equal(coverage(g, eg, "y", true), 1));
+}
+
+TEST_CASE("compiler: work division with a remainder") {
+  auto g1 = divide_work(1000, 32);  // share ceil(1000/32) = 32: 31 full cores + 8 rows on core 31
+  REQUIRE(g1.size() == 2);
+  CHECK(g1[0].count == 31);
+  CHECK(g1[0].share == 32);
+  CHECK(g1[1].first == 31);
+  CHECK(g1[1].share == 8);
+  CHECK(g1[1].base == 992);
+  auto g2 = divide_work(100, 32);   // share 4: 25 cores, no remainder
+  REQUIRE(g2.size() == 1);
+  CHECK(g2[0].count == 25);
+  auto g3 = divide_work(5, 32);     // fewer rows than cores: 5 cores of 1 row
+  REQUIRE(g3.size() == 1);
+  CHECK(g3[0].count == 5);
+}
+
+TEST_CASE("compiler: uneven splits cover every row exactly once") {
+  for (const char* rows : {"100", "1000", "7"}) {
+    INFO(rows << " rows");
+    KernelGraph g = compile(add_graph(rows, "64"), 32);
+    ExpandedGraph eg = expand_graph(g, chip());
+    CHECK(all_equal(coverage(g, eg, "y", true), 1));
+    CHECK(all_equal(coverage(g, eg, "a", false), 1));
+    CHECK(all_equal(coverage(g, eg, "b", false), 1));
+  }
+  // 1000 rows: an SPMD template over cores 0..30 plus an explicit task on core 31 per step.
+  KernelGraph g = compile(add_graph("1000", "64"), 32);
+  CHECK(g.tasks.size() == 8);
+  CHECK(g.tasks[0].core_count == 31);
+  CHECK(g.tasks[4].core_count == 1);
+  CHECK(g.tasks[4].first_core == 31);
+  CHECK(g.tasks[4].reads[0].offset.beta == 992 * 64 * 2);
+}
+
+TEST_CASE("compiler: a broadcast operand is loaded whole for each tile") {
+  Json j = add_graph("2048", "1024");
+  j["tensors"]["b"]["shape"] = {1024};
+  KernelGraph g = compile(j, 32);
+  // a: 4 MiB once; b: 2 KiB per tile, 1 tile on each of 32 cores.
+  CHECK(dma_bytes(g, "load") == 2048u * 1024 * 2 + 32u * 1024 * 2);
+  CHECK(dma_bytes(g, "store") == 2048u * 1024 * 2);
+  CHECK(g.tasks[1].reads[0].offset.alpha == 0);
+}
+
+TEST_CASE("compiler: softmax chain sum then broadcast mul on 1 core") {
+  OpGraph og = load_op_graph(std::string(DFSIM_SOURCE_DIR) + "/workloads/softmax_chain_512x1024.json");
+  KernelGraph g = compile_ops(og, chip(), 1);
+  REQUIRE(g.kernels.size() == 2);
+  std::uint64_t sum_elems = 0, mul_elems = 0;
+  for (const auto& t : g.tasks) {
+    if (t.op == "sum") sum_elems += t.elements;
+    if (t.op == "mul") mul_elems += t.elements;
+  }
+  CHECK(sum_elems == 512u * 1024);  // the input elements of every sum tile
+  CHECK(mul_elems == 512u * 1024);
+  // x read twice (sum, mul), s read once; s and y written once.
+  CHECK(dma_bytes(g, "load") == 2u * 512 * 1024 * 2 + 512u * 2);
+  CHECK(dma_bytes(g, "store") == 512u * 2 + 512u * 1024 * 2);
+  check_tile_budget(g, 1589376 / 2);
+  ExpandedGraph eg = expand_graph(g, chip());
+  // The mul kernel's load of s waits for every store of s (the sum kernel's stores).
+  int s = g.find_buffer("s");
+  for (const auto& inst : eg.instances) {
+    const Task& t = g.tasks[inst.task];
+    if (t.op != "load" || inst.reads[0].buffer != s) continue;
+    REQUIRE_FALSE(inst.deps.empty());
+    for (int d : inst.deps) CHECK(g.tasks[eg.instances[d].task].op == "store");
+  }
+}
+
+TEST_CASE("compiler: sum over a leading dim splits a kept dim with strided loads") {
+  Json j = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "colsum",
+    "tensors": {"x": {"shape": [64, 256], "dtype": "fp16"}, "s": {"shape": [256], "dtype": "fp32"}},
+    "inputs": ["x"], "outputs": ["s"],
+    "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["s"], "attrs": {"dim": 0}}]})");
+  KernelGraph g = compile(j, 4);
+  // 256 columns / 4 cores = 64 columns each: load 64 rows of 128 B, 512 B apart.
+  const Access& rd = g.tasks[0].reads[0];
+  CHECK(rd.rows == 64);
+  CHECK(rd.bytes == 128);
+  CHECK(rd.stride == 512);
+  CHECK(rd.offset.alpha == 128);
+  CHECK(g.tasks[1].elements == 64u * 64);
+  ExpandedGraph eg = expand_graph(g, chip());
+  CHECK(all_equal(coverage(g, eg, "x", false), 1));
+  CHECK(all_equal(coverage(g, eg, "s", true), 1));
+}
+
+TEST_CASE("compiler: matmul MACs, tiles and coverage") {
+  struct Case { std::int64_t m, k, n; int cores; std::uint64_t lx; };
+  for (Case c : {Case{1024, 1024, 1024, 32, 1589376}, Case{100, 96, 80, 32, 8192}, Case{300, 200, 130, 7, 20000}}) {
+    INFO(c.m << "x" << c.k << "x" << c.n << " on " << c.cores);
+    Json j = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "mm",
+      "tensors": {"a": {"shape": [)" + std::to_string(c.m) + "," + std::to_string(c.k) + R"(], "dtype": "fp16"},
+                  "b": {"shape": [)" + std::to_string(c.k) + "," + std::to_string(c.n) + R"(], "dtype": "fp16"},
+                  "c": {"shape": [)" + std::to_string(c.m) + "," + std::to_string(c.n) + R"(], "dtype": "fp16"}},
+      "inputs": ["a", "b"], "outputs": ["c"],
+      "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"]}]})");
+    KernelGraph g = compile(j, c.cores, c.lx);
+    std::uint64_t macs = 0;
+    for (const auto& t : g.tasks)
+      if (t.unit == UnitKind::pt) macs += t.m * t.n * t.k * t.core_count;
+    CHECK(macs == static_cast<std::uint64_t>(c.m * c.n * c.k));
+    check_tile_budget(g, c.lx / 2);
+    ExpandedGraph eg = expand_graph(g, chip(c.lx));
+    CHECK(all_equal(coverage(g, eg, "c", true), 1));
+    // Every PT step after the first of its chain reads the previous step's accumulator.
+    for (const auto& inst : eg.instances) {
+      const Task& t = g.tasks[inst.task];
+      if (t.unit == UnitKind::pt) CHECK(inst.deps.size() == t.reads.size());
+    }
+  }
+}
+
+TEST_CASE("compiler: matmul 1024 on 32 cores uses 4 column tiles of one k-step") {
+  KernelGraph g = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "mm",
+      "tensors": {"a": {"shape": [1024, 1024], "dtype": "fp16"}, "b": {"shape": [1024, 1024], "dtype": "fp16"},
+                  "c": {"shape": [1024, 1024], "dtype": "fp16"}},
+      "inputs": ["a", "b"], "outputs": ["c"],
+      "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"]}]})"), 32);
+  // 32 rows per core. A tile 32x1024 (64 KiB), B 1024x256 (512 KiB), two fp32 32x256
+  // accumulators (64 KiB) = 640 KiB <= 776 KiB; n = 512 would need 1.19 MB. So: load A once,
+  // then 4 x (load B, matmul, store) = 1 + 12 = 13 templates x 32 cores.
+  CHECK(g.tasks.size() == 13);
+  CHECK(g.instance_count() == 13u * 32);
+  CHECK(dma_bytes(g, "load") == 1024u * 1024 * 2 + 32u * 1024 * 1024 * 2);  // A once, B per core
+  CHECK(dma_bytes(g, "store") == 1024u * 1024 * 2);
+}
+
+TEST_CASE("compiler: rejects more cores than the chip and rows that do not fit") {
+  REQUIRE_THROWS_WITH(compile(add_graph(), 64), Contains("w.json: /compile/cores: asks for 64 cores, the chip has 32"));
+  REQUIRE_THROWS_WITH(compile(add_graph(), 32, 8192),
+                      Contains("w.json: /ops/0: add: one slice needs 6144 bytes of LX, more than the 4096-byte"));
+}
+
+TEST_CASE("compiler: a compiled graph round-trips through the file format") {
+  KernelGraph g = compile(add_graph("1000", "64"), 32);
+  Json w = write_kernel_graph(g);
+  KernelGraph back = read_kernel_graph(w, "c.json");
+  CHECK(write_kernel_graph(back) == w);
+  CHECK(back.instance_count() == g.instance_count());
+}
