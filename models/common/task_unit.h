@@ -30,7 +30,7 @@ class TaskUnit : public sc_core::sc_module {
 
   void push_ready(int inst);   // from the scheduler: inputs present
   void wake();                 // LX space was freed, or work arrived
-  const std::string& kind() const { return kind_; }
+  const std::string& unit_kind() const { return kind_; }
 
  protected:
   virtual void start(int inst) = 0;  // fires `inst` at now; must later call finish(inst)

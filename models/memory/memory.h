@@ -44,6 +44,19 @@ class IMemory : public sc_core::sc_module {
   virtual int channels() const = 0;
   virtual const MemStats& stats() const = 0;
   virtual std::vector<MemStats> channel_stats() const = 0;
+
+  // Bytes moved per utilization bucket (by completion time), for the bandwidth counter.
+  const std::vector<std::uint64_t>& bytes_per_bucket() const { return bucket_bytes_; }
+
+ protected:
+  void count_bytes(Tick t, std::uint64_t bytes, Tick bucket) {
+    std::size_t b = t / bucket;
+    if (bucket_bytes_.size() <= b) bucket_bytes_.resize(b + 1, 0);
+    bucket_bytes_[b] += bytes;
+  }
+
+ private:
+  std::vector<std::uint64_t> bucket_bytes_;
 };
 
 // Name -> factory. Implementations register themselves with DFSIM_REGISTER_MEMORY.

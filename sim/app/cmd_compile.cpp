@@ -1,0 +1,53 @@
+// `dfsim compile`: op graph -> compiled kernel graph (JSON).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "sim/app/cli.h"
+#include "sim/app/options.h"
+#include "sim/common/error.h"
+#include "sim/graph/expand.h"
+#include "sim/graph/kernel_graph_io.h"
+
+namespace dfsim {
+
+int cmd_compile(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::string config, input, output;
+  std::vector<std::string> sets;
+  int cores = 0;
+  opts.add_options()
+      ("input", po::value(&input)->required(), "op graph (dfsim.ops)")
+      ("output,o", po::value(&output)->required(), "kernel graph to write (dfsim.kernels)")
+      ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
+      ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value")
+      ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores)");
+  po::positional_options_description pos;
+  pos.add("input", 1);
+  po::variables_map vm;
+  if (!parse_options("compile", "OPS.json -o KERNELS.json [--config FILE] [--cores N]",
+                     "dfsim compile workloads/matmul_1024.json -o matmul.kernels.json --cores 8", opts, &pos, args, vm))
+    return 0;
+  if (cores < 0) throw UsageError("--cores must be >= 1");
+  if (config.empty()) config = default_config_path();
+  ChipConfig cfg = load_chip_config(config, sets);
+  std::string format;
+  KernelGraph g = load_workload(input, cfg, cores, &format);
+  if (format != "dfsim.ops") throw InputError(input, "/format", "expected an op graph (\"dfsim.ops\")");
+  expand_graph(g, cfg);  // the compiled graph must pass the loader's checks
+  std::string tmp = output + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw InputError(output, "", "cannot be written");
+    f << write_kernel_graph(g).dump(1) << "\n";
+    if (!f) throw InputError(output, "", "cannot be written");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, output, ec);
+  if (ec) throw InputError(output, "", "cannot be written: " + ec.message());
+  std::cout << output << ": " << g.tasks.size() << " task templates in " << g.kernels.size() << " kernels, "
+            << g.buffers.size() << " buffers, " << g.cores << " cores\n";
+  return 0;
+}
+
+}  // namespace dfsim

@@ -1,0 +1,54 @@
+// `dfsim info`: a config's derived figures, and with --params the whole parameter table.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "models/memory/memory.h"
+#include "sim/app/cli.h"
+#include "sim/app/options.h"
+#include "sim/config/params.h"
+
+namespace dfsim {
+
+int cmd_info(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::string config;
+  std::vector<std::string> sets;
+  opts.add_options()
+      ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
+      ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value")
+      ("params", "list every config parameter: path, type, default, unit, range, meaning");
+  po::variables_map vm;
+  if (!parse_options("info", "[--config FILE] [--set key=value ...] [--params]",
+                     "dfsim info --config configs/spyre.json --set core.pt.rows=16", opts, nullptr, args, vm))
+    return 0;
+  if (vm.count("params")) {
+    std::cout << params_text();
+    return 0;
+  }
+  if (config.empty()) config = default_config_path();
+  ChipConfig c = load_chip_config(config, sets);
+  std::cout << fmt::format("{} ({})\n", c.name, c.file);
+  std::cout << fmt::format("  cores            {} x {} corelets, core clock {} MHz\n", c.cores, c.core.corelets, c.core.clock_mhz);
+  std::cout << fmt::format("  PT per corelet   {}x{} PEs, dataflow {}\n", c.core.pt.rows, c.core.pt.cols,
+                           c.core.pt.dataflow == Dataflow::os ? "os" : c.core.pt.dataflow == Dataflow::ws ? "ws" : "is");
+  std::cout << "  PT peak          precision  MAC/cycle/core  MAC/ns/core  MAC/ns/card  TFLOPS(TOPS)/card\n";
+  for (auto [d, ways] : c.core.pt.simd) {
+    double core = c.peak_macs_per_ns(d);
+    std::cout << fmt::format("                   {:<9}  {:>14.0f}  {:>11.1f}  {:>11.1f}  {:>17.1f}\n", dtype_name(d),
+                             c.pt_macs_per_cycle(d), core, core * c.cores, 2 * core * c.cores / 1000);
+  }
+  std::cout << fmt::format("  SFP per corelet  {} lanes\n", c.core.sfp.lanes);
+  std::cout << fmt::format("  LX per core      {} B ({:.2f} MiB), {} B usable by programs\n", c.core.lx.bytes,
+                           c.core.lx.bytes / 1048576.0, c.core.lx.usable_bytes);
+  std::cout << fmt::format("  off-chip         {} model, {} channels x {}-bit x {} MT/s = {:.1f} GB/s peak{}\n",
+                           c.memory.impl, c.memory.channels, c.memory.bus_bits, c.memory.data_rate_mtps,
+                           c.memory_peak_gbps(), c.memory.ideal ? " (ideal: no time)" : "");
+  std::cout << fmt::format("  ring             {} B/cycle per direction per link = {:.1f} GB/s, {} cycles per hop\n",
+                           c.ring.bytes_per_cycle, c.ring_gbps_per_direction(), c.ring.hop_cycles);
+  std::cout << fmt::format("  DMA              {} B sticks, bursts of up to {} sticks, {} requests in flight per core\n",
+                           c.core.dma.stick_bytes, c.core.dma.burst_sticks, c.core.dma.max_outstanding);
+  return 0;
+}
+
+}  // namespace dfsim

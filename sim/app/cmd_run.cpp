@@ -1,0 +1,87 @@
+// `dfsim run`: simulate a workload on a config and write summary.json, trace.json and
+// utilization.csv to the output directory.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "sim/app/cli.h"
+#include "sim/app/options.h"
+#include "sim/app/output_dir.h"
+#include "sim/graph/expand.h"
+#include "sim/runtime/simulation.h"
+#include "sim/stats/summary.h"
+#include "sim/stats/utilization_csv.h"
+#include "sim/trace/trace_writer.h"
+
+namespace dfsim {
+
+int cmd_run(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::string config, workload, out;
+  std::vector<std::string> sets;
+  int cores = 0;
+  double max_sim_ns = 0;
+  opts.add_options()
+      ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
+      ("workload,w", po::value(&workload)->required(), "op graph (dfsim.ops) or compiled kernel graph (dfsim.kernels)")
+      ("out,o", po::value(&out), "output directory (default out/<workload>-<config>/)")
+      ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
+      ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores)")
+      ("max-sim-time", po::value(&max_sim_ns), "stop after this much simulated time, ns (exit 1)")
+      ("verbose,v", "log progress to stderr")
+      ("quiet,q", "print nothing on success");
+  po::positional_options_description pos;
+  pos.add("workload", 1);
+  po::variables_map vm;
+  if (!parse_options("run", "--workload FILE [--config FILE] [--out DIR] [--set key=value ...] [--cores N]",
+                     "dfsim run --config configs/spyre.json --workload workloads/add_2048x1024.json --cores 8",
+                     opts, &pos, args, vm))
+    return 0;
+  if (cores < 0) throw UsageError("--cores must be >= 1");
+  if (max_sim_ns < 0) throw UsageError("--max-sim-time must be >= 0");
+  bool quiet = vm.count("quiet"), verbose = vm.count("verbose");
+  spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
+  if (config.empty()) config = default_config_path();
+
+  // Everything is loaded and checked before time starts.
+  ChipConfig cfg = load_chip_config(config, sets);
+  std::string format;
+  KernelGraph g = load_workload(workload, cfg, cores, &format);
+  spdlog::info("{}: {} buffers, {} task templates, {} kernels", workload, g.buffers.size(), g.tasks.size(), g.kernels.size());
+  ExpandedGraph x = expand_graph(g, cfg);
+  spdlog::info("{} task instances on {} cores", x.instances.size(), g.cores);
+  if (out.empty()) out = "out/" + std::filesystem::path(workload).stem().string() + "-" + cfg.name;
+  OutputDir dir(out);
+
+  Simulation sim(g, x, cfg);
+  RunResult res = sim.run(RunLimits{max_sim_ns});
+  spdlog::info("simulated in {:.3f} s, {} events", res.wall_seconds, res.activations);
+
+  auto summary = make_summary(sim, res, RunInfo{workload, config, format});
+  dir.open("summary.json") << summary.dump(2) << "\n";
+  if (cfg.sim.trace) {
+    auto f = dir.open("trace.json");
+    write_trace(f, sim, res);
+  }
+  {
+    auto f = dir.open("utilization.csv");
+    write_utilization_csv(f, sim.recorder(), res.end);
+  }
+  dir.commit();
+
+  if (!res.ok()) {
+    std::cerr << "dfsim: " << res.reason << "\n";
+    for (const auto& line : res.blocked) std::cerr << "  " << line << "\n";
+    std::cerr << "outputs (partial): " << dir.dir() << "/\n";
+    return 1;
+  }
+  if (!quiet) {
+    std::cout << summary_text(summary);
+    std::cout << "outputs: " << dir.path("summary.json") << (cfg.sim.trace ? ", trace.json" : "")
+              << ", utilization.csv\n";
+  }
+  return 0;
+}
+
+}  // namespace dfsim

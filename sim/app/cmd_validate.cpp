@@ -1,0 +1,43 @@
+// `dfsim validate`: checks configs, op graphs and compiled graphs against their formats.
+#include <iostream>
+
+#include "sim/app/cli.h"
+#include "sim/app/options.h"
+#include "sim/common/json_io.h"
+#include "sim/graph/expand.h"
+#include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/op_graph.h"
+
+namespace dfsim {
+
+int cmd_validate(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::vector<std::string> files;
+  std::string config;
+  opts.add_options()
+      ("files", po::value(&files)->required()->multitoken(), "files to check")
+      ("config,c", po::value(&config), "config to check graphs against (default configs/spyre.json)");
+  po::positional_options_description pos;
+  pos.add("files", -1);
+  po::variables_map vm;
+  if (!parse_options("validate", "FILE... [--config FILE]",
+                     "dfsim validate configs/*.json workloads/*.json", opts, &pos, args, vm))
+    return 0;
+  if (config.empty()) config = default_config_path();
+  for (const auto& f : files) {
+    Json j = load_json_file(f);
+    std::string format = detect_format(j);
+    if (format.empty()) {
+      load_chip_config(f);
+      std::cout << f << ": ok (config)\n";
+      continue;
+    }
+    ChipConfig cfg = load_chip_config(config);
+    KernelGraph g = load_workload(f, cfg, 0, &format);
+    ExpandedGraph x = expand_graph(g, cfg);
+    std::cout << f << ": ok (" << format << ", " << x.instances.size() << " task instances)\n";
+  }
+  return 0;
+}
+
+}  // namespace dfsim

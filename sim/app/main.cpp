@@ -1,0 +1,67 @@
+// dfsim: command-line entry. SystemC calls sc_main; it dispatches to the subcommands.
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "sim/app/cli.h"
+#include "sim/common/error.h"
+
+namespace {
+
+const char* kUsage =
+    "dfsim " DFSIM_VERSION " - cycle-approximate simulator of a Spyre-class dataflow inference accelerator\n"
+    "\n"
+    "usage: dfsim <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run       simulate a workload (op graph or compiled kernel graph) on a chip config\n"
+    "  compile   compile an op graph into a kernel graph\n"
+    "  validate  check configs, op graphs and kernel graphs without running\n"
+    "  info      print a config's derived figures (and --params: every parameter)\n"
+    "\n"
+    "Run 'dfsim <command> --help' for its options and an example.\n"
+    "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "-V") {
+    std::cout << "dfsim " DFSIM_VERSION "\n";
+    return 0;
+  }
+  std::string cmd = args[0];
+  args.erase(args.begin());
+  try {
+    if (cmd == "run") return dfsim::cmd_run(args);
+    if (cmd == "compile") return dfsim::cmd_compile(args);
+    if (cmd == "validate") return dfsim::cmd_validate(args);
+    if (cmd == "info") return dfsim::cmd_info(args);
+    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate or info)\n";
+    return 2;
+  } catch (const dfsim::InputError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const dfsim::UsageError& e) {
+    std::cerr << "dfsim " << cmd << ": " << e.what() << " (see 'dfsim " << cmd << " --help')\n";
+    return 2;
+  } catch (const dfsim::SimError& e) {
+    std::cerr << "dfsim: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "dfsim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+int main(int argc, char* argv[]) {
+  // SystemC prints a banner when its kernel starts unless this is set.
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}

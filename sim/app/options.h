@@ -1,0 +1,16 @@
+#pragma once
+// Parses a subcommand's options with Boost.program_options; --help prints them with an example.
+#include <boost/program_options.hpp>
+#include <string>
+#include <vector>
+
+namespace dfsim {
+
+namespace po = boost::program_options;
+
+// Returns false if --help was given (help already printed). Throws UsageError on misuse.
+bool parse_options(const std::string& cmd, const std::string& synopsis, const std::string& example,
+                   po::options_description& opts, po::positional_options_description* pos,
+                   const std::vector<std::string>& args, po::variables_map& vm);
+
+}  // namespace dfsim

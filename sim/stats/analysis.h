@@ -1,0 +1,41 @@
+#pragma once
+// Where the time went: per-kernel breakdown and the critical path of a finished run.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/common/time.h"
+#include "sim/graph/kernel_graph.h"
+#include "sim/stats/recorder.h"
+
+namespace dfsim {
+
+// One kernel: its span and how its task instances spent their time.
+struct KernelBreakdown {
+  std::string name;
+  Tick start = 0, end = 0;
+  std::size_t instances = 0;
+  std::map<std::string, Tick> busy_by_unit;  // summed task durations per unit kind
+  Tick waiting_for_lx = 0;                   // ready, but the LX space was not free
+  Tick waiting_for_unit = 0;                 // ready, but the unit was busy with other tasks
+  std::uint64_t offchip_bytes = 0;           // bytes its DMA tasks moved to or from HBM
+  std::uint64_t macs = 0;
+};
+
+// The chain of task instances that decided the end time, walked back from the last one:
+// through the dependency that arrived last, or through the task that held the unit.
+struct CriticalPath {
+  Tick length = 0;
+  std::vector<int> instances;                // first to last
+  std::map<std::string, Tick> busy_by_unit;  // time on the path spent in each unit kind
+  Tick waiting = 0;                          // time on the path with no task of it running
+};
+
+std::vector<KernelBreakdown> kernel_breakdown(const KernelGraph& g, const ExpandedGraph& x, const Recorder& rec);
+CriticalPath critical_path(const KernelGraph& g, const ExpandedGraph& x, const Recorder& rec);
+
+// Bytes an instance moves to or from HBM (DMA tasks), and MACs it performs (PT tasks).
+std::uint64_t offchip_bytes_of(const KernelGraph& g, const TaskInstance& t);
+std::uint64_t macs_of(const KernelGraph& g, const TaskInstance& t);
+
+}  // namespace dfsim

@@ -1,0 +1,216 @@
+#include "sim/stats/summary.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <map>
+
+#include "models/chip/card.h"
+#include "sim/stats/analysis.h"
+
+namespace dfsim {
+
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+double ns(Tick t) { return ticks_to_ns(t); }
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+double round6(double v) { return std::round(v * 1e6) / 1e6; }
+
+const char* status_name(RunResult::Status s) {
+  switch (s) {
+    case RunResult::Status::finished: return "finished";
+    case RunResult::Status::deadlock: return "deadlock";
+    case RunResult::Status::limit: return "limit";
+  }
+  return "?";
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024.0;
+}
+
+OJson units_json(const Recorder& rec, Tick end) {
+  OJson list = OJson::array();
+  std::map<std::string, std::pair<Tick, int>> by_kind;
+  for (const Track& t : rec.tracks()) {
+    if (t.items == 0) continue;
+    list.push_back({{"unit", t.group + "/" + t.name}, {"kind", t.kind}, {"busy_ns", round6(ns(t.busy))},
+                    {"utilization", round6(ratio(t.busy, end))}, {"items", t.items}});
+    by_kind[t.kind].first += t.busy;
+    by_kind[t.kind].second += 1;
+  }
+  OJson kinds = OJson::object();
+  for (auto& [k, v] : by_kind)
+    kinds[k] = {{"units", v.second}, {"busy_ns", round6(ns(v.first))},
+                {"mean_utilization", round6(ratio(static_cast<double>(v.first), static_cast<double>(end) * v.second))}};
+  return {{"by_kind", kinds}, {"units", list}};
+}
+
+OJson busy_map(const std::map<std::string, Tick>& m) {
+  OJson j = OJson::object();
+  for (auto& [k, v] : m) j[k] = round6(ns(v));
+  return j;
+}
+
+}  // namespace
+
+OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
+  const KernelGraph& g = sim.graph();
+  const ExpandedGraph& x = sim.expanded();
+  const ChipConfig& cfg = sim.config();
+  const Recorder& rec = sim.recorder();
+  Card& card = sim.system().card();
+  Tick end = res.end;
+  ClockDomain core_clk(cfg.core.clock_mhz);
+
+  OJson s;
+  s["format"] = "dfsim.summary";
+  s["version"] = 1;
+  s["dfsim_version"] = DFSIM_VERSION;
+  s["workload"] = {{"name", g.name}, {"file", info.workload_file}, {"format", info.workload_format}};
+  s["config"] = {{"name", cfg.name}, {"file", info.config_file}};
+  s["status"] = status_name(res.status);
+  if (!res.ok()) {
+    s["reason"] = res.reason;
+    s["blocked"] = res.blocked;
+  }
+  s["sim_time_ns"] = round6(ns(end));
+  s["cycles"] = core_clk.to_cycles(end);
+  s["cores_used"] = g.cores;
+
+  // Tasks.
+  std::map<std::string, std::uint64_t> by_unit;
+  std::uint64_t macs = 0, dma_hbm = 0;
+  for (const TaskInstance& t : x.instances) {
+    ++by_unit[unit_name(g.tasks[t.task].unit)];
+    macs += macs_of(g, t);
+    dma_hbm += offchip_bytes_of(g, t);
+  }
+  s["tasks"] = {{"templates", g.tasks.size()}, {"instances", x.instances.size()}, {"by_unit", by_unit}};
+
+  // Off-chip memory.
+  const MemStats& ms = card.memory().stats();
+  double peak_gbps = cfg.memory_peak_gbps();
+  OJson chans = OJson::array();
+  for (const MemStats& c : card.memory().channel_stats())
+    chans.push_back({{"bytes_read", c.bytes_read}, {"bytes_written", c.bytes_written}, {"turnarounds", c.turnarounds}});
+  s["offchip"] = {{"bytes_read", ms.bytes_read},
+                  {"bytes_written", ms.bytes_written},
+                  {"graph_bytes", dma_hbm},
+                  {"achieved_gbps", round6(ratio(static_cast<double>(ms.bytes_read + ms.bytes_written), ns(end)))},
+                  {"peak_gbps", round6(peak_gbps)},
+                  {"turnarounds", ms.turnarounds},
+                  {"ideal", cfg.memory.ideal},
+                  {"channels", chans}};
+
+  // Compute.
+  double peak_macs = cfg.peak_macs_per_ns(Dtype::fp16) * g.cores;
+  s["compute"] = {{"macs", macs},
+                  {"achieved_macs_per_ns", round6(ratio(static_cast<double>(macs), ns(end)))},
+                  {"peak_macs_per_ns_fp16", round6(peak_macs)}};
+
+  // Roofline: the run can be no faster than its bytes at peak bandwidth or its MACs at peak rate.
+  double mem_ns = cfg.memory.ideal ? 0.0 : ratio(static_cast<double>(dma_hbm), peak_gbps);
+  double mac_ns = ratio(static_cast<double>(macs), peak_macs);
+  double bound = std::max(mem_ns, mac_ns);
+  s["roofline"] = {{"memory_bound_ns", round6(mem_ns)},
+                   {"compute_bound_ns", round6(mac_ns)},
+                   {"bound_by", mem_ns >= mac_ns ? "memory" : "compute"},
+                   {"fraction_of_roofline", round6(ratio(bound, ns(end)))}};
+
+  s["units"] = units_json(rec, end);
+
+  // LX, DMA, ring.
+  OJson peaks = OJson::array();
+  std::uint64_t peak_max = 0;
+  for (int c = 0; c < g.cores; ++c) {
+    peaks.push_back(card.core(c).lx().peak());
+    peak_max = std::max(peak_max, card.core(c).lx().peak());
+  }
+  s["lx"] = {{"usable_bytes_per_core", cfg.core.lx.usable_bytes}, {"peak_bytes_max", peak_max}, {"peak_bytes_per_core", peaks}};
+  DmaStats d;
+  for (int c = 0; c < card.cores(); ++c) {
+    const DmaStats& e = card.core(c).dma().stats();
+    d.hbm_to_lx += e.hbm_to_lx;
+    d.lx_to_hbm += e.lx_to_hbm;
+    d.lx_to_lx += e.lx_to_lx;
+    d.hbm_to_hbm += e.hbm_to_hbm;
+    d.bursts += e.bursts;
+    d.sticks += e.sticks;
+  }
+  s["dma"] = {{"hbm_to_lx_bytes", d.hbm_to_lx}, {"lx_to_hbm_bytes", d.lx_to_hbm}, {"lx_to_lx_bytes", d.lx_to_lx},
+              {"hbm_to_hbm_bytes", d.hbm_to_hbm}, {"bursts", d.bursts}, {"sticks", d.sticks}};
+  s["ring"] = {{"bytes_carried", card.ring().bytes_carried()}};
+
+  // Where the time went.
+  OJson kernels = OJson::array();
+  Tick lx_wait = 0, unit_wait = 0;
+  for (const KernelBreakdown& k : kernel_breakdown(g, x, rec)) {
+    lx_wait += k.waiting_for_lx;
+    unit_wait += k.waiting_for_unit;
+    kernels.push_back({{"name", k.name}, {"start_ns", round6(ns(k.start))}, {"end_ns", round6(ns(k.end))},
+                       {"duration_ns", round6(ns(k.end - k.start))}, {"instances", k.instances},
+                       {"busy_ns", busy_map(k.busy_by_unit)}, {"waiting_for_lx_ns", round6(ns(k.waiting_for_lx))},
+                       {"waiting_for_unit_ns", round6(ns(k.waiting_for_unit))}, {"offchip_bytes", k.offchip_bytes},
+                       {"macs", k.macs}});
+  }
+  s["kernels"] = kernels;
+  s["stalls"] = {{"waiting_for_lx_ns", round6(ns(lx_wait))}, {"waiting_for_unit_ns", round6(ns(unit_wait))}};
+  if (res.ok()) {
+    CriticalPath cp = critical_path(g, x, rec);
+    OJson tail = OJson::array();
+    std::size_t from = cp.instances.size() > 8 ? cp.instances.size() - 8 : 0;
+    for (std::size_t i = from; i < cp.instances.size(); ++i) {
+      const TaskInstance& t = x.instances[cp.instances[i]];
+      tail.push_back(fmt::format("{} (core {})", g.tasks[t.task].name, t.core));
+    }
+    s["critical_path"] = {{"length_ns", round6(ns(cp.length))}, {"instances", cp.instances.size()},
+                          {"busy_ns", busy_map(cp.busy_by_unit)}, {"waiting_ns", round6(ns(cp.waiting))},
+                          {"last_tasks", tail}};
+  }
+  s["config_resolved"] = cfg.resolved;
+  double wall = res.wall_seconds;
+  s["host"] = {{"wall_seconds", wall},
+               {"events", res.activations},
+               {"events_per_second", ratio(static_cast<double>(res.activations), wall)},
+               {"sim_cycles_per_host_second", ratio(static_cast<double>(core_clk.to_cycles(end)), wall)},
+               {"peak_rss_mib", peak_rss_mib()}};
+  return s;
+}
+
+std::string summary_text(const OJson& s) {
+  std::string out;
+  out += fmt::format("{} on {}: {}  {:.3f} us  ({} cycles, {} cores)\n", s["workload"]["name"].get<std::string>(),
+                     s["config"]["name"].get<std::string>(), s["status"].get<std::string>(),
+                     s["sim_time_ns"].get<double>() / 1000.0, s["cycles"].get<std::uint64_t>(),
+                     s["cores_used"].get<int>());
+  const auto& off = s["offchip"];
+  out += fmt::format("  off-chip  {:.1f} MiB read, {:.1f} MiB written, {:.1f} GB/s of {:.1f} peak\n",
+                     off["bytes_read"].get<double>() / (1 << 20), off["bytes_written"].get<double>() / (1 << 20),
+                     off["achieved_gbps"].get<double>(), off["peak_gbps"].get<double>());
+  const auto& c = s["compute"];
+  if (c["macs"].get<std::uint64_t>() > 0)
+    out += fmt::format("  compute   {:.3g} MACs, {:.1f} MAC/ns of {:.1f} peak\n", c["macs"].get<double>(),
+                       c["achieved_macs_per_ns"].get<double>(), c["peak_macs_per_ns_fp16"].get<double>());
+  const auto& r = s["roofline"];
+  out += fmt::format("  roofline  {}-bound, run is at {:.0f}% of its roofline\n", r["bound_by"].get<std::string>(),
+                     100 * r["fraction_of_roofline"].get<double>());
+  std::string kinds;
+  for (auto& [k, v] : s["units"]["by_kind"].items())
+    kinds += fmt::format("  {} {:.0f}%", k, 100 * v["mean_utilization"].get<double>());
+  out += "  busy     " + kinds + "\n";
+  if (s.contains("critical_path")) {
+    std::string parts;
+    for (auto& [k, v] : s["critical_path"]["busy_ns"].items()) parts += fmt::format("  {} {:.1f} us", k, v.get<double>() / 1000);
+    out += fmt::format("  critical path{}  waiting {:.1f} us\n", parts,
+                       s["critical_path"]["waiting_ns"].get<double>() / 1000);
+  }
+  return out;
+}
+
+}  // namespace dfsim
