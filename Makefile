@@ -22,7 +22,7 @@ test: build
 	@ctest --preset $(PRESET)
 
 bench: build
-	@build/$(PRESET)/dfsim_bench
+	@build/$(PRESET)/tools/dfsim_bench
 
 asan-test:
 	@$(MAKE) --no-print-directory test PRESET=asan

@@ -20,7 +20,8 @@ DmaEngine::DmaEngine(sc_core::sc_module_name n, Scheduler& s, Recorder& r, const
       lx_(lx),
       hbm_base_(hbm_base),
       clk_(cfg.core.clock_mhz),
-      burst_bytes_(static_cast<std::uint64_t>(cfg.core.dma.stick_bytes) * cfg.core.dma.burst_sticks) {
+      burst_bytes_(static_cast<std::uint64_t>(cfg.core.dma.stick_bytes) * cfg.core.dma.burst_sticks),
+      lookahead_(ns_to_ticks(cfg.sim.dma_lookahead_ns)) {
   kind_ = "dma";
   track_ = r.add_track("core " + std::to_string(core), "dma", "dma");
   SC_HAS_PROCESS(DmaEngine);
@@ -66,7 +67,42 @@ void DmaEngine::start(int inst) {
   step_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void DmaEngine::issue_burst(Tick now) {
+std::uint64_t DmaEngine::new_slot(const Pending& p) {
+  if (free_slots_.empty()) {
+    slots_.push_back(p);
+    return slots_.size() - 1;
+  }
+  std::uint64_t tag = free_slots_.back();
+  free_slots_.pop_back();
+  slots_[tag] = p;
+  return tag;
+}
+
+void DmaEngine::burst_done(Tick t) {
+  completions_.push(t);
+  // Completions reported from inside step() are seen by it; others need a wake-up.
+  if (!in_step_) step_ev_.notify(sc_core::sc_time::from_value(t - sim_now()));
+}
+
+void DmaEngine::mem_done(std::uint64_t tag, Tick t) {
+  Pending p = slots_[tag];
+  if (p.next == Pending::Next::write_hbm) {
+    slots_[tag].next = Pending::Next::none;
+    mem_.send(MemRequest{p.write_addr, p.bytes, true, t, this, tag});
+    return;
+  }
+  free_slots_.push_back(tag);
+  if (p.next == Pending::Next::to_lx) {
+    LxScratchpad* lx = lx_[p.core];
+    Tick arrive = ring_.transfer(t, p.mc, p.core, p.bytes);
+    Tick w = lx->write_time(p.bytes);
+    lx->bytes_written += p.bytes;
+    t = lx->write_port().reserve(arrive, w) + w;
+  }
+  burst_done(t);
+}
+
+void DmaEngine::issue_burst(Tick t) {
   Transfer& x = xfer_;
   const Region& p = *x.pattern;
   std::uint32_t bytes = static_cast<std::uint32_t>(std::min(burst_bytes_, p.bytes - x.row_off));
@@ -77,64 +113,71 @@ void DmaEngine::issue_burst(Tick now) {
     ++x.row;
   }
   x.moved += bytes;
-  auto done = [this](Tick t) {
-    completions_.push(t);
-    step_ev_.notify(sc_core::sc_time::from_value(t - sim_now()));
-  };
   int src_core = x.src.core, dst_core = x.dst.core;
   if (x.src_hbm) {
     std::uint64_t addr = hbm_addr(x.src, row, off);
-    int mc = ring_.controller_stop(mem_.channel_of(addr));
-    MemRequest req{addr, bytes, false, now, nullptr};
+    Pending pend;
+    pend.bytes = bytes;
     if (x.dst_hbm) {
-      std::uint64_t waddr = hbm_addr(x.dst, row, off);
-      req.on_done = [this, waddr, bytes, done](Tick t) { mem_.send(MemRequest{waddr, bytes, true, t, done}); };
+      pend.next = Pending::Next::write_hbm;
+      pend.write_addr = hbm_addr(x.dst, row, off);
     } else {
-      LxScratchpad* lx = lx_[dst_core];
-      req.on_done = [this, mc, dst_core, bytes, lx, done](Tick t) {
-        Tick arrive = ring_.transfer(t, mc, dst_core, bytes);
-        Tick w = lx->write_time(bytes);
-        lx->bytes_written += bytes;
-        done(lx->write_port().reserve(arrive, w) + w);
-      };
+      pend.next = Pending::Next::to_lx;
+      pend.mc = ring_.controller_stop(mem_.channel_of(addr));
+      pend.core = dst_core;
     }
-    mem_.send(std::move(req));
+    mem_.send(MemRequest{addr, bytes, false, t, this, new_slot(pend)});
     return;
   }
   LxScratchpad* src = lx_[src_core];
   Tick r = src->read_time(bytes);
   src->bytes_read += bytes;
-  Tick read_done = src->read_port().reserve(now, r) + r;
+  Tick read_done = src->read_port().reserve(t, r) + r;
   if (x.dst_hbm) {
     std::uint64_t addr = hbm_addr(x.dst, row, off);
     int mc = ring_.controller_stop(mem_.channel_of(addr));
     Tick at_mc = ring_.transfer(read_done, src_core, mc, bytes);
-    mem_.send(MemRequest{addr, bytes, true, at_mc, done});
+    Pending pend;
+    pend.bytes = bytes;
+    mem_.send(MemRequest{addr, bytes, true, at_mc, this, new_slot(pend)});
   } else {
     LxScratchpad* dst = lx_[dst_core];
     Tick arrive = ring_.transfer(read_done, src_core, dst_core, bytes);
     Tick w = dst->write_time(bytes);
     dst->bytes_written += bytes;
-    done(dst->write_port().reserve(arrive, w) + w);
+    burst_done(dst->write_port().reserve(arrive, w) + w);
   }
 }
 
 void DmaEngine::step() {
   ++ActivationCounter::value();
   if (current_ < 0) return;
+  in_step_ = true;
   Tick now = sim_now();
-  while (!completions_.empty() && completions_.top() <= now) {
+  auto retire = [&] {
     completions_.pop();
     --outstanding_;
     --xfer_.bursts_left;
-  }
+  };
+  while (!completions_.empty() && completions_.top() <= now) retire();
+  // Issue every burst whose issue slot falls within the look-ahead window: a slot opens
+  // issue_cycles after the previous issue, and once a request in flight has completed.
   const Tick issue_cost = clk_.cycles(cfg_.core.dma.issue_cycles);
-  while (xfer_.moved < xfer_.total && xfer_.bursts_left > 0 && outstanding_ < cfg_.core.dma.max_outstanding &&
-         next_issue_ <= now) {
-    issue_burst(now);
+  const int max_out = cfg_.core.dma.max_outstanding;
+  while (xfer_.moved < xfer_.total) {
+    Tick t = std::max(next_issue_, now);
+    bool full = outstanding_ >= max_out;
+    if (full) {
+      if (completions_.empty()) break;  // waiting for an asynchronous memory model
+      t = std::max(t, completions_.top());
+    }
+    if (t > now + lookahead_) break;
+    if (full) retire();
+    issue_burst(t);
     ++outstanding_;
-    next_issue_ = now + issue_cost;
+    next_issue_ = t + issue_cost;
   }
+  in_step_ = false;
   if (xfer_.bursts_left == 0) {
     int inst = current_;
     current_ = -1;
@@ -144,9 +187,8 @@ void DmaEngine::step() {
   }
   // Otherwise wake at the next completion or issue slot, whichever is first.
   Tick next = completions_.empty() ? ~Tick(0) : completions_.top();
-  if (xfer_.moved < xfer_.total && outstanding_ < cfg_.core.dma.max_outstanding)
-    next = std::min(next, next_issue_);
-  if (next != ~Tick(0)) step_ev_.notify(sc_core::sc_time::from_value(next - now));
+  if (xfer_.moved < xfer_.total && outstanding_ < max_out) next = std::min(next, next_issue_);
+  if (next != ~Tick(0)) step_ev_.notify(sc_core::sc_time::from_value(next > now ? next - now : 0));
 }
 
 }  // namespace dfsim

@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "models/common/task_unit.h"
+#include "models/memory/memory.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/kernel_graph.h"
 
 namespace dfsim {
 
-class IMemory;
 class Ring;
 class LxScratchpad;
 
@@ -22,13 +22,22 @@ struct DmaStats {
   std::uint64_t bursts = 0, sticks = 0;
 };
 
-class DmaEngine : public TaskUnit {
+class DmaEngine : public TaskUnit, public MemClient {
  public:
   DmaEngine(sc_core::sc_module_name n, Scheduler& s, Recorder& r, const ChipConfig& cfg, int core,
             IMemory& mem, Ring& ring, std::vector<LxScratchpad*>& lx, const std::vector<std::uint64_t>& hbm_base);
   const DmaStats& stats() const { return stats_; }
+  void mem_done(std::uint64_t tag, Tick t) override;
 
  private:
+  // What remains of a burst after its memory access: the leg to LX, a second (write) access,
+  // or nothing.
+  struct Pending {
+    enum class Next { to_lx, write_hbm, none } next = Next::none;
+    int mc = 0, core = 0;
+    std::uint32_t bytes = 0;
+    std::uint64_t write_addr = 0;
+  };
   // Where the bytes of the current task go, burst by burst.
   struct Transfer {
     Region src, dst;
@@ -39,7 +48,9 @@ class DmaEngine : public TaskUnit {
   };
   void start(int inst) override;
   void step();
-  void issue_burst(Tick now);
+  void issue_burst(Tick t);
+  void burst_done(Tick t);
+  std::uint64_t new_slot(const Pending& p);
   std::uint64_t hbm_addr(const Region& r, std::uint64_t row, std::uint64_t off) const;
 
   const ChipConfig& cfg_;
@@ -56,6 +67,10 @@ class DmaEngine : public TaskUnit {
   Tick next_issue_ = 0;
   int outstanding_ = 0;
   std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> completions_;
+  std::vector<Pending> slots_;
+  std::vector<std::uint64_t> free_slots_;
+  Tick lookahead_ = 0;
+  bool in_step_ = false;
   sc_core::sc_event step_ev_;
   DmaStats stats_;
 };

@@ -15,13 +15,22 @@
 
 namespace dfsim {
 
+// Whoever sends memory requests: told when each completes.
+class MemClient {
+ public:
+  virtual ~MemClient() = default;
+  // Request `tag` completes at `t` (called now or later, never with t < the issue time).
+  virtual void mem_done(std::uint64_t tag, Tick t) = 0;
+};
+
 // One burst to or from off-chip memory.
 struct MemRequest {
   std::uint64_t addr = 0;
   std::uint32_t bytes = 0;
   bool write = false;
-  Tick issued = 0;                      // when it reached the controller
-  std::function<void(Tick)> on_done;    // called once with the completion time (>= issued)
+  Tick issued = 0;               // when it reaches the controller
+  MemClient* client = nullptr;   // told of the completion
+  std::uint64_t tag = 0;         // the client's reference
 };
 
 // Per-channel and total traffic counters.

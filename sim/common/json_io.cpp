@@ -193,7 +193,10 @@ std::uint64_t JsonView::as_uint(std::uint64_t min, std::uint64_t max) const {
   if (j_->is_number_unsigned()) {
     v = j_->get<std::uint64_t>();
   } else if (j_->is_number_integer()) {
-    fail("expected an integer >= " + std::to_string(min) + ", got " + j_->dump());
+    // JSON built in code stores non-negative integers as signed.
+    std::int64_t s = j_->get<std::int64_t>();
+    if (s < 0) fail("expected an integer >= " + std::to_string(min) + ", got " + j_->dump());
+    v = static_cast<std::uint64_t>(s);
   } else {
     fail("expected an integer, got " + json_type_name(*j_));
   }

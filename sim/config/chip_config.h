@@ -96,6 +96,7 @@ struct RingConfig {
 struct SimConfig {
   bool trace = true;                       // write trace.json
   double utilization_bucket_ns = 1000;     // utilization.csv bucket width
+  double dma_lookahead_ns = 200;           // how far ahead a DMA engine may book its bursts
 };
 
 // The whole card: every parameter, resolved and checked.

@@ -166,6 +166,10 @@ std::vector<Param> build() {
       make("sim.trace", T::Bool, "", "write trace.json", DFSIM_FIELD(sim.trace)),
       nums(make("sim.utilization_bucket_ns", T::Double, "ns", "bucket width of utilization.csv",
                 DFSIM_FIELD(sim.utilization_bucket_ns)), 0, true, 1e12),
+      nums(make("sim.dma_lookahead_ns", T::Double, "ns",
+                "a DMA engine books the bursts it may issue within this window in one step (0: one burst per "
+                "step; larger is faster to simulate, coarser in how engines interleave)",
+                DFSIM_FIELD(sim.dma_lookahead_ns)), 0, false, 1e6),
   };
 }
 

@@ -15,27 +15,32 @@ int Recorder::add_counter(std::string group, std::string name) {
 }
 
 void Recorder::busy(int id, Tick start, Tick end, bool new_item) {
-  if (end <= start) {
-    if (new_item) ++tracks_[id].items;
-    return;
-  }
   Track& t = tracks_[id];
   if (new_item) ++t.items;
-  // Busy time counts only what is not already covered (spans on a track never overlap
-  // in the models, but a merged span may be extended).
-  if (keep_spans_) {
-    if (!t.spans.empty() && start <= t.spans.back().second) {
-      Tick& last_end = t.spans.back().second;
-      if (end <= last_end) return;
-      start = last_end;
-      last_end = end;
-    } else {
-      t.spans.emplace_back(start, end);
-    }
-  }
+  // Only the part after the previous interval counts, so nothing is counted twice.
+  start = std::max(start, t.last_end);
+  if (end <= start) return;
   t.busy += end - start;
+  t.last_end = end;
+  if (keep_spans_) {
+    if (!t.spans.empty() && start <= t.spans.back().second + merge_gap_)
+      t.spans.back().second = end;
+    else
+      t.spans.emplace_back(start, end);
+  }
+  if (start >= t.hot_lo && end <= t.hot_hi) {
+    t.bucket_busy[t.hot] += end - start;
+    return;
+  }
   std::size_t first = start / bucket_, last = (end - 1) / bucket_;
-  if (t.bucket_busy.size() <= last) t.bucket_busy.resize(last + 1, 0);
+  if (t.bucket_busy.size() <= last) t.bucket_busy.resize(std::max(last + 1, t.bucket_busy.size() * 2), 0);
+  t.hot = last;
+  t.hot_lo = last * bucket_;
+  t.hot_hi = t.hot_lo + bucket_;
+  if (first == last) {
+    t.bucket_busy[first] += end - start;
+    return;
+  }
   for (std::size_t b = first; b <= last; ++b) {
     Tick lo = std::max<Tick>(start, b * bucket_), hi = std::min<Tick>(end, (b + 1) * bucket_);
     t.bucket_busy[b] += hi - lo;

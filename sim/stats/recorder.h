@@ -16,9 +16,13 @@ struct Track {
   std::string name;    // trace thread: "pt.0", "dma", "ch 2", "cw 4->5"
   std::string kind;    // pt, sfp, dma, dram, ring
   Tick busy = 0;       // total busy time
+  Tick last_end = 0;   // end of the latest busy interval
   std::uint64_t items = 0;  // tasks or transfers served
-  std::vector<std::pair<Tick, Tick>> spans;  // coalesced busy intervals (for the trace)
+  std::vector<std::pair<Tick, Tick>> spans;  // busy intervals for the trace; gaps shorter than
+                                             // the recorder's merge gap are bridged
   std::vector<Tick> bucket_busy;             // busy time per utilization bucket
+  std::size_t hot = 0;                       // bucket of the latest interval, and its bounds,
+  Tick hot_lo = 0, hot_hi = 0;               // so that most updates need no division
 };
 
 // A task instance as it ran.
@@ -39,12 +43,13 @@ struct Counter {
 
 class Recorder {
  public:
-  explicit Recorder(Tick bucket) : bucket_(bucket) {}
+  explicit Recorder(Tick bucket) : bucket_(bucket), merge_gap_(bucket / 100) {}
 
   int add_track(std::string group, std::string name, std::string kind);
   int add_counter(std::string group, std::string name);
 
-  // Marks [start, end) busy on a track; adjacent or overlapping spans are merged.
+  // Marks [start, end) busy on a track. Busy time and buckets are exact; trace spans closer
+  // than the merge gap (1 % of a bucket) are drawn as one.
   void busy(int track, Tick start, Tick end, bool new_item = true);
   void counter(int id, Tick t, double value);
 
@@ -59,7 +64,7 @@ class Recorder {
   void set_keep_spans(bool keep) { keep_spans_ = keep; }
 
  private:
-  Tick bucket_;
+  Tick bucket_, merge_gap_;
   bool keep_spans_ = true;
   std::vector<Track> tracks_;
   std::vector<Counter> counters_;

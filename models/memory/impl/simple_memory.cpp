@@ -52,7 +52,7 @@ void SimpleMemory::send(MemRequest req) {
     }
   }
   count_bytes(done, req.bytes, bucket_);
-  req.on_done(done);
+  req.client->mem_done(req.tag, done);
 }
 
 std::vector<MemStats> SimpleMemory::channel_stats() const {
