@@ -20,6 +20,7 @@ const char* kUsage =
     "  compile   compile an op graph into a kernel graph\n"
     "  validate  check configs, op graphs and kernel graphs without running\n"
     "  info      print a config's derived figures (and --params: every parameter)\n"
+    "  calibrate run the memory microbenchmarks and compare with the measured card\n"
     "\n"
     "Run 'dfsim <command> --help' for its options and an example.\n"
     "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
@@ -43,7 +44,8 @@ int sc_main(int argc, char* argv[]) {
     if (cmd == "compile") return dfsim::cmd_compile(args);
     if (cmd == "validate") return dfsim::cmd_validate(args);
     if (cmd == "info") return dfsim::cmd_info(args);
-    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate or info)\n";
+    if (cmd == "calibrate") return dfsim::cmd_calibrate(args);
+    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info or calibrate)\n";
     return 2;
   } catch (const dfsim::InputError& e) {
     std::cerr << e.what() << "\n";
