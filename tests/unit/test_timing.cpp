@@ -49,7 +49,7 @@ TEST_CASE("timing: pt matmul tiles smaller than the array", "[timing][pt]") {
   CHECK(pt_matmul_cycles(8, 8, 0, 8, 8, 8, 1) == 0);
 }
 
-TEST_CASE("timing: pt matmul full tiles, one vs two corelets", "[timing][pt]") {
+TEST_CASE("timing: pt matmul full tiles on one vs two corelets", "[timing][pt]") {
   // 64x64x64 fp16, 1 corelet: (64/8)*(64/8)=64 tiles x 64/8=8 steps + 14 = 526 cycles
   CHECK(pt_matmul_cycles(64, 64, 64, 8, 8, 8, 1) == 526);
   // 2 corelets: 32 rows each -> 4*8=32 tiles x 8 steps + 14 = 270 cycles
@@ -94,7 +94,7 @@ TEST_CASE("timing: sfp function classes", "[timing][sfp]") {
   CHECK(sfp_cycles(s, "gelu", Dtype::fp16, 4096, 1) == 264);
 }
 
-TEST_CASE("timing: sfp fp32 at half rate, corelets split the work", "[timing][sfp]") {
+TEST_CASE("timing: sfp fp32 at half rate and corelets split the work", "[timing][sfp]") {
   SfpConfig s;
   // fp32: cost / fp32_rate 0.5. add: 64 x 2 + 8 = 136; exp: 64 x 4 + 8 = 264; gelu: 64 x 8 + 8 = 520
   CHECK(sfp_cycles(s, "add", Dtype::fp32, 4096, 1) == 136);
@@ -138,7 +138,7 @@ TEST_CASE("timing: simple memory transfer time and interleaving", "[timing][memo
   CHECK(cfg.memory_peak_gbps() == Approx(204.8));
 }
 
-TEST_CASE("timing: simple memory queues, latency and read-write turnaround", "[timing][memory]") {
+TEST_CASE("timing: simple memory queues with latency and read-write turnaround", "[timing][memory]") {
   ChipConfig cfg;
   Recorder rec(ns_to_ticks(1000));
   SimpleMemory mem("mem");
@@ -175,7 +175,7 @@ TEST_CASE("timing: simple memory queues, latency and read-write turnaround", "[t
 
 // ---------------------------------------------------------------- ring
 
-TEST_CASE("timing: ring hops, occupancy and controller stops", "[timing][ring]") {
+TEST_CASE("timing: ring hops and occupancy and controller stops", "[timing][ring]") {
   ChipConfig cfg;  // 32 stops
   Recorder rec(ns_to_ticks(1000));
   Ring ring("ring");

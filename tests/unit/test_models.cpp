@@ -1,0 +1,376 @@
+// Behaviour of the SystemC models under the firing rule: one small hand-built kernel graph
+// and one simulation per test case (ctest runs each case in its own process, so each gets a
+// fresh SystemC kernel). End times are exact where they are closed-form.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "models/chip/card.h"
+#include "sim/config/chip_config.h"
+#include "sim/graph/expand.h"
+#include "sim/graph/kernel_graph_io.h"
+#include "sim/runtime/simulation.h"
+#include "sim/stats/summary.h"
+
+using namespace dfsim;
+using Catch::Contains;
+
+namespace {
+
+constexpr Tick kCore = 666667;   // core clock 1500 MHz: round(1e9 / 1500) fs per cycle
+
+// A kernel graph from JSON text: the format header and one kernel "k" around `tasks`.
+KernelGraph graph(int cores, const std::string& buffers, const std::string& tasks) {
+  std::string text = R"({"format": "dfsim.kernels", "version": 1, "name": "t", "cores": )" +
+                     std::to_string(cores) + R"(, "buffers": [)" + buffers +
+                     R"(], "kernels": [{"name": "k", "tasks": [)" + tasks + "]}]}";
+  return read_kernel_graph(Json::parse(text), "test.json");
+}
+
+// Preloaded 8 KiB LX input "xl" (4096 fp16) and three 8 KiB LX outputs.
+const char* kLxBuffers = R"(
+  {"name": "xl", "space": "lx", "bytes": 8192, "preloaded": true},
+  {"name": "yl", "space": "lx", "bytes": 8192},
+  {"name": "zl", "space": "lx", "bytes": 8192},
+  {"name": "wl", "space": "lx", "bytes": 8192})";
+
+std::string sfp(const std::string& name, const std::string& op, const std::string& in, const std::string& out,
+                const std::string& where = R"("core": 0)") {
+  return R"({"name": ")" + name + R"(", "unit": "sfp", "op": ")" + op + R"(", )" + where +
+         R"(, "elements": 4096, "reads": [{"buffer": ")" + in + R"(", "bytes": 8192}], "writes": [{"buffer": ")" +
+         out + R"(", "bytes": 8192}]})";
+}
+
+// 64x64x64 fp16 matmul on core 0 reading A and B from xl, writing zl.
+std::string pt64(const std::string& extra = "") {
+  return R"({"name": "mm", "unit": "pt", "op": "matmul", "core": 0, "m": 64, "n": 64, "k": 64)" + extra +
+         R"(, "reads": [{"buffer": "xl", "bytes": 8192}, {"buffer": "xl", "bytes": 8192}],
+             "writes": [{"buffer": "zl", "bytes": 8192}]})";
+}
+
+const TaskRecord& rec_of(Simulation& sim, const KernelGraph& g, const std::string& task, int core = 0) {
+  int t = g.find_task(task);
+  REQUIRE(t >= 0);
+  const ExpandedGraph& x = sim.expanded();
+  return sim.recorder().tasks().at(x.first_instance[t] + (core - g.tasks[t].first_core));
+}
+
+}  // namespace
+
+TEST_CASE("models: one sfp task on preloaded LX data is compute bound", "[models][sfp]") {
+  ChipConfig cfg;
+  KernelGraph g = graph(1, kLxBuffers, sfp("e", "exp", "xl", "yl"));
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // exp of 4096 fp16 on 2 corelets: 2048 each = 32 vectors x 2 + 8 pipeline = 72 cycles;
+  // LX ports: 8192 B / 256 B per cycle = 32 cycles each way, overlapped -> 72 cycles
+  CHECK(r.end == 72 * kCore);
+  CHECK(rec_of(sim, g, "e").start == 0);
+  CHECK(rec_of(sim, g, "e").end == 72 * kCore);
+  CHECK(sim.system().card().core(0).lx().bytes_read == 8192);
+  CHECK(sim.system().card().core(0).lx().bytes_written == 8192);
+}
+
+TEST_CASE("models: one sfp task limited by the LX read port", "[models][sfp][lx]") {
+  ChipConfig cfg;
+  cfg.core.lx.read_bytes_per_cycle = 32;
+  KernelGraph g = graph(1, kLxBuffers, sfp("a", "add", "xl", "yl"));
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // add: 32 vectors x 1 + 8 = 40 cycles of compute, but reading 8192 B at 32 B/cycle takes
+  // 256 cycles; the write port needs 8192 / 256 = 32. max(40, 256, 32) = 256 cycles
+  CHECK(r.end == 256 * kCore);
+}
+
+TEST_CASE("models: a chain of two dependent sfp tasks takes the sum", "[models][sfp]") {
+  ChipConfig cfg;
+  KernelGraph g = graph(1, kLxBuffers, sfp("e", "exp", "xl", "yl") + "," + sfp("a", "add", "yl", "zl"));
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // exp 72 cycles, then add (32 vectors x 1 + 8 = 40) fires when exp completes: 72 + 40 = 112
+  CHECK(r.end == 112 * kCore);
+  CHECK(rec_of(sim, g, "a").ready == 72 * kCore);
+  CHECK(rec_of(sim, g, "a").start == 72 * kCore);
+}
+
+TEST_CASE("models: two independent tasks on the same unit serialize", "[models][sfp]") {
+  ChipConfig cfg;
+  KernelGraph g = graph(1, kLxBuffers, sfp("e1", "exp", "xl", "yl") + "," + sfp("e2", "exp", "xl", "zl"));
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // Both ready at 0; the lower instance id goes first: e1 [0, 72), e2 [72, 144)
+  CHECK(r.end == 144 * kCore);
+  CHECK(rec_of(sim, g, "e1").start == 0);
+  CHECK(rec_of(sim, g, "e2").ready == 0);
+  CHECK(rec_of(sim, g, "e2").start == 72 * kCore);
+  auto s = make_summary(sim, r, RunInfo{"test.json", "", "dfsim.kernels"});
+  // e2 waited 72 cycles for the unit: 72 x 0.666667 ns = 48.000024 ns
+  CHECK(s["stalls"]["waiting_for_unit_ns"].get<double>() == Approx(ticks_to_ns(72 * kCore)));
+  CHECK(s["stalls"]["waiting_for_lx_ns"].get<double>() == 0.0);
+}
+
+TEST_CASE("models: tasks on different cores and different units run in parallel", "[models]") {
+  ChipConfig cfg;
+  KernelGraph g = graph(2, kLxBuffers,
+                        sfp("e", "exp", "xl", "yl", R"("cores": {"first": 0, "count": 2})") + "," + pt64());
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // exp on cores 0 and 1 at once: 72 cycles each; the PT of core 0 alongside:
+  // 64x64x64 on 2 corelets = 32 rows each -> 4*8 tiles x 8 steps + 14 = 270 cycles
+  // (LX: 16384 B read / 256 = 64, 8192 B written / 256 = 32). End = max(72, 270) = 270.
+  CHECK(rec_of(sim, g, "e", 0).start == 0);
+  CHECK(rec_of(sim, g, "e", 1).start == 0);
+  CHECK(rec_of(sim, g, "e", 0).end == 72 * kCore);
+  CHECK(rec_of(sim, g, "e", 1).end == 72 * kCore);
+  CHECK(rec_of(sim, g, "mm").start == 0);
+  CHECK(r.end == 270 * kCore);
+  auto s = make_summary(sim, r, RunInfo{"test.json", "", "dfsim.kernels"});
+  CHECK(s["compute"]["macs"].get<std::uint64_t>() == 64u * 64 * 64);
+  CHECK(s["stalls"]["waiting_for_unit_ns"].get<double>() == 0.0);
+}
+
+TEST_CASE("models: a pt matmul pinned to one corelet", "[models][pt]") {
+  ChipConfig cfg;
+  KernelGraph g = graph(1, kLxBuffers, pt64(R"(, "corelet": 1)"));
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // One corelet: 8*8 = 64 tiles x 8 steps + 14 = 526 cycles
+  CHECK(r.end == 526 * kCore);
+  auto s = make_summary(sim, r, RunInfo{"test.json", "", "dfsim.kernels"});
+  // Only pt.1 of core 0 was busy, all the time
+  bool found = false;
+  for (const auto& u : s["units"]["units"]) {
+    std::string name = u["unit"].get<std::string>();
+    CHECK(name != "core 0/pt.0");
+    if (name == "core 0/pt.1") {
+      found = true;
+      CHECK(u["utilization"].get<double>() == Approx(1.0));
+    }
+  }
+  CHECK(found);
+}
+
+TEST_CASE("models: a full LX makes a ready task wait and it still finishes", "[models][lx]") {
+  // Usable LX 16 KiB: preloaded xl (8 KiB) plus one 8 KiB output at a time.
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"core.lx.usable_bytes=16384"});
+  REQUIRE(cfg.core.lx.usable_bytes == 16384);
+  KernelGraph g = graph(1, kLxBuffers, sfp("e", "exp", "xl", "yl") + "," + pt64());
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // Both are ready at 0 on different units (SFP 72 cycles, PT 270 cycles) but only one output
+  // fits; the other waits until the first completes and its output (no readers) is freed.
+  // Whichever goes first, the end is 72 + 270 = 342 cycles (in parallel it would be 270).
+  CHECK(r.end == 342 * kCore);
+  const TaskRecord& e = rec_of(sim, g, "e");
+  const TaskRecord& mm = rec_of(sim, g, "mm");
+  CHECK(e.ready == 0);
+  CHECK(mm.ready == 0);
+  if (e.start == 0) {
+    CHECK(mm.lx_wait == 72 * kCore);
+    CHECK(mm.start == 72 * kCore);
+  } else {
+    CHECK(e.lx_wait == 270 * kCore);
+    CHECK(e.start == 270 * kCore);
+  }
+  CHECK(e.lx_wait + mm.lx_wait > 0);
+  auto s = make_summary(sim, r, RunInfo{"test.json", "configs/spyre.json", "dfsim.kernels"});
+  CHECK(s["stalls"]["waiting_for_lx_ns"].get<double>() > 0);
+  CHECK(s["stalls"]["waiting_for_unit_ns"].get<double>() == 0.0);
+  CHECK(s["lx"]["peak_bytes_max"].get<std::uint64_t>() == 16384);
+}
+
+TEST_CASE("models: reading a buffer nobody writes is a deadlock naming task and buffer", "[models][deadlock]") {
+  ChipConfig cfg;
+  const char* buffers = R"(
+    {"name": "xl", "space": "lx", "bytes": 8192, "preloaded": true},
+    {"name": "ghost", "space": "lx", "bytes": 8192},
+    {"name": "yl", "space": "lx", "bytes": 8192},
+    {"name": "zl", "space": "lx", "bytes": 8192})";
+  KernelGraph g = graph(1, buffers, sfp("ok", "exp", "xl", "yl") + "," + sfp("stuck", "add", "ghost", "zl"));
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  CHECK(r.status == RunResult::Status::deadlock);
+  CHECK_FALSE(r.ok());
+  CHECK_THAT(r.reason, Contains("1 of 2"));
+  REQUIRE(r.blocked.size() == 1);
+  CHECK_THAT(r.blocked[0], Contains("\"stuck\""));
+  CHECK_THAT(r.blocked[0], Contains("\"ghost\""));
+  CHECK_THAT(r.blocked[0], Contains("not preloaded"));
+  // The task that could run did: 72 cycles
+  CHECK(rec_of(sim, g, "ok").end == 72 * kCore);
+  auto s = make_summary(sim, r, RunInfo{"test.json", "", "dfsim.kernels"});
+  CHECK(s["status"] == "deadlock");
+  CHECK(s["blocked"].size() == 1);
+}
+
+TEST_CASE("models: outputs that never fit the LX deadlock with the LX named", "[models][deadlock][lx]") {
+  // Usable 16 KiB. "e" (exp xl -> yl, 4 KiB each) runs; then "big" reads yl and writes two
+  // 8 KiB buffers: it needs 16 KiB, but yl (4 KiB) stays reserved until "big" itself has read
+  // it, so at most 12 KiB are ever free: "big" is ready and can never fire.
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"core.lx.usable_bytes=16384"});
+  const char* buffers = R"(
+    {"name": "xl", "space": "lx", "bytes": 4096, "preloaded": true},
+    {"name": "yl", "space": "lx", "bytes": 4096},
+    {"name": "al", "space": "lx", "bytes": 8192},
+    {"name": "bl", "space": "lx", "bytes": 8192})";
+  const char* tasks = R"(
+    {"name": "e", "unit": "sfp", "op": "exp", "core": 0, "elements": 2048,
+     "reads": [{"buffer": "xl", "bytes": 4096}], "writes": [{"buffer": "yl", "bytes": 4096}]},
+    {"name": "big", "unit": "sfp", "op": "copy", "core": 0, "elements": 2048,
+     "reads": [{"buffer": "yl", "bytes": 4096}],
+     "writes": [{"buffer": "al", "bytes": 4096}, {"buffer": "bl", "bytes": 4096}]})";
+  KernelGraph g = graph(1, buffers, tasks);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.status == RunResult::Status::deadlock);
+  REQUIRE(r.blocked.size() == 1);
+  CHECK_THAT(r.blocked[0], Contains("\"big\""));
+  CHECK_THAT(r.blocked[0], Contains("16384 B of LX on core 0"));
+  // exp of 2048 on 2 corelets: 1024 each = 16 vectors x 2 + 8 = 40 cycles; then "big" is
+  // ready but can never reserve its outputs.
+  CHECK(rec_of(sim, g, "e").end == 40 * kCore);
+  CHECK(rec_of(sim, g, "big").ready == 40 * kCore);
+  auto s = make_summary(sim, r, RunInfo{"test.json", "", "dfsim.kernels"});
+  CHECK(s["status"] == "deadlock");
+  // Stall figures stay within the run: nothing can have waited longer than it lasted.
+  double t = s["sim_time_ns"].get<double>();
+  CHECK(s["stalls"]["waiting_for_unit_ns"].get<double>() >= 0);
+  CHECK(s["stalls"]["waiting_for_unit_ns"].get<double>() <= t);
+  CHECK(s["stalls"]["waiting_for_lx_ns"].get<double>() <= t);
+}
+
+namespace {
+
+// One HBM buffer of `n` bytes loaded into an LX buffer of core `core` by one DMA task.
+KernelGraph dma_load(std::uint64_t n, int core, int cores) {
+  std::string b = std::to_string(n);
+  return graph(cores,
+               R"({"name": "x", "space": "hbm", "bytes": )" + b + R"(, "preloaded": true},
+                  {"name": "xl", "space": "lx", "bytes": )" + b + "}",
+               R"({"name": "ld", "unit": "dma", "op": "load", "core": )" + std::to_string(core) +
+                   R"(, "reads": [{"buffer": "x", "bytes": )" + b + R"(}], "writes": [{"buffer": "xl", "bytes": )" +
+                   b + "}]}");
+}
+
+}  // namespace
+
+TEST_CASE("models: a one-burst DMA load has a closed-form time", "[models][dma]") {
+  ChipConfig cfg;
+  KernelGraph g = dma_load(128, 1, 2);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // One 128 B burst from address 0 (channel 0): 128 / 32 = 4 memory cycles + 80 latency = 84
+  // x 1.25 ns = 105 ns; controller 0 sits at ring stop 0, core 1 is 1 hop away: 2 hop + 1
+  // occupancy = 3 core cycles; LX write 128 / 256 -> 1 cycle. 105 ns + 4 core cycles.
+  CHECK(r.end == ns_to_ticks(105) + 4 * kCore);
+  auto s = make_summary(sim, r, RunInfo{"test.json", "", "dfsim.kernels"});
+  CHECK(s["offchip"]["bytes_read"] == 128);
+  CHECK(s["dma"]["bursts"] == 1);
+  CHECK(s["dma"]["sticks"] == 1);
+  CHECK(s["ring"]["bytes_carried"] == 128);
+}
+
+TEST_CASE("models: a DMA load moves exactly its bytes and is no faster than peak bandwidth", "[models][dma]") {
+  ChipConfig cfg;
+  const std::uint64_t n = 256 * 1024;
+  KernelGraph g = dma_load(n, 0, 1);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  Card& card = sim.system().card();
+  CHECK(card.memory().stats().bytes_read == n);
+  CHECK(card.memory().stats().bytes_written == 0);
+  CHECK(card.memory().stats().reads == n / 4096);      // 64 bursts of 32 sticks
+  CHECK(card.core(0).dma().stats().hbm_to_lx == n);
+  CHECK(card.core(0).dma().stats().bursts == n / 4096);
+  CHECK(card.core(0).dma().stats().sticks == n / 128);
+  CHECK(card.core(0).lx().bytes_written == n);
+  // Roofline: 262144 B / 204.8 GB/s = 1280 ns at least
+  CHECK(ticks_to_ns(r.end) >= n / cfg.memory_peak_gbps());
+  // and one burst's latency more than that is plenty: each channel moves 8 bursts of 160 ns
+  // (1280 ns) plus the issue ramp; bound loosely from above so a gross slowdown shows.
+  CHECK(ticks_to_ns(r.end) < 4 * n / cfg.memory_peak_gbps());
+}
+
+TEST_CASE("models: a DMA store writes exactly its bytes to DRAM", "[models][dma]") {
+  ChipConfig cfg;
+  const std::uint64_t n = 64 * 1024;
+  std::string b = std::to_string(n);
+  KernelGraph g = graph(1,
+                        R"({"name": "yl", "space": "lx", "bytes": )" + b + R"(, "preloaded": true},
+                           {"name": "y", "space": "hbm", "bytes": )" + b + "}",
+                        R"({"name": "st", "unit": "dma", "op": "store", "core": 0,
+                            "reads": [{"buffer": "yl", "bytes": )" + b + R"(}],
+                            "writes": [{"buffer": "y", "bytes": )" + b + "}]}");
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  Card& card = sim.system().card();
+  CHECK(card.memory().stats().bytes_written == n);
+  CHECK(card.memory().stats().bytes_read == 0);
+  CHECK(card.memory().stats().turnarounds == 0);
+  CHECK(card.core(0).dma().stats().lx_to_hbm == n);
+  CHECK(card.core(0).lx().bytes_read == n);
+  CHECK(ticks_to_ns(r.end) >= n / cfg.memory_peak_gbps());
+}
+
+TEST_CASE("models: ideal memory makes DMA tasks take no time", "[models][dma]") {
+  ChipConfig cfg;
+  cfg.memory.ideal = true;
+  KernelGraph g = dma_load(64 * 1024, 0, 1);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  CHECK(r.end == 0);
+  CHECK(rec_of(sim, g, "ld").end == 0);
+}
+
+TEST_CASE("models: ideal memory leaves no stale DMA bursts behind", "[models][dma]") {
+  // With ideal memory the load takes no time; the LX -> LX copy that follows on the same DMA
+  // engine is not off-chip, so it is timed: 16 bursts of 4 KiB, each 16 cycles on the LX read
+  // port and 16 on the write port (same core: no ring hop).
+  ChipConfig cfg;
+  cfg.memory.ideal = true;
+  const char* buffers = R"(
+    {"name": "x", "space": "hbm", "bytes": 65536, "preloaded": true},
+    {"name": "xl", "space": "lx", "bytes": 65536},
+    {"name": "yl", "space": "lx", "bytes": 65536})";
+  const char* tasks = R"(
+    {"name": "ld", "unit": "dma", "op": "load", "core": 0,
+     "reads": [{"buffer": "x", "bytes": 65536}], "writes": [{"buffer": "xl", "bytes": 65536}]},
+    {"name": "cp", "unit": "dma", "op": "copy", "core": 0,
+     "reads": [{"buffer": "xl", "bytes": 65536}], "writes": [{"buffer": "yl", "bytes": 65536}]})";
+  KernelGraph g = graph(1, buffers, tasks);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  CHECK(rec_of(sim, g, "ld").end == 0);
+  Card& card = sim.system().card();
+  // Ideal memory is not touched: no DRAM traffic at all (and certainly not a part of it).
+  CHECK(card.memory().stats().bytes_read == 0);
+  CHECK(card.core(0).dma().stats().lx_to_lx == 65536);
+  // The copy cannot be faster than its LX read port: 65536 / 256 = 256 cycles
+  CHECK(rec_of(sim, g, "cp").end - rec_of(sim, g, "cp").start >= 256 * kCore);
+}
