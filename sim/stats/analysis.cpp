@@ -40,7 +40,7 @@ std::vector<KernelBreakdown> kernel_breakdown(const KernelGraph& g, const Expand
     ++kb.instances;
     kb.busy_by_unit[unit_name(task.unit)] += r.end - r.start;
     kb.waiting_for_lx += r.lx_wait;
-    kb.waiting_for_unit += r.start - r.ready - r.lx_wait;
+    if (r.start >= r.ready + r.lx_wait) kb.waiting_for_unit += r.start - r.ready - r.lx_wait;  // unfired: start 0
     kb.offchip_bytes += offchip_bytes_of(g, t);
     kb.macs += macs_of(g, t);
   }
