@@ -1,0 +1,161 @@
+// End-to-end runs of the shipped workloads, compiled on the fly exactly as `dfsim run` does:
+// they finish, are never faster than their roofline, keep every utilization in [0, 1], and
+// move exactly the off-chip bytes their graph says (conservation). One run per test case.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "sim/app/cli.h"
+#include "sim/config/chip_config.h"
+#include "sim/graph/expand.h"
+#include "sim/runtime/simulation.h"
+#include "sim/stats/summary.h"
+
+using namespace dfsim;
+
+namespace {
+
+// Runs `workload` on `config` and checks what must hold for every run. Returns the summary.
+nlohmann::ordered_json run_checked(const std::string& workload, const std::string& config, int cores = 0) {
+  ChipConfig cfg = load_chip_config(config);
+  std::string format;
+  KernelGraph g = load_workload(workload, cfg, cores, &format);
+  CHECK(format == "dfsim.ops");
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  INFO(workload << " on " << config << ": " << r.reason);
+  REQUIRE(r.ok());
+  auto s = make_summary(sim, r, RunInfo{workload, config, format});
+  CHECK(s["status"] == "finished");
+  CHECK(s["cores_used"].get<int>() == g.cores);
+
+  double t = s["sim_time_ns"].get<double>();
+  REQUIRE(t > 0);
+  const auto& off = s["offchip"];
+  std::uint64_t rd = off["bytes_read"], wr = off["bytes_written"], graph_bytes = off["graph_bytes"];
+  std::uint64_t macs = s["compute"]["macs"];
+
+  // Roofline: no faster than the off-chip bytes at peak bandwidth (GB/s = B/ns) ...
+  CHECK(t >= graph_bytes / cfg.memory_peak_gbps());
+  CHECK(t >= (rd + wr) / cfg.memory_peak_gbps());
+  // ... nor than the MACs at the PT peak of the cores used.
+  CHECK(t >= macs / (cfg.peak_macs_per_ns(Dtype::fp16) * g.cores));
+  CHECK(s["roofline"]["fraction_of_roofline"].get<double>() <= 1.0);
+  CHECK(off["achieved_gbps"].get<double>() <= cfg.memory_peak_gbps() * (1 + 1e-9));
+
+  // Every unit busy at most all the time.
+  for (const auto& u : s["units"]["units"]) {
+    INFO(u["unit"].get<std::string>());
+    CHECK(u["utilization"].get<double>() >= 0.0);
+    CHECK(u["utilization"].get<double>() <= 1.0);
+    CHECK(u["busy_ns"].get<double>() <= t * (1 + 1e-9));
+  }
+  for (const auto& [kind, v] : s["units"]["by_kind"].items()) {
+    INFO(kind);
+    CHECK(v["mean_utilization"].get<double>() >= 0.0);
+    CHECK(v["mean_utilization"].get<double>() <= 1.0);
+  }
+
+  // Conservation: what the DMA engines moved = what DRAM served = what the graph asks for.
+  const auto& d = s["dma"];
+  std::uint64_t dma_hbm = d["hbm_to_lx_bytes"].get<std::uint64_t>() + d["lx_to_hbm_bytes"].get<std::uint64_t>();
+  CHECK(d["hbm_to_hbm_bytes"] == 0);
+  CHECK(dma_hbm == rd + wr);
+  CHECK(rd + wr == graph_bytes);
+  CHECK(d["hbm_to_lx_bytes"].get<std::uint64_t>() == rd);
+  CHECK(d["lx_to_hbm_bytes"].get<std::uint64_t>() == wr);
+  // Per channel counts add up to the total.
+  std::uint64_t ch_rd = 0, ch_wr = 0;
+  for (const auto& c : off["channels"]) {
+    ch_rd += c["bytes_read"].get<std::uint64_t>();
+    ch_wr += c["bytes_written"].get<std::uint64_t>();
+  }
+  CHECK(ch_rd == rd);
+  CHECK(ch_wr == wr);
+  // Kernels' bytes and MACs add up to the run's.
+  std::uint64_t k_bytes = 0, k_macs = 0;
+  for (const auto& k : s["kernels"]) {
+    k_bytes += k["offchip_bytes"].get<std::uint64_t>();
+    k_macs += k["macs"].get<std::uint64_t>();
+    CHECK(k["end_ns"].get<double>() <= t);
+  }
+  CHECK(k_bytes == graph_bytes);
+  CHECK(k_macs == macs);
+  // The critical path ends the run and is no longer than it.
+  CHECK(s["critical_path"]["length_ns"].get<double>() == Approx(t));
+  // Each core's LX peak within its usable size.
+  for (const auto& p : s["lx"]["peak_bytes_per_core"]) CHECK(p.get<std::uint64_t>() <= cfg.core.lx.usable_bytes);
+  // Stalls within the run's span summed over instances cannot be negative.
+  CHECK(s["stalls"]["waiting_for_lx_ns"].get<double>() >= 0);
+  CHECK(s["stalls"]["waiting_for_unit_ns"].get<double>() >= 0);
+  return s;
+}
+
+constexpr std::uint64_t kMiB = 1u << 20;
+
+}  // namespace
+
+TEST_CASE("e2e: every shipped workload has an end-to-end test", "[e2e]") {
+  // Add a test case below when adding a workload.
+  std::set<std::string> covered = {"add_2048x1024.json", "matmul_1024.json", "matmul_4096.json",
+                                   "softmax_chain_512x1024.json"};
+  std::set<std::string> shipped;
+  for (const auto& e : std::filesystem::directory_iterator("workloads"))
+    if (e.path().extension() == ".json") shipped.insert(e.path().filename().string());
+  CHECK(shipped == covered);
+}
+
+TEST_CASE("e2e: add_2048x1024 on spyre", "[e2e]") {
+  auto s = run_checked("workloads/add_2048x1024.json", "configs/spyre.json");
+  // Two 2048x1024 fp16 inputs read (4 MiB each), one written.
+  CHECK(s["offchip"]["bytes_read"] == 8 * kMiB);
+  CHECK(s["offchip"]["bytes_written"] == 4 * kMiB);
+  CHECK(s["compute"]["macs"] == 0);
+  CHECK(s["cores_used"] == 32);
+  CHECK(s["roofline"]["bound_by"] == "memory");
+}
+
+TEST_CASE("e2e: matmul_1024 on spyre", "[e2e]") {
+  auto s = run_checked("workloads/matmul_1024.json", "configs/spyre.json");
+  // M*N*K = 1024^3 = 2^30 MACs
+  CHECK(s["compute"]["macs"].get<std::uint64_t>() == 1024ull * 1024 * 1024);
+  // C (2 MiB) written exactly once.
+  CHECK(s["offchip"]["bytes_written"] == 2 * kMiB);
+  // A and B are read at least once each.
+  CHECK(s["offchip"]["bytes_read"].get<std::uint64_t>() >= 4 * kMiB);
+}
+
+// ~1.5 s or more: hidden from the default run; `dfsim_tests "[slow]"` runs it.
+TEST_CASE("e2e: matmul_4096 on spyre", "[e2e][.][slow]") {
+  auto s = run_checked("workloads/matmul_4096.json", "configs/spyre.json");
+  CHECK(s["compute"]["macs"].get<std::uint64_t>() == 4096ull * 4096 * 4096);
+  CHECK(s["offchip"]["bytes_written"] == 32 * kMiB);
+}
+
+TEST_CASE("e2e: softmax_chain_512x1024 on spyre", "[e2e]") {
+  auto s = run_checked("workloads/softmax_chain_512x1024.json", "configs/spyre.json");
+  CHECK(s["cores_used"] == 1);
+  // x (1 MiB) is read at least once, y (1 MiB) written at least once.
+  CHECK(s["offchip"]["bytes_read"].get<std::uint64_t>() >= kMiB);
+  CHECK(s["offchip"]["bytes_written"].get<std::uint64_t>() >= kMiB);
+  CHECK(s["compute"]["macs"] == 0);
+}
+
+TEST_CASE("e2e: softmax_chain_512x1024 on small with one core", "[e2e]") {
+  auto s = run_checked("workloads/softmax_chain_512x1024.json", "configs/small.json", 1);
+  CHECK(s["cores_used"] == 1);
+  CHECK(s["config"]["name"] == "small");
+  CHECK(s["lx"]["usable_bytes_per_core"] == 196608);
+  CHECK(s["offchip"]["bytes_read"].get<std::uint64_t>() >= kMiB);
+}
+
+TEST_CASE("e2e: add_2048x1024 on small with both cores", "[e2e]") {
+  auto s = run_checked("workloads/add_2048x1024.json", "configs/small.json", 2);
+  CHECK(s["cores_used"] == 2);
+  CHECK(s["offchip"]["bytes_read"] == 8 * kMiB);
+  CHECK(s["offchip"]["bytes_written"] == 4 * kMiB);
+}
