@@ -44,6 +44,7 @@ void TaskUnit::dispatch() {
     waiting_lx_ = -1;
   }
   r.start = now;
+  r.fired = true;
   busy_ = true;
   start(inst);
 }
@@ -51,6 +52,7 @@ void TaskUnit::dispatch() {
 void TaskUnit::finish(int inst) {
   busy_ = false;
   rec_.tasks()[inst].end = sim_now();
+  rec_.tasks()[inst].done = true;
   sched_.complete(inst, sim_now());
   if (!ready_.empty()) wake_ev_.notify(sc_core::SC_ZERO_TIME);
 }

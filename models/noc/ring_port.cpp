@@ -9,8 +9,8 @@ namespace dfsim {
 RingPort::RingPort(sc_core::sc_module_name n, Scheduler& s, Recorder& r, int core, Ring& ring,
                    std::vector<LxScratchpad*>& lx)
     : TaskUnit(n, s, r), ring_(ring), lx_(lx) {
-  kind_ = "ring";
-  track_ = r.add_track("core " + std::to_string(core), "ring port", "ring");
+  kind_ = "ring_port";
+  track_ = r.add_track("core " + std::to_string(core), "ring port", "ring_port");
   SC_HAS_PROCESS(RingPort);
   SC_METHOD(done);
   sensitive << done_ev_;

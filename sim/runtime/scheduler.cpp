@@ -5,6 +5,7 @@
 
 #include "models/common/task_unit.h"
 #include "models/lx/lx_scratchpad.h"
+#include "sim/common/error.h"
 
 namespace dfsim {
 
@@ -64,7 +65,11 @@ void Scheduler::start() {
     if (!g_.buffers[b.buffer].preloaded) continue;
     // Preloaded data occupies LX from the start. The loader checked it fits; if several
     // preloaded buffers together do not, the run cannot start.
-    b.reserved = lx_[b.core]->try_reserve(b.bytes);
+    if (!lx_[b.core]->try_reserve(b.bytes))
+      throw InputError(g_.file, "/buffers", "preloaded LX buffers on core " + std::to_string(b.core) +
+                                                " need more than its " + std::to_string(lx_[b.core]->capacity()) +
+                                                " usable bytes (at \"" + g_.buffers[b.buffer].name + "\")");
+    b.reserved = true;
     b.writers_done = b.writers;
   }
   for (std::size_t i = 0; i < x_.instances.size(); ++i)
@@ -120,7 +125,10 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
     const TaskInstance& t = x_.instances[i];
     std::string who = "task \"" + g_.tasks[t.task].name + "\" on core " + std::to_string(t.core);
     std::string why;
-    if (!never_ready_[i].empty()) {
+    const TaskRecord& rr = rec_.tasks()[i];
+    if (rr.fired) {
+      why = "running since " + std::to_string(ticks_to_ns(rr.start)) + " ns";
+    } else if (!never_ready_[i].empty()) {
       why = never_ready_[i];
     } else if (missing_[i] > 0) {
       for (int d : t.deps)
@@ -138,9 +146,11 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
           need += lxbufs_[b].bytes;
           core = lxbufs_[b].core;
         }
-      why = "waits for " + std::to_string(need) + " B of LX on core " + std::to_string(core) +
-            " (" + std::to_string(lx_[core]->free()) + " B free of " +
-            std::to_string(lx_[core]->capacity()) + ")";
+      if (need == 0)
+        why = "ready, waits for its " + std::string(unit_name(g_.tasks[t.task].unit)) + " unit, busy with other tasks";
+      else
+        why = "waits for " + std::to_string(need) + " B of LX on core " + std::to_string(core) + " (" +
+              std::to_string(lx_[core]->free()) + " B free of " + std::to_string(lx_[core]->capacity()) + ")";
     }
     out.push_back(who + ": " + why);
   }

@@ -29,6 +29,7 @@ std::vector<KernelBreakdown> kernel_breakdown(const KernelGraph& g, const Expand
     const Task& task = g.tasks[t.task];
     if (task.kernel < 0) continue;
     const TaskRecord& r = rec.tasks()[i];
+    if (!r.done) continue;  // a run stopped early: only completed instances count
     KernelBreakdown& kb = out[task.kernel];
     if (!seen[task.kernel]) {
       kb.start = r.start;

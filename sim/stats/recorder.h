@@ -33,6 +33,8 @@ struct TaskRecord {
   Tick start = 0;      // fired
   Tick end = 0;        // completed
   Tick lx_wait = 0;    // time ready but waiting for LX space
+  bool fired = false;  // started
+  bool done = false;   // completed
 };
 
 // A sampled value over time (LX occupancy of a core, off-chip bandwidth).

@@ -66,7 +66,7 @@ void write_trace(std::ostream& out, Simulation& sim, const RunResult& res) {
   // Task slices: one per task instance (on each corelet it occupied).
   for (std::size_t i = 0; i < rec.tasks().size(); ++i) {
     const TaskRecord& r = rec.tasks()[i];
-    if (r.track < 0 || (r.end == 0 && r.start == 0 && res.ok() == false)) continue;
+    if (r.track < 0 || !r.done) continue;  // only completed instances have a duration
     const TaskInstance& ti = x.instances[i];
     const Task& t = g.tasks[ti.task];
     std::string args = fmt::format(R"("kernel":{},"op":{},"core":{},"instance":{},"ready_us":{},"lx_wait_us":{})",
@@ -92,7 +92,7 @@ void write_trace(std::ostream& out, Simulation& sim, const RunResult& res) {
   // Busy spans of resources that serve bursts rather than tasks (DRAM channels, ring links).
   for (std::size_t i = 0; i < rec.tracks().size(); ++i) {
     const Track& t = rec.tracks()[i];
-    if (t.items == 0 || (t.kind != "dram" && !(t.kind == "ring" && t.group == "ring"))) continue;
+    if (t.items == 0 || (t.kind != "dram" && t.kind != "ring")) continue;
     for (auto [s, e] : t.spans)
       ev.add(fmt::format(R"({{"ph":"X","name":"busy","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}}})", t.kind,
                          track_pid[i], track_tid[i], us(s), us(e - s)));
