@@ -31,6 +31,20 @@ class EventList {
   bool first_ = true;
 };
 
+constexpr std::size_t kMaxResourceSpans = 200000;
+
+// Spans with gaps of at most `gap` joined.
+std::vector<std::pair<Tick, Tick>> merged_spans(const std::vector<std::pair<Tick, Tick>>& in, Tick gap) {
+  std::vector<std::pair<Tick, Tick>> out;
+  for (auto [s, e] : in) {
+    if (!out.empty() && s <= out.back().second + gap)
+      out.back().second = std::max(out.back().second, e);
+    else
+      out.emplace_back(s, e);
+  }
+  return out;
+}
+
 }  // namespace
 
 void write_trace(std::ostream& out, Simulation& sim, const RunResult& res) {
@@ -90,10 +104,23 @@ void write_trace(std::ostream& out, Simulation& sim, const RunResult& res) {
   }
 
   // Busy spans of resources that serve bursts rather than tasks (DRAM channels, ring links).
+  // Long runs have millions of them: gaps are bridged, doubling the bridged gap from the
+  // recorder's, until all tracks together fit the span budget.
+  std::vector<std::size_t> resource_tracks;
   for (std::size_t i = 0; i < rec.tracks().size(); ++i) {
     const Track& t = rec.tracks()[i];
-    if (t.items == 0 || (t.kind != "dram" && t.kind != "ring")) continue;
-    for (auto [s, e] : t.spans)
+    if (t.items > 0 && (t.kind == "dram" || t.kind == "ring")) resource_tracks.push_back(i);
+  }
+  Tick gap = 0;
+  for (;;) {
+    std::size_t n = 0;
+    for (std::size_t i : resource_tracks) n += merged_spans(rec.tracks()[i].spans, gap).size();
+    if (n <= kMaxResourceSpans) break;
+    gap = gap == 0 ? rec.bucket() / 50 + 1 : gap * 2;
+  }
+  for (std::size_t i : resource_tracks) {
+    const Track& t = rec.tracks()[i];
+    for (auto [s, e] : merged_spans(t.spans, gap))
       ev.add(fmt::format(R"({{"ph":"X","name":"busy","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}}})", t.kind,
                          track_pid[i], track_tid[i], us(s), us(e - s)));
   }
