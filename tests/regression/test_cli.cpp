@@ -1,0 +1,293 @@
+// The dfsim command line, run as a user runs it (the binary, via the shell): outputs are
+// deterministic and well formed, help and version work, bad input exits 2 with one line
+// naming the file and JSON path and writes nothing, a deadlock exits 1 and still reports.
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using Catch::Contains;
+using nlohmann::json;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;  // what the command printed (as captured)
+};
+
+// Runs `dfsim <args>`; `redirect` decides what is captured ("2>&1": both streams,
+// "2>&1 >/dev/null": stderr only).
+Result dfsim(const std::string& args, const std::string& redirect = "2>&1") {
+  std::string cmd = std::string(DFSIM_BINARY) + " " + args + " " + redirect;
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// A fresh directory path (not created) unique to this process and `tag`; removed on exit.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag)
+      : path(fs::temp_directory_path() / ("dfsim_cli_" + std::to_string(getpid()) + "_" + tag)) {
+    fs::remove_all(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string str() const { return path.string(); }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+json read_json(const fs::path& p) { return json::parse(slurp(p)); }
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string l; std::getline(ss, l);)
+    if (!l.empty()) out.push_back(l);
+  return out;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string f; std::getline(ss, f, sep);) out.push_back(f);
+  return out;
+}
+
+const char* kWorkload = "workloads/add_2048x1024.json";  // 32 cores, ~0.05 s
+
+}  // namespace
+
+TEST_CASE("cli: two runs give byte-identical outputs apart from host figures", "[cli]") {
+  TempDir a("det_a"), b("det_b");
+  Result ra = dfsim(std::string("run -q -w ") + kWorkload + " -o " + a.str());
+  Result rb = dfsim(std::string("run -q -w ") + kWorkload + " -o " + b.str());
+  REQUIRE(ra.code == 0);
+  REQUIRE(rb.code == 0);
+  CHECK(ra.out.empty());  // --quiet
+  json sa = read_json(a.path / "summary.json"), sb = read_json(b.path / "summary.json");
+  REQUIRE(sa.contains("host"));
+  sa.erase("host");
+  sb.erase("host");
+  CHECK(sa.dump() == sb.dump());
+  CHECK(sa["status"] == "finished");
+  std::string ta = slurp(a.path / "trace.json"), tb = slurp(b.path / "trace.json");
+  CHECK(!ta.empty());
+  CHECK(ta == tb);
+  std::string ua = slurp(a.path / "utilization.csv"), ub = slurp(b.path / "utilization.csv");
+  CHECK(!ua.empty());
+  CHECK(ua == ub);
+  // No temporaries left behind.
+  for (const auto& e : fs::directory_iterator(a.path)) CHECK(e.path().filename().string()[0] != '.');
+}
+
+TEST_CASE("cli: trace.json is a Chrome trace with slices metadata and counters", "[cli]") {
+  TempDir d("trace");
+  REQUIRE(dfsim(std::string("run -q -w ") + kWorkload + " -o " + d.str()).code == 0);
+  json t = read_json(d.path / "trace.json");
+  REQUIRE(t.contains("traceEvents"));
+  REQUIRE(t["traceEvents"].is_array());
+  double end_us = read_json(d.path / "summary.json")["sim_time_ns"].get<double>() / 1000.0;
+  int x = 0, m = 0, c = 0;
+  bool process_names = false;
+  for (const auto& e : t["traceEvents"]) {
+    std::string ph = e.at("ph");
+    if (ph == "X") {
+      ++x;
+      CHECK(e.contains("pid"));
+      CHECK(e.contains("tid"));
+      double ts = e.at("ts"), dur = e.at("dur");
+      CHECK(ts >= 0);
+      CHECK(dur >= 0);
+      CHECK(ts + dur <= end_us + 1e-3);
+    } else if (ph == "M") {
+      ++m;
+      if (e.at("name") == "process_name") process_names = true;
+    } else if (ph == "C") {
+      ++c;
+      CHECK(e.at("args").is_object());
+    }
+  }
+  CHECK(x > 0);
+  CHECK(m > 0);
+  CHECK(c > 0);
+  CHECK(process_names);
+}
+
+TEST_CASE("cli: utilization.csv has one value in [0, 1] per unit per bucket", "[cli]") {
+  TempDir d("util");
+  REQUIRE(dfsim(std::string("run -q -w ") + kWorkload + " -o " + d.str()).code == 0);
+  auto rows = lines(slurp(d.path / "utilization.csv"));
+  REQUIRE(rows.size() >= 2);
+  auto header = split(rows[0], ',');
+  REQUIRE(header.size() > 2);
+  CHECK(header[0] == "bucket_start_ns");
+  CHECK(header[1] == "bucket_end_ns");
+  double prev_end = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    auto f = split(rows[i], ',');
+    INFO("row " << i << ": " << rows[i]);
+    REQUIRE(f.size() == header.size());
+    double start = std::stod(f[0]), end = std::stod(f[1]);
+    CHECK(start == Approx(prev_end));  // buckets tile the run
+    CHECK(end > start);
+    prev_end = end;
+    for (std::size_t k = 2; k < f.size(); ++k) {
+      double v = std::stod(f[k]);
+      CHECK(v >= 0.0);
+      CHECK(v <= 1.0);
+    }
+  }
+}
+
+TEST_CASE("cli: help on each subcommand exits 0 with an example", "[cli]") {
+  for (const char* cmd : {"run", "compile", "validate", "info"}) {
+    INFO(cmd);
+    Result r = dfsim(std::string(cmd) + " --help");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains("example"));
+    CHECK_THAT(r.out, Contains(std::string("dfsim ") + cmd));
+  }
+  Result top = dfsim("--help");
+  CHECK(top.code == 0);
+  CHECK_THAT(top.out, Contains("run"));
+  CHECK(dfsim("").code == 2);  // no command: usage, exit 2
+  Result unknown = dfsim("frobnicate", "2>&1 >/dev/null");
+  CHECK(unknown.code == 2);
+  CHECK_THAT(unknown.out, Contains("frobnicate"));
+}
+
+TEST_CASE("cli: version", "[cli]") {
+  Result r = dfsim("--version");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Contains("dfsim " DFSIM_VERSION));
+  CHECK(lines(r.out).size() == 1);
+}
+
+TEST_CASE("cli: bad input exits 2 with one line naming file and path and writes nothing", "[cli]") {
+  struct Case {
+    std::string args, expect1, expect2;
+  };
+  TempDir d("bad");
+  const std::string out = " -o " + d.str();
+  std::vector<Case> cases = {
+      {"run -c tests/data/bad_lx_bytes.json -w " + std::string(kWorkload) + out, "tests/data/bad_lx_bytes.json",
+       "/core/lx/bytes"},
+      {"run -w tests/data/unknown_op.json" + out, "tests/data/unknown_op.json", "/ops/0/op"},
+      {"run -w tests/data/no_such_file.json" + out, "tests/data/no_such_file.json", "no such file"},
+      {"run -w " + std::string(kWorkload) + " --set unknown.key=1" + out, "--set", "unknown.key"},
+      {"run -w " + std::string(kWorkload) + " --set core.lx.bytes=-5" + out, "--set", "core.lx.bytes"},
+      {"run -w " + std::string(kWorkload) + " --cores -3" + out, "--cores", ""},
+      {"run -w " + std::string(kWorkload) + " -o /proc/dfsim", "/proc/dfsim", ""},
+      {"validate tests/data/bad_lx_bytes.json", "tests/data/bad_lx_bytes.json", "/core/lx/bytes"},
+      {"compile tests/data/unknown_op.json -o " + (d.path / "k.json").string(), "tests/data/unknown_op.json",
+       "/ops/0/op"},
+  };
+  for (const Case& c : cases) {
+    INFO("dfsim " << c.args);
+    Result r = dfsim(c.args, "2>&1 >/dev/null");  // stderr only
+    CHECK(r.code == 2);
+    auto l = lines(r.out);
+    CHECK(l.size() == 1);
+    CHECK_THAT(r.out, Contains(c.expect1));
+    CHECK_THAT(r.out, Contains(c.expect2));
+    CHECK_FALSE(fs::exists(d.path));  // nothing half-written, not even the directory
+    CHECK_FALSE(fs::exists("/proc/dfsim"));
+  }
+}
+
+TEST_CASE("cli: a deadlocking kernel graph exits 1 and still writes a valid summary", "[cli]") {
+  TempDir d("deadlock");
+  Result r = dfsim("run -w tests/data/deadlock.kernels.json -o " + d.str());
+  CHECK(r.code == 1);
+  CHECK_THAT(r.out, Contains("deadlock"));
+  CHECK_THAT(r.out, Contains("\"scale\""));
+  CHECK_THAT(r.out, Contains("\"ghost\""));
+  CHECK_THAT(r.out, Contains("\"store_z\""));
+  json s = read_json(d.path / "summary.json");
+  CHECK(s["status"] == "deadlock");
+  CHECK(s["blocked"].size() == 2);
+  CHECK(s["tasks"]["instances"] == 5);
+  // What could run did: x loaded and y stored, 4096 B each way.
+  CHECK(s["offchip"]["bytes_read"] == 4096);
+  CHECK(s["offchip"]["bytes_written"] == 4096);
+  CHECK(s["stalls"]["waiting_for_unit_ns"].get<double>() <= s["sim_time_ns"].get<double>());
+  CHECK_NOTHROW(read_json(d.path / "trace.json"));
+  CHECK(fs::exists(d.path / "utilization.csv"));
+}
+
+TEST_CASE("cli: max-sim-time stops the run with exit 1 and status limit", "[cli]") {
+  TempDir d("limit");
+  Result r = dfsim(std::string("run -w ") + kWorkload + " --max-sim-time 1000 -o " + d.str());
+  CHECK(r.code == 1);
+  json s = read_json(d.path / "summary.json");
+  CHECK(s["status"] == "limit");
+  CHECK(s["sim_time_ns"].get<double>() <= 1000.0);
+}
+
+TEST_CASE("cli: compile then run gives the same time as running the op graph", "[cli]") {
+  TempDir d("compile");
+  fs::create_directories(d.path);
+  std::string kernels = (d.path / "softmax.kernels.json").string();
+  const std::string ops = "workloads/softmax_chain_512x1024.json";
+  Result c = dfsim("compile " + ops + " -o " + kernels);
+  REQUIRE(c.code == 0);
+  REQUIRE(fs::exists(kernels));
+  CHECK(read_json(kernels)["format"] == "dfsim.kernels");
+  REQUIRE(dfsim("run -q -w " + ops + " -o " + (d.path / "a").string()).code == 0);
+  REQUIRE(dfsim("run -q -w " + kernels + " -o " + (d.path / "b").string()).code == 0);
+  json sa = read_json(d.path / "a" / "summary.json"), sb = read_json(d.path / "b" / "summary.json");
+  CHECK(sa["workload"]["format"] == "dfsim.ops");
+  CHECK(sb["workload"]["format"] == "dfsim.kernels");
+  CHECK(sa["sim_time_ns"] == sb["sim_time_ns"]);
+  CHECK(sa["offchip"] == sb["offchip"]);
+  CHECK(sa["tasks"] == sb["tasks"]);
+  CHECK(dfsim("validate " + kernels).code == 0);
+}
+
+TEST_CASE("cli: validate accepts every shipped config and workload", "[cli]") {
+  std::string files;
+  int n = 0;
+  for (const char* dir : {"configs", "workloads"})
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".json") {
+        files += " " + e.path().string();
+        ++n;
+      }
+  REQUIRE(n >= 4);
+  Result r = dfsim("validate" + files);
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(static_cast<int>(lines(r.out).size()) == n);
+  for (const auto& l : lines(r.out)) CHECK_THAT(l, Contains(": ok"));
+}
+
+TEST_CASE("cli: info prints the spyre figures", "[cli]") {
+  Result r = dfsim("info -c configs/spyre.json");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Contains("204.8"));   // 8 channels x 32 bit x 6400 MT/s
+  CHECK_THAT(r.out, Contains("49152.0")); // fp16 MAC/ns per card: 32 x 2 x 8x8 x 8 x 1.5 GHz
+  Result s = dfsim("info -c configs/spyre.json --set memory.channels=4");
+  CHECK(s.code == 0);
+  CHECK_THAT(s.out, Contains("102.4"));
+}
