@@ -2,6 +2,7 @@
 // utilization.csv to the output directory.
 #include <spdlog/spdlog.h>
 
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 #include "sim/app/output_dir.h"
 #include "sim/graph/expand.h"
 #include "sim/runtime/simulation.h"
+#include "sim/runtime/watchdog.h"
 #include "sim/stats/summary.h"
 #include "sim/stats/utilization_csv.h"
 #include "sim/trace/trace_writer.h"
@@ -21,7 +23,8 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string config, workload, out;
   std::vector<std::string> sets;
   int cores = 0;
-  double max_sim_ns = 0;
+  double max_sim_ns = 0, timeout_s = 0;
+  std::uint64_t max_events = 0;
   opts.add_options()
       ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
       ("workload,w", po::value(&workload)->required(), "op graph (dfsim.ops) or compiled kernel graph (dfsim.kernels)")
@@ -29,6 +32,8 @@ int cmd_run(const std::vector<std::string>& args) {
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
       ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores)")
       ("max-sim-time", po::value(&max_sim_ns), "stop after this much simulated time, ns (exit 1)")
+      ("max-events", po::value(&max_events), "stop after this many model activations (exit 1)")
+      ("timeout", po::value(&timeout_s), "stop after this many host seconds of simulation (exit 1)")
       ("verbose,v", "log progress to stderr")
       ("quiet,q", "print nothing on success");
   po::positional_options_description pos;
@@ -40,6 +45,7 @@ int cmd_run(const std::vector<std::string>& args) {
     return 0;
   if (cores < 0) throw UsageError("--cores must be >= 1");
   if (max_sim_ns < 0) throw UsageError("--max-sim-time must be >= 0");
+  if (timeout_s < 0) throw UsageError("--timeout must be >= 0");
   bool quiet = vm.count("quiet"), verbose = vm.count("verbose");
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   if (config.empty()) config = default_config_path();
@@ -55,7 +61,13 @@ int cmd_run(const std::vector<std::string>& args) {
   OutputDir dir(out);
 
   Simulation sim(g, x, cfg);
-  RunResult res = sim.run(RunLimits{max_sim_ns});
+  // SIGINT / SIGTERM stop the run cleanly: valid outputs marked partial, exit 130 / 143.
+  auto on_signal = [](int s) { Watchdog::pending_signal() = s; };
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  RunResult res = sim.run(RunLimits{max_sim_ns, max_events, timeout_s});
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   spdlog::info("simulated in {:.3f} s, {} events", res.wall_seconds, res.activations);
 
   auto summary = make_summary(sim, res, RunInfo{workload, config, format});
@@ -74,7 +86,7 @@ int cmd_run(const std::vector<std::string>& args) {
     std::cerr << "dfsim: " << res.reason << "\n";
     for (const auto& line : res.blocked) std::cerr << "  " << line << "\n";
     std::cerr << "outputs (partial): " << dir.dir() << "/\n";
-    return 1;
+    return res.status == RunResult::Status::interrupted ? 128 + res.signal : 1;
   }
   if (!quiet) {
     std::cout << summary_text(summary);

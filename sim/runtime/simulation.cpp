@@ -6,6 +6,7 @@
 #include "models/chip/card.h"
 #include "models/common/task_unit.h"
 #include "sim/common/error.h"
+#include "sim/runtime/watchdog.h"
 
 namespace dfsim {
 
@@ -37,6 +38,8 @@ Tick bucket_ticks(const ChipConfig& cfg) {
 Simulation::Simulation(const KernelGraph& g, const ExpandedGraph& x, const ChipConfig& cfg)
     : g_(g), x_(x), cfg_(cfg), rec_(bucket_ticks(cfg)), hbm_base_(layout_hbm(g, cfg)), sched_(g, x, rec_) {
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  // SystemC's own informational messages (e.g. on sc_stop) are not for dfsim's users.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   system_ = std::make_unique<System>("system", cfg, sched_, rec_, hbm_base_);
   Card& card = system_->card();
   for (std::size_t i = 0; i < x.instances.size(); ++i) {
@@ -52,6 +55,8 @@ RunResult Simulation::run(const RunLimits& limits) {
   auto t0 = std::chrono::steady_clock::now();
   ActivationCounter::value() = 0;
   sched_.start();
+  // Polls limits and signals every 10 us of simulated time: negligible next to the models.
+  Watchdog dog("watchdog", sched_, WatchLimits{limits.max_events, limits.timeout_seconds}, ns_to_ticks(10000));
   if (limits.max_sim_time_ns > 0)
     sc_core::sc_start(sc_core::sc_time::from_value(ns_to_ticks(limits.max_sim_time_ns)));
   else
@@ -61,7 +66,14 @@ RunResult Simulation::run(const RunLimits& limits) {
   res.end = sched_.last_completion();
   if (!sched_.finished()) {
     bool events_left = sc_core::sc_pending_activity();
-    if (events_left) {
+    if (dog.stop_signal()) {
+      res.status = RunResult::Status::interrupted;
+      res.signal = dog.stop_signal();
+      res.reason = dog.stop_reason();
+    } else if (!dog.stop_reason().empty()) {
+      res.status = RunResult::Status::limit;
+      res.reason = dog.stop_reason();
+    } else if (events_left) {
       res.status = RunResult::Status::limit;
       res.reason = "stopped at --max-sim-time before all tasks completed";
     } else {

@@ -17,11 +17,14 @@ namespace dfsim {
 class System;
 
 struct RunLimits {
-  double max_sim_time_ns = 0;   // 0: none
+  double max_sim_time_ns = 0;     // 0: none
+  std::uint64_t max_events = 0;   // 0: none
+  double timeout_seconds = 0;     // host seconds; 0: none
 };
 
 struct RunResult {
-  enum class Status { finished, deadlock, limit } status = Status::finished;
+  enum class Status { finished, deadlock, limit, interrupted } status = Status::finished;
+  int signal = 0;                       // the signal that interrupted the run
   std::string reason;                   // why it did not finish
   std::vector<std::string> blocked;     // one line per blocked task instance (deadlock)
   Tick end = 0;                         // completion of the last task

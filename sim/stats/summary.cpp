@@ -24,6 +24,7 @@ const char* status_name(RunResult::Status s) {
     case RunResult::Status::finished: return "finished";
     case RunResult::Status::deadlock: return "deadlock";
     case RunResult::Status::limit: return "limit";
+    case RunResult::Status::interrupted: return "interrupted";
   }
   return "?";
 }
@@ -76,6 +77,7 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   s["config"] = {{"name", cfg.name}, {"file", info.config_file}};
   s["status"] = status_name(res.status);
   if (!res.ok()) {
+    s["partial"] = true;
     s["reason"] = res.reason;
     s["blocked"] = res.blocked;
   }

@@ -1,0 +1,42 @@
+#include "sim/runtime/watchdog.h"
+
+#include <fmt/format.h>
+
+#include "models/common/task_unit.h"
+#include "sim/runtime/scheduler.h"
+
+namespace dfsim {
+
+volatile std::sig_atomic_t& Watchdog::pending_signal() {
+  static volatile std::sig_atomic_t s = 0;
+  return s;
+}
+
+Watchdog::Watchdog(sc_core::sc_module_name n, const Scheduler& sched, WatchLimits limits, Tick period)
+    : sc_core::sc_module(n), sched_(sched), limits_(limits), period_(period), t0_(std::chrono::steady_clock::now()) {
+  SC_HAS_PROCESS(Watchdog);
+  SC_METHOD(check);
+  sensitive << tick_;
+  dont_initialize();
+  tick_.notify(sc_core::sc_time::from_value(period_));
+}
+
+void Watchdog::check() {
+  if (int s = pending_signal()) {
+    signal_ = s;
+    reason_ = fmt::format("interrupted by signal {} ({})", s, s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : "?");
+  } else if (limits_.max_events > 0 && ActivationCounter::value() >= limits_.max_events) {
+    reason_ = fmt::format("stopped at --max-events {} before all tasks completed", limits_.max_events);
+  } else if (limits_.timeout_seconds > 0 &&
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count() >= limits_.timeout_seconds) {
+    reason_ = fmt::format("stopped at --timeout {} s (host time) before all tasks completed", limits_.timeout_seconds);
+  }
+  if (!reason_.empty()) {
+    sc_core::sc_stop();
+    return;
+  }
+  // Keep watching only while the models still have something to do.
+  if (!sched_.finished() && sc_core::sc_pending_activity()) tick_.notify(sc_core::sc_time::from_value(period_));
+}
+
+}  // namespace dfsim
