@@ -10,7 +10,8 @@ packages=(
   libspdlog-dev libfmt-dev  # logging and formatting
   nlohmann-json3-dev        # JSON for configs, graphs and outputs
   catch2                    # unit tests (Catch2 v2)
-  python3-numpy python3-matplotlib   # tools/: plots and calibration reports (Debian's python3)
+  python3-numpy python3-matplotlib   # tools/: plots (Debian's python3)
+  python3-jsonschema        # tests: shipped configs and graphs validate against docs/schemas
 )
 
 missing=()

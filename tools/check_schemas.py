@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""Validates JSON files against dfsim's JSON Schemas (docs/schemas/).
+
+Usage: check_schemas.py FILE...   (the schema is chosen by the file's "format" field;
+files without one are configs). Comments (// and /* */) are stripped first, as dfsim does.
+Exit 0 if every file validates, 1 otherwise, printing one line per problem.
+"""
+import json
+import pathlib
+import re
+import sys
+
+import jsonschema
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCHEMAS = {
+    "dfsim.ops": "dfsim.ops.schema.json",
+    "dfsim.kernels": "dfsim.kernels.schema.json",
+    None: "dfsim.config.schema.json",
+}
+
+
+def strip_comments(text):
+    # Removes // and /* */ comments outside strings.
+    out, i, n, in_str = [], 0, len(text), False
+    while i < n:
+        c = text[i]
+        if in_str:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+            out.append(c)
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def main(files):
+    bad = 0
+    cache = {}
+    for f in files:
+        doc = json.loads(strip_comments(pathlib.Path(f).read_text()))
+        name = SCHEMAS.get(doc.get("format") if isinstance(doc, dict) else None)
+        if name is None:
+            print(f"{f}: unknown format {doc.get('format')!r}")
+            bad += 1
+            continue
+        if name not in cache:
+            schema = json.loads((ROOT / "docs" / "schemas" / name).read_text())
+            cache[name] = jsonschema.Draft202012Validator(schema)
+        errors = sorted(cache[name].iter_errors(doc), key=lambda e: list(e.path))
+        for e in errors:
+            path = "/" + "/".join(str(p) for p in e.path)
+            print(f"{f}: {path}: {e.message}")
+        bad += bool(errors)
+        if not errors:
+            print(f"{f}: ok ({name})")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
