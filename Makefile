@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CONFIG ?= configs/spyre.json
 WORKLOAD ?= workloads/add_2048x1024.json
 
-.PHONY: deps configure build demo test bench asan-test clean
+.PHONY: deps configure build demo test bench accuracy asan-test clean
 
 deps:
 	@tools/install-deps.sh
@@ -23,6 +23,9 @@ test: build
 
 bench: build
 	@build/$(PRESET)/tools/dfsim_bench
+
+accuracy: build
+	@/usr/bin/python3 tools/accuracy.py --dfsim build/$(PRESET)/dfsim --config $(CONFIG)
 
 asan-test:
 	@$(MAKE) --no-print-directory test PRESET=asan
