@@ -104,7 +104,7 @@ void DmaEngine::mem_done(std::uint64_t tag, Tick t) {
   burst_done(t);
 }
 
-void DmaEngine::issue_burst(Tick t) {
+std::uint32_t DmaEngine::issue_burst(Tick t) {
   Transfer& x = xfer_;
   const Region& p = *x.pattern;
   std::uint32_t bytes = static_cast<std::uint32_t>(std::min(burst_bytes_, p.bytes - x.row_off));
@@ -129,7 +129,7 @@ void DmaEngine::issue_burst(Tick t) {
       pend.core = dst_core;
     }
     mem_.send(MemRequest{addr, bytes, false, t, this, new_slot(pend)});
-    return;
+    return bytes;
   }
   LxScratchpad* src = lx_[src_core];
   Tick r = src->read_time(bytes);
@@ -149,6 +149,7 @@ void DmaEngine::issue_burst(Tick t) {
     dst->bytes_written += bytes;
     burst_done(dst->write_port().reserve(arrive, w) + w);
   }
+  return bytes;
 }
 
 void DmaEngine::step() {
@@ -163,9 +164,10 @@ void DmaEngine::step() {
   };
   while (!completions_.empty() && completions_.top() <= now) retire();
   // Issue every burst whose issue slot falls within the look-ahead window: a slot opens
-  // issue_cycles after the previous issue, and once a request in flight has completed.
-  const Tick issue_cost = clk_.cycles(cfg_.core.dma.issue_cycles);
-  const int max_out = cfg_.core.dma.max_outstanding;
+  // issue_cycles (plus stick_issue_cycles per stick of the previous burst) after the previous
+  // issue, and once a request in flight has completed.
+  const DmaConfig& dc = cfg_.core.dma;
+  const int max_out = dc.max_outstanding;
   while (xfer_.moved < xfer_.total) {
     Tick t = std::max(next_issue_, now);
     bool full = outstanding_ >= max_out;
@@ -175,9 +177,10 @@ void DmaEngine::step() {
     }
     if (t > now + lookahead_) break;
     if (full) retire();
-    issue_burst(t);
+    std::uint32_t bytes = issue_burst(t);
     ++outstanding_;
-    next_issue_ = t + issue_cost;
+    std::uint64_t sticks = (bytes + dc.stick_bytes - 1) / dc.stick_bytes;
+    next_issue_ = t + clk_.cycles(dc.issue_cycles + dc.stick_issue_cycles * sticks);
   }
   in_step_ = false;
   if (xfer_.bursts_left == 0) {

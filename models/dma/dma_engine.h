@@ -48,7 +48,7 @@ class DmaEngine : public TaskUnit, public MemClient {
   };
   void start(int inst) override;
   void step();
-  void issue_burst(Tick t);
+  std::uint32_t issue_burst(Tick t);  // returns the burst's bytes
   void burst_done(Tick t);
   std::uint64_t new_slot(const Pending& p);
   std::uint64_t hbm_addr(const Region& r, std::uint64_t row, std::uint64_t off) const;

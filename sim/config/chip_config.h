@@ -58,6 +58,7 @@ struct DmaConfig {
   int burst_sticks = 32;                   // max sticks per burst request
   int max_outstanding = 8;                 // requests in flight per core
   int issue_cycles = 4;                    // core cycles to issue one request
+  int stick_issue_cycles = 0;              // extra core cycles per stick of a request (word generation)
 };
 
 // One core: clock, corelets and their units.
@@ -68,6 +69,34 @@ struct CoreConfig {
   SfpConfig sfp;
   LxConfig lx;
   DmaConfig dma;
+};
+
+// Bank structure, address mapping, timing (memory-clock cycles) and controller policy of the
+// "lpddr5" memory model. Defaults: LPDDR5-6400 datasheet-class values, 32-bit channel.
+struct Lpddr5Config {
+  int bank_groups = 4;                     // bank groups per channel
+  int banks_per_group = 4;                 // banks per bank group
+  int row_bytes = 4096;                    // row (page) size per channel
+  int burst_length = 32;                   // beats per column access (BL32: 128 B on a 32-bit bus)
+  std::string address_map = "RoCoBaBgCh"; // fields of the interleave-block index, MSB first
+  bool bank_xor = true;                    // XOR low row bits into bank group and bank (hashing)
+  int inline_ecc = 0;                      // one ECC column access per this many data columns (0: none)
+  int trcd = 15;                           // ACT -> column command
+  int trp = 15;                            // PRE -> ACT
+  int tras = 34;                           // ACT -> PRE
+  int tccd_s = 4;                          // column -> column, different bank group
+  int tccd_l = 4;                          // column -> column, same bank group
+  int trrd = 4;                            // ACT -> ACT, any bank
+  int tfaw = 16;                           // window holding at most four ACTs
+  int rl = 17;                             // read command -> first data
+  int wl = 9;                              // write command -> first data
+  int twtr = 10;                           // end of write data -> read command
+  int trtw = 14;                           // read command -> write command
+  int trefi = 3125;                        // refresh interval (all-bank)
+  int trfc = 224;                          // refresh cycle time (all-bank)
+  int frontend_cycles = 8;                 // controller + PHY latency added to every access
+  int write_high = 32;                     // write queue entries that start a write drain
+  int write_low = 16;                      // a drain stops at this many entries
 };
 
 // Off-chip memory (LPDDR5 on Spyre) and its controllers.
@@ -83,6 +112,7 @@ struct MemoryConfig {
   int turnaround_cycles = 16;              // bus read<->write switch, memory cycles
   std::uint64_t interleave_bytes = 4096;   // address interleave across channels
   std::vector<int> ring_stops;             // ring stop of each controller (empty: spread evenly)
+  Lpddr5Config lpddr5;                     // used when impl = "lpddr5"
 };
 
 // The on-chip ring that links cores and memory controllers.

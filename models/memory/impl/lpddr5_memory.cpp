@@ -1,0 +1,305 @@
+#include "models/memory/impl/lpddr5_memory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "models/common/task_unit.h"
+
+namespace dfsim {
+
+DFSIM_REGISTER_MEMORY(Lpddr5Memory, "lpddr5");
+
+// ---- address map -------------------------------------------------------------------------
+
+void Lpddr5AddressMap::init(const MemoryConfig& m) {
+  const Lpddr5Config& t = m.lpddr5;
+  block_ = m.interleave_bytes;
+  col_bytes_ = static_cast<std::uint32_t>(t.burst_length * m.bus_bits / 8);
+  if (col_bytes_ == 0 || block_ % col_bytes_ != 0 || t.row_bytes % block_ != 0)
+    throw std::invalid_argument("lpddr5: memory.interleave_bytes (" + std::to_string(block_) +
+                                ") must be a multiple of the column access (" + std::to_string(col_bytes_) +
+                                " B) and divide memory.lpddr5.row_bytes (" + std::to_string(t.row_bytes) + ")");
+  channels_ = m.channels;
+  bgs_ = t.bank_groups;
+  banks_ = t.banks_per_group;
+  cols_per_row_blocks_ = t.row_bytes / block_;
+  xor_ = t.bank_xor;
+  const std::string& s = t.address_map;
+  lsb_first_.clear();
+  for (std::size_t i = 0; i + 1 < s.size(); i += 2) {
+    std::string f = s.substr(i, 2);
+    Field x = f == "Ro" ? Field::ro : f == "Co" ? Field::co : f == "Ba" ? Field::ba : f == "Bg" ? Field::bg : Field::ch;
+    lsb_first_.insert(lsb_first_.begin(), x);
+  }
+}
+
+DramCoord Lpddr5AddressMap::decode(std::uint64_t addr) const {
+  DramCoord c;
+  std::uint64_t idx = addr / block_;
+  std::uint64_t co = 0;
+  for (std::size_t i = 0; i < lsb_first_.size(); ++i) {
+    bool last = i + 1 == lsb_first_.size();
+    auto take = [&](std::uint64_t n) {
+      std::uint64_t v = idx % n;
+      idx /= n;
+      return v;
+    };
+    switch (lsb_first_[i]) {
+      case Field::ch: c.channel = static_cast<int>(take(channels_)); break;
+      case Field::bg: c.bank_group = static_cast<int>(take(bgs_)); break;
+      case Field::ba: c.bank = static_cast<int>(take(banks_)); break;
+      case Field::co: co = take(cols_per_row_blocks_); break;
+      case Field::ro:
+        if (last) c.row = idx;
+        else c.row = take(std::uint64_t(1) << 20);  // rows below other fields: 2^20 per bank
+        break;
+    }
+  }
+  if (xor_) {
+    c.bank_group = static_cast<int>((c.bank_group ^ c.row) % bgs_);
+    c.bank = static_cast<int>((c.bank ^ (c.row / bgs_)) % banks_);
+  }
+  c.bank += c.bank_group * static_cast<int>(banks_);
+  c.column = static_cast<std::uint32_t>((co * block_ + addr % block_) / col_bytes_);
+  return c;
+}
+
+// ---- channel controller ------------------------------------------------------------------
+
+Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int index, Recorder& rec)
+    : sc_core::sc_module(n), mem_(mem), index_(index), rec_(rec) {
+  const Lpddr5Config& t = mem.t_;
+  banks_.resize(static_cast<std::size_t>(t.bank_groups) * t.banks_per_group);
+  track_ = rec.add_track("memory", "ch " + std::to_string(index), "dram");
+  queue_counter_ = rec.add_counter("memory", "ch " + std::to_string(index) + " queue");
+  next_refresh_ = mem.clk_.cycles(t.trefi);
+  SC_HAS_PROCESS(Lpddr5Channel);
+  SC_METHOD(run);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+void Lpddr5Channel::enqueue(const Entry& e) {
+  arriving_.push(e);
+  Tick now = sim_now();
+  Tick at = std::max({e.arrival, cmd_free_, now});
+  wake_.notify(sc_core::sc_time::from_value(at - now));
+}
+
+void Lpddr5Channel::admit(Tick upto) {
+  while (!arriving_.empty() && arriving_.top().arrival <= upto) {
+    const Entry& e = arriving_.top();
+    (e.write ? writes_ : reads_).push_back(e);
+    arriving_.pop();
+  }
+  max_queue = std::max<std::uint64_t>(max_queue, reads_.size() + writes_.size());
+}
+
+// All-bank refreshes due by `t`: each starts when due (or when the last column command has
+// gone), closes every bank and blocks activations for tRP + tRFC.
+void Lpddr5Channel::refresh_until(Tick t) {
+  const Lpddr5Config& c = mem_.t_;
+  if (c.trefi <= 0) return;
+  const ClockDomain& clk = mem_.clk_;
+  while (next_refresh_ <= t) {
+    Tick start = std::max(next_refresh_, cmd_free_);
+    for (Bank& b : banks_) start = std::max(start, b.act + clk.cycles(c.tras));
+    Tick ready = start + clk.cycles(c.trp + c.trfc);
+    for (Bank& b : banks_) {
+      b.open = false;
+      b.ready = std::max(b.ready, ready);
+    }
+    ++refreshes;
+    next_refresh_ += clk.cycles(c.trefi);
+  }
+}
+
+// FR-FCFS: the oldest request that hits an open row, else the oldest.
+int Lpddr5Channel::pick(std::deque<Entry>& q) const {
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    const Bank& b = banks_[q[i].at.bank];
+    if (b.open && b.row == q[i].at.row) return static_cast<int>(i);
+  }
+  return 0;
+}
+
+void Lpddr5Channel::serve(const Entry& e, Tick d) {
+  const Lpddr5Config& c = mem_.t_;
+  const ClockDomain& clk = mem_.clk_;
+  Bank& b = banks_[e.at.bank];
+  Tick col_ready;
+  if (b.open && b.row == e.at.row) {
+    ++row_hits;
+    col_ready = b.act + clk.cycles(c.trcd);
+  } else {
+    Tick act;
+    if (b.open) {
+      // Row conflict: precharge (not before tRAS from its ACT, nor before its last column).
+      ++row_conflicts;
+      Tick pre = std::max({b.act + clk.cycles(c.tras), b.last_col + clk.cycles(c.tccd_l), e.arrival});
+      act = pre + clk.cycles(c.trp);
+    } else {
+      ++row_misses;
+      act = std::max(b.ready, e.arrival);
+    }
+    // The controller opens banks ahead for queued requests (bank-level parallelism), within
+    // tRRD and tFAW of the channel's other ACTs.
+    if (act_count_ > 0) act = std::max(act, acts_[0] + clk.cycles(c.trrd));
+    if (act_count_ >= 4) act = std::max(act, acts_[3] + clk.cycles(c.tfaw));
+    for (int i = 3; i > 0; --i) acts_[i] = acts_[i - 1];
+    acts_[0] = act;
+    ++act_count_;
+    b.open = true;
+    b.row = e.at.row;
+    b.act = act;
+    col_ready = act + clk.cycles(c.trcd);
+  }
+  Tick c0 = std::max(d, col_ready);
+  if (any_) {
+    c0 = std::max(c0, cmd_free_ + clk.cycles((e.at.bank_group == last_bg_ ? c.tccd_l : c.tccd_s) - c.tccd_s));
+    if (last_write_ != e.write) {
+      c0 = std::max(c0, e.write ? last_read_cmd_ + clk.cycles(c.trtw) : write_data_end_ + clk.cycles(c.twtr));
+      ++stats.turnarounds;
+      ++mem_.total_.turnarounds;
+    }
+  }
+  // Columns of one request are in one row of one bank: back to back at tCCD_L (or the burst).
+  const int burst_cycles_ = mem_.burst_cycles_;
+  const std::uint64_t step = static_cast<std::uint64_t>(std::max(c.tccd_l, burst_cycles_));
+  Tick last_c = c0 + clk.cycles(step * (e.columns - 1));
+  Tick data_start = c0 + clk.cycles(e.write ? c.wl : c.rl);
+  Tick data_end = last_c + clk.cycles((e.write ? c.wl : c.rl) + burst_cycles_);
+  b.last_col = last_c;
+  cmd_free_ = last_c + clk.cycles(c.tccd_s);
+  if (e.write) write_data_end_ = data_end;
+  else last_read_cmd_ = last_c;
+  any_ = true;
+  last_write_ = e.write;
+  last_bg_ = e.at.bank_group;
+  rec_.busy(track_, data_start, data_end);
+  (e.write ? stats.bytes_written : stats.bytes_read) += e.bytes;
+  ++(e.write ? stats.writes : stats.reads);
+  mem_.piece_done(e.req, data_end + clk.cycles(c.frontend_cycles), e.bytes, e.write);
+}
+
+void Lpddr5Channel::run() {
+  ++ActivationCounter::value();
+  const Tick now = sim_now();
+  const Lpddr5Config& c = mem_.t_;
+  for (;;) {
+    Tick d = std::max(now, cmd_free_);
+    if (d > now) {
+      // Busy until d: sleep until then (or until the first arrival, if nothing is queued).
+      if (!reads_.empty() || !writes_.empty()) wake_.notify(sc_core::sc_time::from_value(d - now));
+      else if (!arriving_.empty())
+        wake_.notify(sc_core::sc_time::from_value(std::max(d, arriving_.top().arrival) - now));
+      break;
+    }
+    admit(d);
+    if (reads_.empty() && writes_.empty()) {
+      if (!arriving_.empty()) wake_.notify(sc_core::sc_time::from_value(arriving_.top().arrival - now));
+      break;
+    }
+    refresh_until(d);
+    if (writes_.size() >= static_cast<std::size_t>(c.write_high)) draining_ = true;
+    if (draining_ && writes_.size() <= static_cast<std::size_t>(c.write_low)) draining_ = false;
+    bool w = draining_ ? !writes_.empty() : reads_.empty();
+    std::deque<Entry>& q = w ? writes_ : reads_;
+    int i = pick(q);
+    Entry e = q[i];
+    q.erase(q.begin() + i);
+    rec_.counter(queue_counter_, d, static_cast<double>(reads_.size() + writes_.size()));
+    serve(e, d);
+  }
+}
+
+// ---- the memory --------------------------------------------------------------------------
+
+void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
+  const MemoryConfig& m = cfg.memory;
+  t_ = m.lpddr5;
+  clk_ = ClockDomain(m.clock_mhz);
+  // Data-bus cycles of one column access: burst_length beats at data_rate / clock per cycle.
+  burst_cycles_ = std::max(1, static_cast<int>(std::llround(t_.burst_length * m.clock_mhz / m.data_rate_mtps)));
+  map_.init(m);
+  bucket_ = rec.bucket();
+  for (int i = 0; i < m.channels; ++i) {
+    std::string n = "lpddr5_ch" + std::to_string(i);
+    chans_.push_back(std::make_unique<Lpddr5Channel>(n.c_str(), *this, i, rec));
+  }
+}
+
+void Lpddr5Memory::send(MemRequest req) {
+  std::uint64_t id;
+  if (free_.empty()) {
+    id = open_.size();
+    open_.push_back({});
+  } else {
+    id = free_.back();
+    free_.pop_back();
+  }
+  Open& o = open_[id];
+  o = Open{req.client, req.tag, 0, req.issued};
+  const std::uint64_t block = map_.block_bytes();
+  const std::uint32_t colb = map_.column_bytes();
+  std::uint64_t addr = req.addr, left = req.bytes;
+  std::vector<Lpddr5Channel::Entry> pieces;
+  while (left > 0) {
+    std::uint64_t in_block = addr % block;
+    std::uint64_t n = std::min(left, block - in_block);
+    Lpddr5Channel::Entry e;
+    e.req = id;
+    e.arrival = req.issued;
+    e.at = map_.decode(addr);
+    e.columns = static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb);
+    if (t_.inline_ecc > 0) e.columns += (e.columns + t_.inline_ecc - 1) / t_.inline_ecc;  // ECC in the same row
+    e.bytes = static_cast<std::uint32_t>(n);
+    e.write = req.write;
+    e.seq = seq_++;
+    pieces.push_back(e);
+    addr += n;
+    left -= n;
+  }
+  o.pieces = static_cast<int>(pieces.size());
+  for (const auto& e : pieces) chans_[e.at.channel]->enqueue(e);
+}
+
+void Lpddr5Memory::piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write) {
+  (write ? total_.bytes_written : total_.bytes_read) += bytes;
+  count_bytes(t, bytes, bucket_);
+  Open& o = open_[req];
+  o.done = std::max(o.done, t);
+  if (--o.pieces > 0) return;
+  if (write) ++total_.writes;
+  else ++total_.reads;
+  MemClient* client = o.client;
+  std::uint64_t tag = o.tag;
+  Tick done = o.done;
+  free_.push_back(req);
+  client->mem_done(tag, done);
+}
+
+std::vector<MemStats> Lpddr5Memory::channel_stats() const {
+  std::vector<MemStats> out;
+  for (const auto& c : chans_) out.push_back(c->stats);
+  return out;
+}
+
+std::uint64_t Lpddr5Memory::row_hits() const {
+  std::uint64_t n = 0;
+  for (const auto& c : chans_) n += c->row_hits;
+  return n;
+}
+std::uint64_t Lpddr5Memory::row_misses() const {
+  std::uint64_t n = 0;
+  for (const auto& c : chans_) n += c->row_misses + c->row_conflicts;
+  return n;
+}
+std::uint64_t Lpddr5Memory::refreshes() const {
+  std::uint64_t n = 0;
+  for (const auto& c : chans_) n += c->refreshes;
+  return n;
+}
+
+}  // namespace dfsim

@@ -1,0 +1,139 @@
+#pragma once
+// "lpddr5": LPDDR5 channels with bank groups, banks and open-page row buffers behind
+// per-channel FR-FCFS controllers (read and write queues, write drain between watermarks,
+// all-bank refresh). Event-driven: each channel controller wakes only when it can issue its
+// next request; a request's column accesses are timed in closed form, never cycle by cycle.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "models/memory/memory.h"
+
+namespace dfsim {
+
+// Where a piece of a request lands: channel, bank (flat index), row and first column.
+struct DramCoord {
+  int channel = 0, bank_group = 0, bank = 0;  // bank: flat index bank_group * banks_per_group + b
+  std::uint64_t row = 0;
+  std::uint32_t column = 0;                   // in column accesses (burst_length beats)
+};
+
+// Decodes addresses with a configurable field order (e.g. "RoCoBaBgCh", MSB first): the
+// channel interleave block is the unit below the mapped fields.
+class Lpddr5AddressMap {
+ public:
+  void init(const MemoryConfig& m);
+  DramCoord decode(std::uint64_t addr) const;
+  std::uint64_t block_bytes() const { return block_; }
+  std::uint32_t column_bytes() const { return col_bytes_; }
+
+ private:
+  enum class Field { ro, co, ba, bg, ch };
+  std::vector<Field> lsb_first_;
+  std::uint64_t block_ = 512;
+  std::uint32_t col_bytes_ = 128;
+  std::uint64_t channels_ = 8, bgs_ = 4, banks_ = 4, cols_per_row_blocks_ = 8;
+  bool xor_ = true;
+};
+
+class Lpddr5Memory;
+
+// One channel: its banks, queues and the controller process.
+class Lpddr5Channel : public sc_core::sc_module {
+ public:
+  Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int index, Recorder& rec);
+  // A piece of a request, in one row of one bank.
+  struct Entry {
+    std::uint64_t req = 0;     // index of the parent request
+    Tick arrival = 0;
+    DramCoord at;
+    std::uint32_t columns = 0;
+    std::uint32_t bytes = 0;
+    bool write = false;
+    std::uint64_t seq = 0;     // arrival order, for FCFS ties
+  };
+  void enqueue(const Entry& e);
+  MemStats stats;
+  std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0, refreshes = 0;
+  std::uint64_t max_queue = 0;
+
+ private:
+  struct Bank {
+    bool open = false;
+    std::uint64_t row = 0;
+    Tick act = 0;         // last ACT
+    Tick ready = 0;       // earliest next ACT (after PRE + tRP, or refresh)
+    Tick last_col = 0;    // last column command to it
+  };
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.arrival != b.arrival ? a.arrival > b.arrival : a.seq > b.seq;
+    }
+  };
+  void run();
+  void admit(Tick upto);
+  void refresh_until(Tick t);
+  int pick(std::deque<Entry>& q) const;
+  void serve(const Entry& e, Tick d);
+
+  Lpddr5Memory& mem_;
+  int index_;
+  Recorder& rec_;
+  int track_ = -1, queue_counter_ = -1;
+  std::vector<Bank> banks_;
+  std::priority_queue<Entry, std::vector<Entry>, Later> arriving_;  // not yet at the controller
+  std::deque<Entry> reads_, writes_;
+  bool draining_ = false;
+  bool any_ = false, last_write_ = false;
+  int last_bg_ = -1;
+  Tick cmd_free_ = 0;        // next column command slot
+  Tick last_read_cmd_ = 0;   // last read column command
+  Tick write_data_end_ = 0;  // end of the last write data
+  Tick acts_[4] = {0, 0, 0, 0};  // last four ACTs (tFAW), acts_[0] most recent
+  int act_count_ = 0;
+  Tick next_refresh_ = 0;
+  sc_core::sc_event wake_;
+};
+
+class Lpddr5Memory : public IMemory {
+ public:
+  explicit Lpddr5Memory(sc_core::sc_module_name n) : IMemory(n) {}
+  void init(const ChipConfig& cfg, Recorder& rec) override;
+  void send(MemRequest req) override;
+  int channel_of(std::uint64_t addr) const override { return map_.decode(addr).channel; }
+  int channels() const override { return static_cast<int>(chans_.size()); }
+  const MemStats& stats() const override { return total_; }
+  std::vector<MemStats> channel_stats() const override;
+
+  const Lpddr5Channel& channel(int i) const { return *chans_[i]; }
+  const Lpddr5AddressMap& address_map() const { return map_; }
+  // Totals over channels.
+  std::uint64_t row_hits() const, row_misses() const, refreshes() const;
+
+ private:
+  friend class Lpddr5Channel;
+  // A request in flight: how many of its pieces are still to be served, and the latest end.
+  struct Open {
+    MemClient* client = nullptr;
+    std::uint64_t tag = 0;
+    int pieces = 0;
+    Tick done = 0;
+  };
+  void piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write);
+
+  Lpddr5Config t_;
+  ClockDomain clk_;
+  int burst_cycles_ = 4;
+  Lpddr5AddressMap map_;
+  std::vector<std::unique_ptr<Lpddr5Channel>> chans_;
+  std::vector<Open> open_;
+  std::vector<std::uint64_t> free_;
+  std::uint64_t seq_ = 0;
+  MemStats total_;
+  Tick bucket_ = 1;
+};
+
+}  // namespace dfsim
