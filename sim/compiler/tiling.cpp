@@ -45,18 +45,32 @@ std::uint64_t matmul_tile_bytes(const MatmulTile& t, Dtype in) {
   return dtype_bytes(in, m * k) + dtype_bytes(in, k * n) + 2 * dtype_bytes(Dtype::fp32, m * n);
 }
 
+std::uint64_t matmul_block_traffic(std::int64_t m, std::int64_t n, std::int64_t k, const MatmulTile& t, Dtype in) {
+  auto tiles = [](std::int64_t extent, std::int64_t tile) { return static_cast<std::uint64_t>((extent + tile - 1) / tile); };
+  // A is reloaded for every n tile unless a single k-step lets all n tiles share it;
+  // B is reloaded for every m tile.
+  std::uint64_t a_loads = t.k == k ? 1 : tiles(n, t.n);
+  return dtype_bytes(in, static_cast<std::uint64_t>(m * k)) * a_loads +
+         dtype_bytes(in, static_cast<std::uint64_t>(k * n)) * tiles(m, t.m);
+}
+
 std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in,
                                            std::uint64_t budget) {
-  // The largest tile (most MACs per tile) that fits; ties prefer a longer k (fewer
-  // accumulator passes), then a taller m.
+  // Among the tiles that fit, the one that moves the fewest bytes off-chip for the whole
+  // block; ties prefer more MACs per tile (fewer tasks), then a longer k, then a taller m.
   std::optional<MatmulTile> best;
+  std::uint64_t best_traffic = 0;
   auto key = [](const MatmulTile& t) { return std::make_tuple(t.m * t.n * t.k, t.k, t.m); };
   for (auto mt : halvings(m))
     for (auto nt : halvings(n))
       for (auto kt : halvings(k)) {
         MatmulTile t{mt, nt, kt};
         if (matmul_tile_bytes(t, in) > budget) continue;
-        if (!best || key(t) > key(*best)) best = t;
+        std::uint64_t traffic = matmul_block_traffic(m, n, k, t, in);
+        if (!best || traffic < best_traffic || (traffic == best_traffic && key(t) > key(*best))) {
+          best = t;
+          best_traffic = traffic;
+        }
       }
   return best;
 }

@@ -27,6 +27,8 @@ struct MatmulTile {
   std::int64_t m = 0, n = 0, k = 0;
 };
 std::uint64_t matmul_tile_bytes(const MatmulTile& t, Dtype in);
+// Off-chip bytes of A and B that an m x n x k block loads when tiled by `t` (loop order m, n, k).
+std::uint64_t matmul_block_traffic(std::int64_t m, std::int64_t n, std::int64_t k, const MatmulTile& t, Dtype in);
 std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in,
                                            std::uint64_t budget);
 
