@@ -28,7 +28,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   if (!parse_options("compile", "OPS.json -o KERNELS.json [--config FILE] [--cores N]",
                      "dfsim compile workloads/matmul_1024.json -o matmul.kernels.json --cores 8", opts, &pos, args, vm))
     return 0;
-  if (cores < 0) throw UsageError("--cores must be >= 1");
+  if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
   if (config.empty()) config = default_config_path();
   ChipConfig cfg = load_chip_config(config, sets);
   std::string format;

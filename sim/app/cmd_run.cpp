@@ -24,7 +24,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::vector<std::string> sets;
   int cores = 0;
   double max_sim_ns = 0, timeout_s = 0;
-  std::uint64_t max_events = 0;
+  std::int64_t max_events = 0;
   opts.add_options()
       ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
       ("workload,w", po::value(&workload)->required(), "op graph (dfsim.ops) or compiled kernel graph (dfsim.kernels)")
@@ -43,9 +43,10 @@ int cmd_run(const std::vector<std::string>& args) {
                      "dfsim run --config configs/spyre.json --workload workloads/add_2048x1024.json --cores 8",
                      opts, &pos, args, vm))
     return 0;
-  if (cores < 0) throw UsageError("--cores must be >= 1");
-  if (max_sim_ns < 0) throw UsageError("--max-sim-time must be >= 0");
-  if (timeout_s < 0) throw UsageError("--timeout must be >= 0");
+  if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
+  if (max_events < 0) throw UsageError("--max-events must be >= 0");
+  if (!(max_sim_ns >= 0)) throw UsageError("--max-sim-time must be >= 0");
+  if (!(timeout_s >= 0)) throw UsageError("--timeout must be >= 0");
   bool quiet = vm.count("quiet"), verbose = vm.count("verbose");
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   if (config.empty()) config = default_config_path();
@@ -65,7 +66,7 @@ int cmd_run(const std::vector<std::string>& args) {
   auto on_signal = [](int s) { Watchdog::pending_signal() = s; };
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  RunResult res = sim.run(RunLimits{max_sim_ns, max_events, timeout_s});
+  RunResult res = sim.run(RunLimits{max_sim_ns, static_cast<std::uint64_t>(max_events), timeout_s});
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   spdlog::info("simulated in {:.3f} s, {} events", res.wall_seconds, res.activations);

@@ -50,19 +50,99 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+// Visits the bytes of `text` that are outside strings and comments, in order, until
+// `visit(i)` returns true; returns that offset or text.size().
+template <class F>
+std::size_t scan_json_code(const std::string& text, F visit) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      auto end = text.find("*/", i + 2);
+      i = end == std::string::npos ? text.size() : end + 1;
+    } else if (visit(i)) {
+      return i;
+    }
+  }
+  return text.size();
+}
+
+// Byte offset at which `text` first nests deeper than `max_depth`.
+std::size_t too_deep_offset(const std::string& text, int max_depth) {
+  int depth = 0;
+  return scan_json_code(text, [&](std::size_t i) {
+    char c = text[i];
+    if (c == '[' || c == '{') return ++depth > max_depth;
+    if (c == ']' || c == '}') --depth;
+    return false;
+  });
+}
+
+// Byte offset of `token` outside strings and comments, or text.size().
+std::size_t find_code_token(const std::string& text, const std::string& token) {
+  return scan_json_code(text, [&](std::size_t i) { return text.compare(i, token.size(), token) == 0; });
+}
+
+// While parsing: the path to the current value and the keys seen in each open object, so
+// that a key given twice in one object is an error instead of the last one silently winning.
+struct ParseFrame {
+  bool object = false;
+  std::vector<std::string> keys;  // object: keys seen so far (sorted)
+  std::string key;                // object: current key
+  long index = -1;                // array: current element
+};
+
+std::string frames_path(const std::vector<ParseFrame>& frames) {
+  std::string p;
+  for (const auto& f : frames)
+    p = f.object ? json_path_join(p, f.key) : json_path_join(p, static_cast<std::size_t>(f.index));
+  return p;
+}
+
 }  // namespace
 
 Json parse_json_text(const std::string& text, const std::string& file) {
-  auto depth_guard = [&](int depth, Json::parse_event_t, Json&) {
+  std::vector<ParseFrame> frames;
+  auto guard = [&](int depth, Json::parse_event_t ev, Json& parsed) {
+    using E = Json::parse_event_t;
     if (depth > kMaxDepth)
-      throw InputError(file, "", "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+      throw InputError(file, line_col(text, too_deep_offset(text, kMaxDepth)),
+                       "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if ((ev == E::object_start || ev == E::array_start || ev == E::value) && !frames.empty() &&
+        !frames.back().object)
+      ++frames.back().index;
+    if (ev == E::object_start || ev == E::array_start) {
+      frames.push_back(ParseFrame{});
+      frames.back().object = ev == E::object_start;
+    } else if ((ev == E::object_end || ev == E::array_end) && !frames.empty()) {
+      frames.pop_back();
+    } else if (ev == E::key && !frames.empty() && parsed.is_string()) {
+      ParseFrame& f = frames.back();
+      f.key = parsed.get<std::string>();
+      auto it = std::lower_bound(f.keys.begin(), f.keys.end(), f.key);
+      if (it != f.keys.end() && *it == f.key)
+        throw InputError(file, frames_path(frames), "duplicate key \"" + f.key + "\" in one object");
+      f.keys.insert(it, f.key);
+    }
     return true;
   };
   try {
-    return Json::parse(text, depth_guard, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    return Json::parse(text, guard, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const Json::parse_error& e) {
     std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
     throw InputError(file, line_col(text, at), "malformed JSON: " + short_parse_message(e.what()));
+  } catch (const Json::out_of_range& e) {
+    // A number beyond the range of a double (e.g. 1e400): "number overflow parsing '1e400'".
+    std::string what = e.what();
+    auto q1 = what.find('\''), q2 = what.rfind('\'');
+    std::string token = q1 != std::string::npos && q2 > q1 ? what.substr(q1 + 1, q2 - q1 - 1) : "";
+    std::size_t at = token.empty() ? text.size() : find_code_token(text, token);
+    throw InputError(file, at == text.size() ? "" : line_col(text, at),
+                     "number " + (token.empty() ? std::string() : token + " ") + "is out of range");
   }
 }
 

@@ -77,10 +77,11 @@ struct Lpddr5Config {
   int bank_groups = 4;                     // bank groups per channel
   int banks_per_group = 4;                 // banks per bank group
   int row_bytes = 4096;                    // row (page) size per channel
+  std::uint64_t interleave_bytes = 512;    // channel interleave block (memory.interleave_bytes: "simple")
   int burst_length = 32;                   // beats per column access (BL32: 128 B on a 32-bit bus)
   std::string address_map = "RoCoBaBgCh"; // fields of the interleave-block index, MSB first
   bool bank_xor = true;                    // XOR low row bits into bank group and bank (hashing)
-  int inline_ecc = 0;                      // one ECC column access per this many data columns (0: none)
+  int inline_ecc = 8;                      // one ECC column access per this many data columns (0: none)
   int trcd = 15;                           // ACT -> column command
   int trp = 15;                            // PRE -> ACT
   int tras = 34;                           // ACT -> PRE

@@ -14,10 +14,10 @@ DFSIM_REGISTER_MEMORY(Lpddr5Memory, "lpddr5");
 
 void Lpddr5AddressMap::init(const MemoryConfig& m) {
   const Lpddr5Config& t = m.lpddr5;
-  block_ = m.interleave_bytes;
+  block_ = t.interleave_bytes;
   col_bytes_ = static_cast<std::uint32_t>(t.burst_length * m.bus_bits / 8);
   if (col_bytes_ == 0 || block_ % col_bytes_ != 0 || t.row_bytes % block_ != 0)
-    throw std::invalid_argument("lpddr5: memory.interleave_bytes (" + std::to_string(block_) +
+    throw std::invalid_argument("lpddr5: memory.lpddr5.interleave_bytes (" + std::to_string(block_) +
                                 ") must be a multiple of the column access (" + std::to_string(col_bytes_) +
                                 " B) and divide memory.lpddr5.row_bytes (" + std::to_string(t.row_bytes) + ")");
   channels_ = m.channels;
