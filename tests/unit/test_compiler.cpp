@@ -4,6 +4,7 @@
 
 #include "sim/common/error.h"
 #include "sim/compiler/compile.h"
+#include "sim/compiler/tiling.h"
 #include "sim/compiler/work_division.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/expand.h"
@@ -371,19 +372,32 @@ TEST_CASE("compiler: matmul MACs, tiles and coverage") {
   }
 }
 
-TEST_CASE("compiler: matmul 1024 on 32 cores uses 4 column tiles of one k-step") {
+TEST_CASE("compiler: matmul 1024 on 32 cores runs on a 4x8 grid with one k-step") {
   KernelGraph g = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "mm",
       "tensors": {"a": {"shape": [1024, 1024], "dtype": "fp16"}, "b": {"shape": [1024, 1024], "dtype": "fp16"},
                   "c": {"shape": [1024, 1024], "dtype": "fp16"}},
       "inputs": ["a", "b"], "outputs": ["c"],
       "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"]}]})"), 32);
-  // 32 rows per core. A tile 32x1024 (64 KiB), B 1024x256 (512 KiB), two fp32 32x256
-  // accumulators (64 KiB) = 640 KiB <= 776 KiB; n = 512 would need 1.19 MB. So: load A once,
-  // then 4 x (load B, matmul, store) = 1 + 12 = 13 templates x 32 cores.
-  CHECK(g.tasks.size() == 13);
-  CHECK(g.instance_count() == 13u * 32);
-  CHECK(dma_bytes(g, "load") == 1024u * 1024 * 2 + 32u * 1024 * 1024 * 2);  // A once, B per core
+  // Grid: all rows x cols = 32 splits use 32 cores; traffic K*(cols*M + rows*N) is least at
+  // 4x8 and 8x4 (12 * 1024 * 1024 elements); the first found, 4 x 8, wins. Block 256 x 128.
+  // Tile: A 256x1024 (512 KiB) + B 1024x64 (128 KiB) + 2 fp32 256x64 accumulators (128 KiB)
+  // = 768 KiB <= 776 KiB; one k-step, so A is loaded once per block. Per grid row:
+  // load A + 2 x (load B, matmul, store) = 7 templates over 8 cores; 4 grid rows: 28 x 8.
+  CHECK(g.tasks.size() == 28);
+  CHECK(g.instance_count() == 28u * 8);
+  // Each core loads its A block (256 x 1024) and B block (1024 x 128): 32 x (512 + 256) KiB.
+  CHECK(dma_bytes(g, "load") == 32u * (256 * 1024 * 2 + 1024 * 128 * 2));
   CHECK(dma_bytes(g, "store") == 1024u * 1024 * 2);
+}
+
+TEST_CASE("compiler: matmul tiles move the least off-chip traffic that fits") {
+  // A 1024 x 4096 x 512 block (matmul_4096's, on a 4x8 grid) in a 776 KiB budget:
+  // 256 x 256 x 256 reloads A 512/256 = 2 times and B 1024/256 = 4 times:
+  // 8 MiB x 2 + 4 MiB x 4 = 32 MiB, less than any other tile that fits.
+  auto t = plan_matmul_tile(1024, 512, 4096, Dtype::fp16, 1589376 / 2);
+  REQUIRE(t);
+  CHECK(matmul_block_traffic(1024, 512, 4096, *t, Dtype::fp16) == 32u << 20);
+  CHECK(matmul_tile_bytes(*t, Dtype::fp16) <= 1589376 / 2);
 }
 
 TEST_CASE("compiler: rejects more cores than the chip and rows that do not fit") {
