@@ -20,13 +20,18 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name n, Scheduler& sched, Recorder& 
   dont_initialize();
 }
 
+ComputeUnit::LxTraffic ComputeUnit::lx_traffic(const Task&, const TaskInstance& inst, int) const {
+  LxTraffic x;
+  for (const Region& r : inst.reads) x.read += r.total_bytes();
+  for (const Region& r : inst.writes) x.write += r.total_bytes();
+  return x;
+}
+
 Tick ComputeUnit::duration(const Task& t, const TaskInstance& inst) const {
-  int corelets = t.corelet >= 0 ? 1 : cfg_.core.corelets;
-  std::uint64_t in = 0, out = 0;
-  for (const Region& r : inst.reads) in += r.total_bytes();
-  for (const Region& r : inst.writes) out += r.total_bytes();
+  int corelets = corelets_of(t);
+  LxTraffic x = lx_traffic(t, inst, corelets);
   Tick compute = clk_.cycles(compute_cycles(t, corelets));
-  return std::max({compute, lx_.read_time(in), lx_.write_time(out)});
+  return std::max({compute, lx_.read_time(x.read), lx_.write_time(x.write)});
 }
 
 void ComputeUnit::start(int inst) {
@@ -34,11 +39,9 @@ void ComputeUnit::start(int inst) {
   const TaskInstance& ti = sched_.instance(inst);
   const Task& t = sched_.task_of(inst);
   Tick now = sim_now(), d = duration(t, ti);
-  std::uint64_t in = 0, out = 0;
-  for (const Region& r : ti.reads) in += r.total_bytes();
-  for (const Region& r : ti.writes) out += r.total_bytes();
-  lx_.bytes_read += in;
-  lx_.bytes_written += out;
+  LxTraffic x = lx_traffic(t, ti, corelets_of(t));
+  lx_.bytes_read += x.read;
+  lx_.bytes_written += x.write;
   rec_.tasks()[inst].track = t.corelet >= 0 ? tracks_[t.corelet % tracks_.size()] : tracks_[0];
   if (t.corelet >= 0) {
     rec_.busy(tracks_[t.corelet % tracks_.size()], now, now + d);

@@ -16,11 +16,19 @@ class ComputeUnit : public TaskUnit {
   ComputeUnit(sc_core::sc_module_name n, Scheduler& sched, Recorder& rec, const ChipConfig& cfg,
               LxScratchpad& lx, int core, const char* kind);
 
+  // Bytes a task moves through the core's LX read and write ports.
+  struct LxTraffic {
+    std::uint64_t read = 0, write = 0;
+  };
+
   // Time of one task instance on `corelets` corelets, compute and LX feed overlapped.
   Tick duration(const Task& t, const TaskInstance& inst) const;
 
  protected:
   virtual std::uint64_t compute_cycles(const Task& t, int corelets) const = 0;
+  // Default: the bytes of the instance's read and write regions.
+  virtual LxTraffic lx_traffic(const Task& t, const TaskInstance& inst, int corelets) const;
+  int corelets_of(const Task& t) const { return t.corelet >= 0 ? 1 : cfg_.core.corelets; }
   const ChipConfig& cfg_;
   ClockDomain clk_;
 

@@ -1,15 +1,35 @@
 #include "models/pt/pt_unit.h"
 
-#include "models/pt/pt_timing.h"
+#include "sim/runtime/scheduler.h"
 
 namespace dfsim {
 
-std::uint64_t PtUnit::compute_cycles(const Task& t, int corelets) const {
+Dtype PtUnit::operand_dtype(const Task& t) const {
+  const KernelGraph& g = sched_.graph();
+  if (!t.reads.empty() && t.reads[0].buffer >= 0 && t.reads[0].buffer < static_cast<int>(g.buffers.size()))
+    return g.buffers[t.reads[0].buffer].dtype;
+  return t.dtype;
+}
+
+PtCost PtUnit::cost(const Task& t, int corelets) const {
   const PtConfig& pt = cfg_.core.pt;
-  auto it = pt.simd.find(t.dtype);
+  Dtype in = operand_dtype(t);
+  auto it = pt.simd.find(in);
   // Precisions the PT has no ways for (fp32, int32) run at one MAC per PE per cycle.
   int simd = it == pt.simd.end() ? 1 : it->second;
-  return pt_matmul_cycles(t.m, t.n, t.k, pt.rows, pt.cols, simd, corelets);
+  return pt_matmul_cost(t.m, t.n, t.k, pt.rows, pt.cols, simd, corelets, pt.dataflow, in);
+}
+
+std::uint64_t PtUnit::compute_cycles(const Task& t, int corelets) const { return cost(t, corelets).cycles; }
+
+ComputeUnit::LxTraffic PtUnit::lx_traffic(const Task& t, const TaskInstance& inst, int corelets) const {
+  PtCost c = cost(t, corelets);
+  LxTraffic x;
+  x.read = c.feed_bytes + c.psum_bytes;
+  for (std::size_t i = 2; i < inst.reads.size(); ++i) x.read += inst.reads[i].total_bytes();
+  for (const Region& r : inst.writes) x.write += r.total_bytes();
+  x.write += c.psum_bytes;
+  return x;
 }
 
 }  // namespace dfsim

@@ -11,6 +11,10 @@ class SfpUnit : public ComputeUnit {
 
  protected:
   std::uint64_t compute_cycles(const Task& t, int corelets) const override;
+
+ private:
+  // Rows of a reduce-class task: the elements of its first write (0 for other ops).
+  std::uint64_t reduce_rows(const Task& t) const;
 };
 
 }  // namespace dfsim

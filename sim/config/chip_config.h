@@ -26,7 +26,7 @@ struct PtConfig {
   int cols = 8;                        // PE columns
   // MAC ways per PE per cycle, per PT precision; a precision absent here is not supported by PT.
   std::map<Dtype, int> simd{{Dtype::fp16, 8}, {Dtype::fp8, 16}, {Dtype::int8, 16}, {Dtype::int4, 32}};
-  Dataflow dataflow = Dataflow::os;
+  Dataflow dataflow = Dataflow::ws;     // which operand stays in the PEs (docs/models.md, "PT")
 };
 
 // SFP function classes that have a cost in SfpConfig::cycles_per_vector.

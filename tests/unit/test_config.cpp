@@ -60,7 +60,7 @@ TEST_CASE("config: spyre.json holds the public Spyre figures", "[config]") {
   CHECK(c.core.pt.rows == 8);
   CHECK(c.core.pt.cols == 8);
   CHECK(c.core.pt.simd == std::map<Dtype, int>{{Dtype::fp16, 8}, {Dtype::fp8, 16}, {Dtype::int8, 16}, {Dtype::int4, 32}});
-  CHECK(c.core.pt.dataflow == Dataflow::os);
+  CHECK(c.core.pt.dataflow == Dataflow::ws);
   CHECK(c.core.lx.bytes == 2u * 1024 * 1024);
   CHECK(c.core.lx.usable_bytes == 1589376);
   CHECK(c.core.dma.stick_bytes == 128);

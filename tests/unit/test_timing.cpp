@@ -36,40 +36,109 @@ struct Client : MemClient {
 }  // namespace
 
 // ---------------------------------------------------------------- PT
+// A fold maps (Sr, Sc, T) onto the array: os (m, n, ceil(k/simd)), ws (ceil(k/simd), n, m),
+// is (ceil(k/simd), m, n). Alone it takes 2 Sr + Sc + T - 2; back to back every fold but the
+// last costs max(T, Sr). Corelets split m (os, is) or n (ws).
+
+namespace {
+constexpr Dataflow OS = Dataflow::os, WS = Dataflow::ws, IS = Dataflow::is;
+}
 
 TEST_CASE("timing: pt matmul tiles smaller than the array", "[timing][pt]") {
-  // m=3 n=5 k=7: 1 tile x ceil(7/8)=1 step + (8 + 8 - 2) fill/drain = 15 cycles
-  CHECK(pt_matmul_cycles(3, 5, 7, 8, 8, 8, 1) == 15);
-  // 2 corelets: ceil(3/2)=2 rows each, still 1 tile: 1 + 14 = 15
-  CHECK(pt_matmul_cycles(3, 5, 7, 8, 8, 8, 2) == 15);
-  // 1x1x1 still pays the skew: 1 + 14 = 15
-  CHECK(pt_matmul_cycles(1, 1, 1, 8, 8, 8, 1) == 15);
+  // m=3 n=5 k=7 on 8x8, simd 8: ceil(7/8) = 1 step.
+  // os: Sr=3 Sc=5 T=1: 2*3 + 5 + 1 - 2 = 10
+  CHECK(pt_matmul_cycles(3, 5, 7, 8, 8, 8, 1, OS) == 10);
+  // ws: Sr=1 Sc=5 T=3: 2*1 + 5 + 3 - 2 = 8
+  CHECK(pt_matmul_cycles(3, 5, 7, 8, 8, 8, 1, WS) == 8);
+  // is: Sr=1 Sc=3 T=5: 2*1 + 3 + 5 - 2 = 8
+  CHECK(pt_matmul_cycles(3, 5, 7, 8, 8, 8, 1, IS) == 8);
+  // 2 corelets: os splits m: ceil(3/2)=2 rows: 2*2 + 5 + 1 - 2 = 8; ws splits n: ceil(5/2)=3
+  // cols: 2 + 3 + 3 - 2 = 6; is splits m: Sc=2: 2 + 2 + 5 - 2 = 7
+  CHECK(pt_matmul_cycles(3, 5, 7, 8, 8, 8, 2, OS) == 8);
+  CHECK(pt_matmul_cycles(3, 5, 7, 8, 8, 8, 2, WS) == 6);
+  CHECK(pt_matmul_cycles(3, 5, 7, 8, 8, 8, 2, IS) == 7);
+  // 1x1x1: 2*1 + 1 + 1 - 2 = 2 in every dataflow
+  for (Dataflow d : {OS, WS, IS}) CHECK(pt_matmul_cycles(1, 1, 1, 8, 8, 8, 1, d) == 2);
+  // A tile that fills 2 of 8 rows: ws, k=16 -> 2 steps, n=8, m=100: 2*2 + 8 + 100 - 2 = 110
+  // cycles for 12800 MACs (116 MAC/cycle of 512: three quarters of the PE rows idle)
+  CHECK(pt_matmul_cycles(100, 8, 16, 8, 8, 8, 1, WS) == 110);
   // empty matmul: 0
-  CHECK(pt_matmul_cycles(0, 8, 8, 8, 8, 8, 1) == 0);
-  CHECK(pt_matmul_cycles(8, 8, 0, 8, 8, 8, 1) == 0);
+  CHECK(pt_matmul_cycles(0, 8, 8, 8, 8, 8, 1, WS) == 0);
+  CHECK(pt_matmul_cycles(8, 8, 0, 8, 8, 8, 1, OS) == 0);
 }
 
 TEST_CASE("timing: pt matmul full tiles on one vs two corelets", "[timing][pt]") {
-  // 64x64x64 fp16, 1 corelet: (64/8)*(64/8)=64 tiles x 64/8=8 steps + 14 = 526 cycles
-  CHECK(pt_matmul_cycles(64, 64, 64, 8, 8, 8, 1) == 526);
-  // 2 corelets: 32 rows each -> 4*8=32 tiles x 8 steps + 14 = 270 cycles
-  CHECK(pt_matmul_cycles(64, 64, 64, 8, 8, 8, 2) == 270);
-  // fp8 (simd 16), 1 corelet: 64 tiles x 4 steps + 14 = 270 cycles
-  CHECK(pt_matmul_cycles(64, 64, 64, 8, 8, 16, 1) == 270);
-  // simd 1 (fp32 fallback): 64 tiles x 64 steps + 14 = 4110 cycles
-  CHECK(pt_matmul_cycles(64, 64, 64, 8, 8, 1, 1) == 4110);
+  // 64x64x64 fp16 (simd 8 -> 8 steps), 1 corelet:
+  // os: 8 m folds x 8 n folds = 64, T=8: 63 x max(8, 8) + (2*8 + 8 + 8 - 2) = 504 + 30 = 534
+  // ws: 1 k fold x 8 n folds, T=m=64: 7 x 64 + (16 + 8 + 64 - 2) = 448 + 86 = 534
+  // is: 1 k fold x 8 m folds, T=n=64: 7 x 64 + 86 = 534
+  for (Dataflow d : {OS, WS, IS}) CHECK(pt_matmul_cycles(64, 64, 64, 8, 8, 8, 1, d) == 534);
+  // 2 corelets: os 4 x 8 = 32 folds: 31 x 8 + 30 = 278; ws/is 4 folds: 3 x 64 + 86 = 278
+  for (Dataflow d : {OS, WS, IS}) CHECK(pt_matmul_cycles(64, 64, 64, 8, 8, 8, 2, d) == 278);
+  // fp8 (simd 16 -> 4 steps), 1 corelet, ws: 1 k fold (Sr=4) x 8 n folds, T=64:
+  // 7 x 64 + (2*4 + 8 + 64 - 2) = 448 + 78 = 526
+  CHECK(pt_matmul_cycles(64, 64, 64, 8, 8, 16, 1, WS) == 526);
+  // os fp8: 64 folds, T=4 < Sr=8: the result shift-out bounds each fold: 63 x 8 + (16 + 8 + 4 - 2) = 530
+  CHECK(pt_matmul_cycles(64, 64, 64, 8, 8, 16, 1, OS) == 530);
+  // simd 1 (fp32 fallback), ws: 64 steps = 8 k folds x 8 n folds, T=64: 63 x 64 + 86 = 4118
+  CHECK(pt_matmul_cycles(64, 64, 64, 8, 8, 1, 1, WS) == 4118);
 }
 
 TEST_CASE("timing: pt matmul non-multiples round up", "[timing][pt]") {
-  // m=17 n=9 k=65, 1 corelet: ceil(17/8)=3 * ceil(9/8)=2 = 6 tiles x ceil(65/8)=9 steps + 14 = 68
-  CHECK(pt_matmul_cycles(17, 9, 65, 8, 8, 8, 1) == 68);
-  // 2 corelets: ceil(17/2)=9 rows -> 2*2=4 tiles x 9 + 14 = 50
-  CHECK(pt_matmul_cycles(17, 9, 65, 8, 8, 8, 2) == 50);
-  // a 4x16 array: m=17 -> ceil(17/4)=5 * ceil(9/16)=1 = 5 tiles x 9 + (4+16-2)=18 -> 63
-  CHECK(pt_matmul_cycles(17, 9, 65, 4, 16, 8, 1) == 63);
+  // m=17 n=9 k=65, 1 corelet, simd 8: 9 steps.
+  // os: m folds 8,8,1; n folds 8,1; T=9: 2*2 x max(9,8) + 2 x max(9,1) = 36 + 18 = 54;
+  //     minus the last fold's 9, plus its 2*1 + 1 + 9 - 2 = 10: 54 - 9 + 10 = 55
+  CHECK(pt_matmul_cycles(17, 9, 65, 8, 8, 8, 1, OS) == 55);
+  // ws: k folds 8,1; n folds 8,1; T=m=17: 2 x 17 + 2 x 17 = 68; 68 - 17 + (2 + 1 + 17 - 2) = 69
+  CHECK(pt_matmul_cycles(17, 9, 65, 8, 8, 8, 1, WS) == 69);
+  // is: k folds 8,1; m folds 8,8,1; T=n=9: 3 x 9 + 3 x 9 = 54; 54 - 9 + (2 + 1 + 9 - 2) = 55
+  CHECK(pt_matmul_cycles(17, 9, 65, 8, 8, 8, 1, IS) == 55);
+  // ws on 2 corelets: n split ceil(9/2) = 5 -> 1 n fold of 5: 17 + (2 + 5 + 17 - 2) = 39
+  CHECK(pt_matmul_cycles(17, 9, 65, 8, 8, 8, 2, WS) == 39);
+  // a 4x16 array, os: m folds 4,4,4,4,1; n: 1 fold of 9; T=9:
+  // 4 x max(9,4) + 1 x max(9,1) = 45; 45 - 9 + (2*1 + 9 + 9 - 2) = 54
+  CHECK(pt_matmul_cycles(17, 9, 65, 4, 16, 8, 1, OS) == 54);
   // More corelets never slower.
-  for (std::uint64_t m : {1u, 7u, 9u, 100u, 1024u})
-    CHECK(pt_matmul_cycles(m, 33, 129, 8, 8, 8, 2) <= pt_matmul_cycles(m, 33, 129, 8, 8, 8, 1));
+  for (Dataflow d : {OS, WS, IS})
+    for (std::uint64_t m : {1u, 7u, 9u, 100u, 1024u})
+      CHECK(pt_matmul_cycles(m, 33, 129, 8, 8, 8, 2, d) <= pt_matmul_cycles(m, 33, 129, 8, 8, 8, 1, d));
+}
+
+TEST_CASE("timing: pt back-to-back folds overlap down to the preload", "[timing][pt]") {
+  // ws, m=4 rows streamed but 8 rows of weights to preload per fold: k=128 -> 16 steps = 2 k
+  // folds, n=8 -> 1 n fold. The next fold's preload (8) outlasts the stream (4):
+  // 1 x max(4, 8) + (2*8 + 8 + 4 - 2) = 8 + 26 = 34
+  CHECK(pt_matmul_cycles(4, 8, 128, 8, 8, 8, 1, WS) == 34);
+  // The textbook 32x32 weight-stationary array (simd 1): m=64 n=32 k=32: 2*32 + 32 + 64 - 2 = 158;
+  // k=64: two k folds: 1 x max(64, 32) + 158 = 222
+  CHECK(pt_matmul_cycles(64, 32, 32, 32, 32, 1, 1, WS) == 158);
+  CHECK(pt_matmul_cycles(64, 32, 64, 32, 32, 1, 1, WS) == 222);
+}
+
+TEST_CASE("timing: pt LX feed and partial sums per dataflow", "[timing][pt][lx]") {
+  // 64x64x64 fp16 on 2 corelets, 8x8, simd 8.
+  // os: A once per n fold (8), B once per m fold of a corelet (4, broadcast to both):
+  // (64*64*8 + 64*64*4) x 2 B = 98304 B; no partial sums (accumulators stay in the PEs)
+  PtCost os = pt_matmul_cost(64, 64, 64, 8, 8, 8, 2, OS, Dtype::fp16);
+  CHECK(os.feed_bytes == 98304);
+  CHECK(os.psum_bytes == 0);
+  CHECK(os.folds == 32);
+  // ws: B once (weights), A once per n fold of a corelet (4): (4096 + 64*64*4) x 2 = 40960 B
+  PtCost ws = pt_matmul_cost(64, 64, 64, 8, 8, 8, 2, WS, Dtype::fp16);
+  CHECK(ws.feed_bytes == 40960);
+  CHECK(ws.psum_bytes == 0);  // one k fold
+  // is: A once, B once per m fold of a corelet (4): 40960 B
+  CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 8, 2, IS, Dtype::fp16).feed_bytes == 40960);
+  // ws with k=1024: 128 steps = 16 k folds: 15 x 64*64 x 4 B = 245760 B of fp32 partial sums
+  // written and read back
+  CHECK(pt_matmul_cost(64, 64, 1024, 8, 8, 8, 2, WS, Dtype::fp16).psum_bytes == 245760);
+  // 17x9x65 ws, 1 corelet: k*n + m*k*2 n folds = 585 + 2210 = 2795 elements = 5590 B;
+  // 2 k folds: 1 x 17*9 x 4 = 612 B of partial sums
+  PtCost odd = pt_matmul_cost(17, 9, 65, 8, 8, 8, 1, WS, Dtype::fp16);
+  CHECK(odd.feed_bytes == 5590);
+  CHECK(odd.psum_bytes == 612);
+  // int4 packs two per byte: (4096 + 16384) / 2 = 10240 B
+  CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 32, 2, WS, Dtype::int4).feed_bytes == 10240);
 }
 
 // ---------------------------------------------------------------- SFP
@@ -110,6 +179,14 @@ TEST_CASE("timing: sfp fp32 at half rate and corelets split the work", "[timing]
   // 65 elements on 1 corelet: 2 vectors x 1 + 8 = 10
   CHECK(sfp_cycles(s, "add", Dtype::fp16, 65, 1) == 10);
   CHECK(sfp_cycles(s, "add", Dtype::fp16, 0, 1) == 0);
+  // Row reductions: 4 rows of 1024 on 1 corelet: 16 vectors per row x 4 = 64 vectors + 4
+  // cross-lane passes + log2(64) = 6 tree depth + 8 pipeline = 82
+  CHECK(sfp_cycles(s, "sum", Dtype::fp16, 4096, 1, 4) == 82);
+  // 256 short rows of 16 on 2 corelets: 128 rows each, 1 vector per row: 128 + 128 + 6 + 8 = 270
+  // (the same elements elementwise: 32 vectors + 8 = 40)
+  CHECK(sfp_cycles(s, "sum", Dtype::fp16, 4096, 2, 256) == 270);
+  // only reduce-class ops take rows into account
+  CHECK(sfp_cycles(s, "add", Dtype::fp16, 4096, 2, 256) == 40);
   // Fractional costs round up once over the whole op: 3 vectors x 1.5 = 4.5 -> 5 + 8 = 13
   s.cycles_per_vector["exp"] = 1.5;
   CHECK(sfp_cycles(s, "exp", Dtype::fp16, 192, 1) == 13);
