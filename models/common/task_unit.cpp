@@ -25,8 +25,19 @@ void TaskUnit::wake() {
   if (!busy_) wake_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
+void TaskUnit::resume(int inst) {
+  resumed_ = inst;
+  wake_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
 void TaskUnit::dispatch() {
   ++ActivationCounter::value();
+  if (resumed_ >= 0) {
+    int inst = resumed_;
+    resumed_ = -1;
+    finish(inst);
+    return;
+  }
   if (busy_ || ready_.empty()) return;
   int inst = ready_.top();
   Tick now = sim_now();
@@ -46,10 +57,13 @@ void TaskUnit::dispatch() {
   r.start = now;
   r.fired = true;
   busy_ = true;
+  sched_.fired(inst, now);
   start(inst);
 }
 
 void TaskUnit::finish(int inst) {
+  // A streaming consumer holds its unit until its producers have completed.
+  if (!sched_.may_complete(inst, this)) return;
   busy_ = false;
   rec_.tasks()[inst].end = sim_now();
   rec_.tasks()[inst].done = true;

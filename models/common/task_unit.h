@@ -30,6 +30,7 @@ class TaskUnit : public sc_core::sc_module {
 
   void push_ready(int inst);   // from the scheduler: inputs present
   void wake();                 // LX space was freed, or work arrived
+  void resume(int inst);       // the streaming producers of `inst` have completed: finish it
   const std::string& unit_kind() const { return kind_; }
 
  protected:
@@ -47,6 +48,7 @@ class TaskUnit : public sc_core::sc_module {
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready_;
   bool busy_ = false;
   int waiting_lx_ = -1;      // instance at the head that is waiting for LX space
+  int resumed_ = -1;         // instance to finish at the next dispatch
   Tick waiting_since_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include "models/common/task_unit.h"
 #include "models/lx/lx_scratchpad.h"
 #include "sim/common/error.h"
+#include "sim/graph/region_index.h"
 
 namespace dfsim {
 
@@ -16,6 +17,9 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   reads_lx_.resize(n);
   writes_lx_.resize(n);
   missing_.resize(n);
+  stream_unfired_.assign(n, 0);
+  stream_open_.assign(n, 0);
+  deferred_.assign(n, nullptr);
   never_ready_.resize(n);
   done_.assign(n, 0);
   rec_.tasks().assign(n, TaskRecord{});
@@ -53,6 +57,33 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
     for (int b : writes_lx_[i]) ++lxbufs_[b].writers;
     for (int b : reads_lx_[i]) ++lxbufs_[b].readers;
   }
+  link_streaming();
+}
+
+void Scheduler::link_streaming() {
+  // An edge producer -> consumer streams when every read of the consumer that overlaps what
+  // the producer writes is a streaming read.
+  const auto& inst = x_.instances;
+  stream_edge_.resize(inst.size());
+  for (std::size_t p = 0; p < inst.size(); ++p) {
+    stream_edge_[p].assign(inst[p].consumers.size(), 0);
+    for (std::size_t k = 0; k < inst[p].consumers.size(); ++k) {
+      int c = inst[p].consumers[k];
+      bool any = false, all = true;
+      for (const Region& r : inst[c].reads)
+        for (const Region& w : inst[p].writes)
+          if (r.buffer == w.buffer && r.core == w.core && regions_overlap(r, w)) {
+            any = true;
+            all = all && r.streaming;
+          }
+      if (any && all) {
+        stream_edge_[p][k] = 1;
+        --missing_[c];
+        ++stream_unfired_[c];
+        ++stream_open_[c];
+      }
+    }
+  }
 }
 
 void Scheduler::set_lx(int core, LxScratchpad* lx) {
@@ -73,7 +104,22 @@ void Scheduler::start() {
     b.writers_done = b.writers;
   }
   for (std::size_t i = 0; i < x_.instances.size(); ++i)
-    if (missing_[i] == 0 && never_ready_[i].empty()) make_ready(static_cast<int>(i), 0);
+    if (missing_[i] == 0 && stream_unfired_[i] == 0 && never_ready_[i].empty()) make_ready(static_cast<int>(i), 0);
+}
+
+void Scheduler::fired(int inst, Tick now) {
+  const auto& cons = x_.instances[inst].consumers;
+  for (std::size_t k = 0; k < cons.size(); ++k) {
+    if (!stream_edge_[inst][k]) continue;
+    int c = cons[k];
+    if (--stream_unfired_[c] == 0 && missing_[c] == 0 && never_ready_[c].empty()) make_ready(c, now);
+  }
+}
+
+bool Scheduler::may_complete(int inst, TaskUnit* unit) {
+  if (stream_open_[inst] == 0) return true;
+  deferred_[inst] = unit;
+  return false;
 }
 
 void Scheduler::make_ready(int inst, Tick now) {
@@ -111,8 +157,19 @@ void Scheduler::complete(int inst, Tick now) {
   for (int b : reads_lx_[inst]) ++lxbufs_[b].readers_done;
   for (int b : writes_lx_[inst]) maybe_release(lxbufs_[b]);
   for (int b : reads_lx_[inst]) maybe_release(lxbufs_[b]);
-  for (int c : x_.instances[inst].consumers)
-    if (--missing_[c] == 0 && never_ready_[c].empty()) make_ready(c, now);
+  const auto& cons = x_.instances[inst].consumers;
+  for (std::size_t k = 0; k < cons.size(); ++k) {
+    int c = cons[k];
+    if (stream_edge_[inst][k]) {
+      if (--stream_open_[c] == 0 && deferred_[c]) {
+        TaskUnit* u = deferred_[c];
+        deferred_[c] = nullptr;
+        u->resume(c);
+      }
+    } else if (--missing_[c] == 0 && stream_unfired_[c] == 0 && never_ready_[c].empty()) {
+      make_ready(c, now);
+    }
+  }
 }
 
 std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const {
@@ -126,16 +183,18 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
     std::string who = "task \"" + g_.tasks[t.task].name + "\" on core " + std::to_string(t.core);
     std::string why;
     const TaskRecord& rr = rec_.tasks()[i];
-    if (rr.fired) {
+    if (rr.fired && deferred_[i]) {
+      why = "done with its part, waits for " + std::to_string(stream_open_[i]) + " streaming producer(s) to complete";
+    } else if (rr.fired) {
       why = "running since " + std::to_string(ticks_to_ns(rr.start)) + " ns";
     } else if (!never_ready_[i].empty()) {
       why = never_ready_[i];
-    } else if (missing_[i] > 0) {
+    } else if (missing_[i] > 0 || stream_unfired_[i] > 0) {
       for (int d : t.deps)
         if (!done_[d]) {
           why = "waits for task \"" + g_.tasks[x_.instances[d].task].name + "\" on core " +
-                std::to_string(x_.instances[d].core) + " (" + std::to_string(missing_[i]) +
-                " input(s) missing)";
+                std::to_string(x_.instances[d].core) + " (" +
+                std::to_string(missing_[i] + stream_unfired_[i]) + " input(s) missing)";
           break;
         }
     } else {

@@ -1,7 +1,9 @@
 #pragma once
 // The firing rule, and the only scheduler: a task instance fires when every buffer it reads
 // holds its data (all writers of what it reads have completed, or the data was preloaded),
-// the LX space for what it writes is reserved, and its unit is free.
+// the LX space for what it writes is reserved, and its unit is free. Streaming reads relax
+// the first condition: a consumer whose reads of a producer's output are all streaming may
+// fire once that producer has fired, and completes no earlier than the producer.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,6 +30,11 @@ class Scheduler {
   // Called by a unit before firing `inst`: reserves the LX space of every LX buffer it writes
   // that is not yet reserved, all or nothing. On failure the unit is woken when space frees.
   bool reserve_outputs(int inst, TaskUnit* waiter);
+  // Called by a unit when it fires `inst` (streaming consumers may become ready).
+  void fired(int inst, Tick now);
+  // Called by a unit whose work on `inst` is done: false while a streaming producer of it is
+  // still running; the unit is then resumed (TaskUnit::resume) when the last one completes.
+  bool may_complete(int inst, TaskUnit* unit);
   // Called by a unit when `inst` has completed at `now`.
   void complete(int inst, Tick now);
 
@@ -55,6 +62,7 @@ class Scheduler {
   int lx_index(int buffer, int core);
   void maybe_release(LxBuf& b);
   void make_ready(int inst, Tick now);
+  void link_streaming();
 
   const KernelGraph& g_;
   const ExpandedGraph& x_;
@@ -64,6 +72,10 @@ class Scheduler {
   std::vector<LxBuf> lxbufs_;
   std::vector<std::vector<int>> reads_lx_, writes_lx_;  // per instance: LxBuf indices
   std::vector<int> missing_;               // per instance: dependencies not yet complete
+  std::vector<int> stream_unfired_;        // per instance: streaming producers not yet fired
+  std::vector<int> stream_open_;           // per instance: streaming producers not yet complete
+  std::vector<std::vector<char>> stream_edge_;  // per instance, per consumer: a streaming edge
+  std::vector<TaskUnit*> deferred_;        // per instance: unit waiting to complete it
   std::vector<std::string> never_ready_;   // per instance: why it can never fire ("" if it can)
   std::vector<char> done_;
   std::size_t completed_ = 0;
