@@ -58,7 +58,7 @@ struct DmaConfig {
   int burst_sticks = 32;                   // max sticks per burst request
   int max_outstanding = 8;                 // requests in flight per core
   int issue_cycles = 4;                    // core cycles to issue one request
-  int stick_issue_cycles = 0;              // extra core cycles per stick of a request (word generation)
+  int stick_issue_cycles = 13;             // extra core cycles per stick of a request (word generation)
 };
 
 // One core: clock, corelets and their units.
@@ -102,7 +102,7 @@ struct Lpddr5Config {
 
 // Off-chip memory (LPDDR5 on Spyre) and its controllers.
 struct MemoryConfig {
-  std::string impl = "simple";             // registered model name
+  std::string impl = "lpddr5";             // registered model name
   bool ideal = false;                      // transfers take no time, infinite bandwidth
   std::uint64_t capacity_bytes = 128ull << 30;
   int channels = 8;

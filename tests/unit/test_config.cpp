@@ -65,7 +65,8 @@ TEST_CASE("config: spyre.json holds the public Spyre figures", "[config]") {
   CHECK(c.core.lx.usable_bytes == 1589376);
   CHECK(c.core.dma.stick_bytes == 128);
   CHECK(c.core.dma.burst_sticks == 32);
-  CHECK(c.memory.impl == "simple");
+  CHECK(c.memory.impl == "lpddr5");
+  CHECK(c.core.dma.stick_issue_cycles == 13);
   CHECK(c.memory.channels == 8);
   CHECK(c.memory.bus_bits == 32);
   CHECK(c.memory.data_rate_mtps == 6400);

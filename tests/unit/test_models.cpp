@@ -271,10 +271,19 @@ KernelGraph dma_load(std::uint64_t n, int core, int cores) {
                    b + "}]}");
 }
 
+// The spyre chip with the "simple" memory model and no per-stick DMA issue cost, whose
+// closed forms these DMA tests check (the LPDDR5 model has its own tests in test_memory.cpp).
+ChipConfig simple_memory_chip() {
+  ChipConfig cfg;
+  cfg.memory.impl = "simple";
+  cfg.core.dma.stick_issue_cycles = 0;
+  return cfg;
+}
+
 }  // namespace
 
 TEST_CASE("models: a one-burst DMA load has a closed-form time", "[models][dma]") {
-  ChipConfig cfg;
+  ChipConfig cfg = simple_memory_chip();
   KernelGraph g = dma_load(128, 1, 2);
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg);
@@ -292,7 +301,7 @@ TEST_CASE("models: a one-burst DMA load has a closed-form time", "[models][dma]"
 }
 
 TEST_CASE("models: a DMA load moves exactly its bytes and is no faster than peak bandwidth", "[models][dma]") {
-  ChipConfig cfg;
+  ChipConfig cfg = simple_memory_chip();
   const std::uint64_t n = 256 * 1024;
   KernelGraph g = dma_load(n, 0, 1);
   ExpandedGraph x = expand_graph(g, cfg);
