@@ -38,6 +38,7 @@ Tick bucket_ticks(const ChipConfig& cfg) {
 Simulation::Simulation(const KernelGraph& g, const ExpandedGraph& x, const ChipConfig& cfg)
     : g_(g), x_(x), cfg_(cfg), rec_(bucket_ticks(cfg)), hbm_base_(layout_hbm(g, cfg)), sched_(g, x, rec_) {
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  rec_.set_keep_spans(cfg.sim.trace);  // busy spans only feed trace.json
   // SystemC's own informational messages (e.g. on sc_stop) are not for dfsim's users.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   system_ = std::make_unique<System>("system", cfg, sched_, rec_, hbm_base_);
