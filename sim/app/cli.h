@@ -17,6 +17,7 @@ int cmd_calibrate(const std::vector<std::string>& args);
 
 // Shared by the subcommands.
 std::string default_config_path();
+std::string default_workloads_dir();  // workloads/ here, else the source tree's
 // A workload file (op graph compiled on the fly, or compiled kernel graph) as a kernel graph.
 // `cores` > 0 overrides the op graph's compile.cores. `format` receives the file's format.
 KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, int cores, std::string* format);

@@ -1,8 +1,128 @@
-// `dfsim calibrate`: not yet implemented (issue 3).
+// `dfsim calibrate`: runs the off-chip microbenchmarks (workloads/micro/) and the 32-core add
+// on a config and compares each figure with what was measured on a Spyre card
+// (../shared/calibration/spyre-public-facts.md). SystemC elaborates once per process, so each
+// run is a child process of this same binary (`dfsim run -q`), read back from summary.json.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sys/wait.h>
+
 #include "sim/app/cli.h"
+#include "sim/app/options.h"
+#include "sim/common/error.h"
+#include "sim/common/json_io.h"
 
 namespace dfsim {
 
-int cmd_calibrate(const std::vector<std::string>&) { throw UsageError("calibrate is not implemented yet"); }
+namespace {
+
+namespace fs = std::filesystem;
+
+// One published figure and how to simulate it.
+struct Figure {
+  std::string name;
+  double published;
+  std::string unit;
+  std::string source;
+};
+
+// Runs `dfsim run` on a workload at `cores` and returns its summary.
+class Runner {
+ public:
+  Runner(std::string config, std::vector<std::string> sets, std::string workloads)
+      : config_(std::move(config)), sets_(std::move(sets)), workloads_(std::move(workloads)) {
+    char tmpl[] = "/tmp/dfsim-calibrate-XXXXXX";
+    if (!mkdtemp(tmpl)) throw SimError("calibrate: cannot create a temporary directory");
+    dir_ = tmpl;
+  }
+  ~Runner() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  Json run(const std::string& workload, int cores) {
+    std::string key = fmt::format("{}@{}", workload, cores);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    std::string out = fmt::format("{}/{}-{}", dir_, fs::path(workload).stem().string(), cores);
+    std::string cmd = fmt::format("'{}' run -q --config '{}' --workload '{}/{}' --cores {} --out '{}' --set sim.trace=false",
+                                  self(), config_, workloads_, workload, cores, out);
+    for (const auto& s : sets_) cmd += fmt::format(" --set '{}'", s);
+    int rc = std::system(cmd.c_str());
+    if (rc != 0) {
+      int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+      if (code == 2) throw InputError(workloads_ + "/" + workload, "", "the microbenchmark run was rejected (see above)");
+      throw SimError(fmt::format("calibrate: {} on {} cores failed", workload, cores));
+    }
+    Json s = load_json_file(out + "/summary.json");
+    cache_[key] = s;
+    return s;
+  }
+
+ private:
+  static std::string self() {
+    std::error_code ec;
+    auto p = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string("dfsim") : p.string();
+  }
+  std::string config_;
+  std::vector<std::string> sets_;
+  std::string workloads_, dir_;
+  std::map<std::string, Json> cache_;
+};
+
+double gbps(const Json& s) { return s["offchip"]["achieved_gbps"].get<double>(); }
+
+}  // namespace
+
+int cmd_calibrate(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::string config;
+  std::vector<std::string> sets;
+  opts.add_options()
+      ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
+      ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)");
+  po::variables_map vm;
+  if (!parse_options("calibrate", "[--config FILE] [--set key=value ...]",
+                     "dfsim calibrate --config configs/spyre.json --set memory.lpddr5.write_high=24", opts, nullptr,
+                     args, vm))
+    return 0;
+  if (config.empty()) config = default_config_path();
+  load_chip_config(config, sets);  // reject a bad config here, once, with its own message
+  Runner run(config, sets, default_workloads_dir());
+
+  struct Row {
+    Figure f;
+    double simulated;
+  };
+  std::vector<Row> rows;
+  const char* facts = "spyre-public-facts.md";
+  double read32 = gbps(run.run("micro/read_sum.json", 32));
+  rows.push_back({{"read stream, 32 cores", 150, "GB/s", facts}, read32});
+  rows.push_back({{"write stream, 32 cores", 150, "GB/s", facts}, gbps(run.run("micro/write_outer.json", 32))});
+  rows.push_back({{"copy 1:1, 32 cores", 105, "GB/s", facts}, gbps(run.run("micro/copy.json", 32))});
+  const std::pair<int, double> scaling[] = {{1, 11}, {2, 22}, {4, 43}, {8, 54}, {16, 54}};
+  for (auto [cores, pct] : scaling)
+    rows.push_back({{fmt::format("read bandwidth, {} of 32 cores", cores), pct, "% of 32", facts},
+                    100.0 * gbps(run.run("micro/read_sum.json", cores)) / read32});
+  Json add = run.run("add_2048x1024.json", 32);
+  rows.push_back({{"add 2048x1024 fp16, 32 cores", 108, "us", facts}, add["sim_time_ns"].get<double>() / 1000.0});
+
+  std::cout << fmt::format("calibration of {} against the measured card ({})\n\n", config, facts);
+  std::cout << fmt::format("{:<32} {:>10} {:>10} {:>8}  {}\n", "figure", "published", "simulated", "error %", "unit");
+  int within = 0;
+  for (const Row& r : rows) {
+    double err = 100.0 * (r.simulated - r.f.published) / r.f.published;
+    within += std::fabs(err) <= 10.0;
+    std::cout << fmt::format("{:<32} {:>10.1f} {:>10.1f} {:>8.1f}  {}\n", r.f.name, r.f.published, r.simulated, err,
+                             r.f.unit);
+  }
+  std::cout << fmt::format("\n{} of {} figures within 10 %\n", within, rows.size());
+  return 0;
+}
 
 }  // namespace dfsim

@@ -15,6 +15,11 @@ std::string default_config_path() {
   return std::string(DFSIM_SOURCE_DIR) + "/configs/spyre.json";
 }
 
+std::string default_workloads_dir() {
+  if (std::filesystem::is_directory("workloads")) return "workloads";
+  return std::string(DFSIM_SOURCE_DIR) + "/workloads";
+}
+
 KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, int cores, std::string* format) {
   Json j = load_json_file(file);
   std::string f = detect_format(j);

@@ -1,0 +1,73 @@
+// `dfsim calibrate`: runs the microbenchmarks on the spyre preset and prints published
+// against simulated figures. Checks the table and the physical properties the issue asks
+// for: off-chip bandwidth never above the nominal peak, and non-decreasing in core count.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct Output {
+  int code = -1;
+  std::string text;
+};
+
+Output run(const std::string& args) {
+  Output o;
+  FILE* p = popen((std::string(DFSIM_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) o.text += buf;
+  int rc = pclose(p);
+  o.code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return o;
+}
+
+// The simulated column of the row whose figure starts with `name`.
+double simulated(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(name, 0) == 0) {
+      std::smatch m;
+      std::string rest = line.substr(name.size());
+      REQUIRE(std::regex_search(rest, m, std::regex(R"(\s+([-0-9.]+)\s+([-0-9.]+)\s+([-0-9.]+))")));
+      return std::stod(m[2]);
+    }
+  FAIL("no row " << name << " in:\n" << text);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate: the table compares every figure and the bandwidths are physical") {
+  Output o = run("calibrate --config configs/spyre.json");
+  REQUIRE(o.code == 0);
+  CHECK(o.text.find("figures within 10 %") != std::string::npos);
+  // Never above the nominal 204.8 GB/s.
+  for (const char* f : {"read stream, 32 cores", "write stream, 32 cores", "copy 1:1, 32 cores"}) {
+    double g = simulated(o.text, f);
+    CHECK(g > 0);
+    CHECK(g <= 204.8);
+  }
+  // Read bandwidth as a share of 32 cores: non-decreasing in core count, at most 100 %.
+  double prev = 0;
+  for (int cores : {1, 2, 4, 8, 16}) {
+    double pct = simulated(o.text, "read bandwidth, " + std::to_string(cores) + " of 32 cores");
+    CHECK(pct >= prev);
+    CHECK(pct <= 100.0 + 1e-9);
+    prev = pct;
+  }
+  // One core cannot fill the bus: the DMA request rate limits it (card: ~11 %).
+  CHECK(simulated(o.text, "read bandwidth, 1 of 32 cores") < 25.0);
+}
+
+TEST_CASE("calibrate: a bad --set is rejected before anything runs") {
+  Output o = run("calibrate --set memory.lpddr5.trcdd=3");
+  CHECK(o.code == 2);
+  CHECK(o.text.find("--set") != std::string::npos);
+  CHECK(o.text.find("figure") == std::string::npos);
+}
