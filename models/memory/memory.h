@@ -38,6 +38,12 @@ struct MemStats {
   std::uint64_t bytes_read = 0, bytes_written = 0;
   std::uint64_t reads = 0, writes = 0;
   std::uint64_t turnarounds = 0;        // read<->write bus switches
+  // Row-buffer and controller figures of models with banks ("lpddr5"; 0 elsewhere).
+  std::uint64_t row_hits = 0;           // column accesses to an open row
+  std::uint64_t row_misses = 0;         // activations of a bank with no open row
+  std::uint64_t row_conflicts = 0;      // activations that first closed another row
+  std::uint64_t refreshes = 0;
+  std::uint64_t max_queue = 0;          // most requests waiting at the controller at once
 };
 
 // Interface of an off-chip memory model.

@@ -99,14 +99,29 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   const MemStats& ms = card.memory().stats();
   double peak_gbps = cfg.memory_peak_gbps();
   OJson chans = OJson::array();
-  for (const MemStats& c : card.memory().channel_stats())
-    chans.push_back({{"bytes_read", c.bytes_read}, {"bytes_written", c.bytes_written}, {"turnarounds", c.turnarounds}});
+  MemStats rows;  // row-buffer totals over the channels
+  for (const MemStats& c : card.memory().channel_stats()) {
+    chans.push_back({{"bytes_read", c.bytes_read}, {"bytes_written", c.bytes_written}, {"turnarounds", c.turnarounds},
+                     {"row_hits", c.row_hits}, {"row_misses", c.row_misses}, {"row_conflicts", c.row_conflicts},
+                     {"refreshes", c.refreshes}, {"max_queue", c.max_queue}});
+    rows.row_hits += c.row_hits;
+    rows.row_misses += c.row_misses;
+    rows.row_conflicts += c.row_conflicts;
+    rows.refreshes += c.refreshes;
+  }
+  std::uint64_t activations = rows.row_misses + rows.row_conflicts;
   s["offchip"] = {{"bytes_read", ms.bytes_read},
                   {"bytes_written", ms.bytes_written},
                   {"graph_bytes", dma_hbm},
                   {"achieved_gbps", round6(ratio(static_cast<double>(ms.bytes_read + ms.bytes_written), ns(end)))},
                   {"peak_gbps", round6(peak_gbps)},
                   {"turnarounds", ms.turnarounds},
+                  {"row_hits", rows.row_hits},
+                  {"row_misses", rows.row_misses},
+                  {"row_conflicts", rows.row_conflicts},
+                  {"row_hit_rate", round6(ratio(static_cast<double>(rows.row_hits),
+                                                static_cast<double>(rows.row_hits + activations)))},
+                  {"refreshes", rows.refreshes},
                   {"ideal", cfg.memory.ideal},
                   {"channels", chans}};
 

@@ -282,7 +282,15 @@ void Lpddr5Memory::piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bo
 
 std::vector<MemStats> Lpddr5Memory::channel_stats() const {
   std::vector<MemStats> out;
-  for (const auto& c : chans_) out.push_back(c->stats);
+  for (const auto& c : chans_) {
+    MemStats s = c->stats;
+    s.row_hits = c->row_hits;
+    s.row_misses = c->row_misses;
+    s.row_conflicts = c->row_conflicts;
+    s.refreshes = c->refreshes;
+    s.max_queue = c->max_queue;
+    out.push_back(s);
+  }
   return out;
 }
 
