@@ -51,6 +51,12 @@ int cmd_run(const std::vector<std::string>& args) {
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   if (config.empty()) config = default_config_path();
 
+  // SIGINT / SIGTERM stop the run cleanly: valid outputs marked partial, exit 130 / 143. A
+  // signal while loading takes effect at the simulation's first check.
+  auto on_signal = [](int s) { Watchdog::pending_signal() = s; };
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+
   // Everything is loaded and checked before time starts.
   ChipConfig cfg = load_chip_config(config, sets);
   std::string format;
@@ -62,13 +68,7 @@ int cmd_run(const std::vector<std::string>& args) {
   OutputDir dir(out);
 
   Simulation sim(g, x, cfg);
-  // SIGINT / SIGTERM stop the run cleanly: valid outputs marked partial, exit 130 / 143.
-  auto on_signal = [](int s) { Watchdog::pending_signal() = s; };
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
   RunResult res = sim.run(RunLimits{max_sim_ns, static_cast<std::uint64_t>(max_events), timeout_s});
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
   spdlog::info("simulated in {:.3f} s, {} events", res.wall_seconds, res.activations);
 
   auto summary = make_summary(sim, res, RunInfo{workload, config, format});

@@ -1,0 +1,91 @@
+// Runs that are stopped: --timeout ends a run with exit 1, and SIGTERM / SIGINT during the
+// simulation end it with 128 + the signal, both leaving valid outputs marked partial.
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& tag) {
+  fs::path d = fs::temp_directory_path() / ("dfsim-runctl-" + tag + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  REQUIRE(in);
+  return nlohmann::json::parse(in);
+}
+
+// Starts `dfsim run` on the 4096^3 matmul (about two host seconds) without waiting.
+pid_t start_long_run(const fs::path& out, const std::string& extra = "") {
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::string cmd = std::string(DFSIM_BINARY) + " run -q --workload workloads/matmul_4096.json --out " +
+                      out.string() + " " + extra + " 2>/dev/null";
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+}
+
+void check_partial(const fs::path& out, const std::string& status) {
+  auto s = read_json(out / "summary.json");
+  CHECK(s["status"] == status);
+  CHECK(s["partial"] == true);
+  CHECK(!s["reason"].get<std::string>().empty());
+  auto t = read_json(out / "trace.json");  // parses: valid up to where the run stopped
+  CHECK(t["traceEvents"].is_array());
+  CHECK(fs::exists(out / "utilization.csv"));
+}
+
+}  // namespace
+
+TEST_CASE("run control: --timeout stops a long run with exit 1 and partial outputs") {
+  fs::path out = fresh_dir("timeout");
+  int code = wait_exit(start_long_run(out, "--timeout 0.05"));
+  CHECK(code == 1);
+  check_partial(out, "limit");
+  CHECK(read_json(out / "summary.json")["reason"].get<std::string>().find("--timeout") != std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST_CASE("run control: SIGTERM during the simulation exits 143 with partial outputs") {
+  fs::path out = fresh_dir("term");
+  pid_t pid = start_long_run(out);
+  // Loading and compiling take a few tens of ms; the simulation itself about two seconds.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  kill(pid, SIGTERM);
+  int code = wait_exit(pid);
+  CHECK(code == 143);
+  check_partial(out, "interrupted");
+  fs::remove_all(out);
+}
+
+TEST_CASE("run control: SIGINT during the simulation exits 130 with partial outputs") {
+  fs::path out = fresh_dir("int");
+  pid_t pid = start_long_run(out);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  kill(pid, SIGINT);
+  int code = wait_exit(pid);
+  CHECK(code == 130);
+  check_partial(out, "interrupted");
+  fs::remove_all(out);
+}
