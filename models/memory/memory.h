@@ -53,7 +53,7 @@ class IMemory : public sc_core::sc_module {
   virtual ~IMemory() = default;
   // Own parameters, then recorder tracks.
   virtual void init(const ChipConfig& cfg, Recorder& rec) = 0;
-  // Accepts a request; calls req.on_done with its completion time, now or later.
+  // Accepts a request; calls req.client->mem_done(req.tag, completion time), now or later.
   virtual void send(MemRequest req) = 0;
   virtual int channel_of(std::uint64_t addr) const = 0;
   virtual int channels() const = 0;
