@@ -62,7 +62,9 @@ void write_trace(std::ostream& out, Simulation& sim, const RunResult& res) {
     auto [it, fresh] = pid.try_emplace(group, static_cast<int>(pid.size()) + 1);
     if (fresh) {
       ev.add(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":{}}}}})", it->second, quoted(group)));
-      ev.add(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}}}})", it->second, it->second));
+      // Cores first, in core order; then memory, ring and the rest in order of appearance.
+      int sort = group.rfind("core ", 0) == 0 ? std::stoi(group.substr(5)) : 100000 + it->second;
+      ev.add(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}}}})", it->second, sort));
     }
     return it->second;
   };
