@@ -63,7 +63,6 @@ void DmaEngine::start(int inst) {
   if (cfg_.memory.ideal && (x.src_hbm || x.dst_hbm)) {
     // Ideal memory: off-chip transfers take no time.
     x.bursts_left = 0;
-    x.moved = x.total;
     x.moved = x.total;  // nothing to issue: no burst may reach the memory model
   }
   step_ev_.notify(sc_core::SC_ZERO_TIME);

@@ -67,25 +67,18 @@ TEST_CASE("run control: --timeout stops a long run with exit 1 and partial outpu
   fs::remove_all(out);
 }
 
-TEST_CASE("run control: SIGTERM during the simulation exits 143 with partial outputs") {
-  fs::path out = fresh_dir("term");
+// Sends `sig` to a running simulation: it stops cleanly and exits 128 + sig.
+static void check_signal(int sig, const std::string& tag) {
+  fs::path out = fresh_dir(tag);
   pid_t pid = start_long_run(out);
   // Loading and compiling take a few tens of ms; the simulation itself about two seconds.
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
-  kill(pid, SIGTERM);
-  int code = wait_exit(pid);
-  CHECK(code == 143);
+  kill(pid, sig);
+  CHECK(wait_exit(pid) == 128 + sig);
   check_partial(out, "interrupted");
   fs::remove_all(out);
 }
 
-TEST_CASE("run control: SIGINT during the simulation exits 130 with partial outputs") {
-  fs::path out = fresh_dir("int");
-  pid_t pid = start_long_run(out);
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
-  kill(pid, SIGINT);
-  int code = wait_exit(pid);
-  CHECK(code == 130);
-  check_partial(out, "interrupted");
-  fs::remove_all(out);
-}
+TEST_CASE("run control: SIGTERM during the simulation exits 143 with partial outputs") { check_signal(SIGTERM, "term"); }
+
+TEST_CASE("run control: SIGINT during the simulation exits 130 with partial outputs") { check_signal(SIGINT, "int"); }
