@@ -19,6 +19,10 @@ class Ring : public sc_core::sc_module {
   // Moves `bytes` from stop `src` to stop `dst`, the head leaving at `t`.
   // Returns when the last byte has arrived at dst.
   Tick transfer(Tick t, int src, int dst, std::uint64_t bytes);
+  // Multicast: moves `bytes` from `src` to every stop in `dsts` as one message per direction
+  // (each destination takes the shorter way; a link is crossed once however many stops lie
+  // beyond it). Returns when the last byte has arrived at the last destination.
+  Tick multicast(Tick t, int src, const std::vector<int>& dsts, std::uint64_t bytes);
 
   int stops() const { return stops_; }
   int hops(int src, int dst) const;
@@ -34,6 +38,8 @@ class Ring : public sc_core::sc_module {
   std::vector<Resource> cw_, ccw_;   // cw_[i]: i -> i+1, ccw_[i]: i -> i-1
   std::vector<int> mc_stops_;
   std::uint64_t bytes_ = 0;
+  // Sends one message `n` hops from `src` in one direction; returns when its head arrives.
+  Tick send(Tick t, int src, int n, bool clockwise, Tick occ);
 };
 
 }  // namespace dfsim

@@ -159,9 +159,11 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
     d.hbm_to_hbm += e.hbm_to_hbm;
     d.bursts += e.bursts;
     d.sticks += e.sticks;
+    d.multicast_extra += e.multicast_extra;
   }
   s["dma"] = {{"hbm_to_lx_bytes", d.hbm_to_lx}, {"lx_to_hbm_bytes", d.lx_to_hbm}, {"lx_to_lx_bytes", d.lx_to_lx},
-              {"hbm_to_hbm_bytes", d.hbm_to_hbm}, {"bursts", d.bursts}, {"sticks", d.sticks}};
+              {"hbm_to_hbm_bytes", d.hbm_to_hbm}, {"bursts", d.bursts}, {"sticks", d.sticks},
+              {"multicast_extra_bytes", d.multicast_extra}};
   s["ring"] = {{"bytes_carried", card.ring().bytes_carried()}};
 
   // Where the time went.

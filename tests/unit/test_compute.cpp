@@ -156,9 +156,9 @@ TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores is peak minus fill and 
   Simulation sim(g, x, cfg);
   RunResult r = sim.run();
   REQUIRE(r.ok());
-  // Per core 128 rows: 32 n tiles x 4 k steps = 128 PT tasks of 128x128x1024, each
-  // 16 k folds x 8 n folds (64 columns per corelet), T = 128: 127 x 128 + (16 + 8 + 128 - 2)
-  // = 16256 + 150 = 16406 cycles = 16384 at peak + 22 fill/drain.
+  // 4x8 grid, block 1024 x 512 per core: 2 m x 2 n tiles x 32 k steps = 128 PT tasks of
+  // 512x256x128, each 16/8 = 2 k folds x 16 n folds (128 columns per corelet), T = m = 512:
+  // 31 x 512 + (2 x 8 + 8 + 512 - 2) = 15872 + 534 = 16406 cycles = 16384 at peak + 22.
   // MACs / (1024 MAC/cycle x 32 cores) = 2^36 / 32768 = 2097152 cycles; + 128 x 22 = 2099968.
   const double peak_cycles = 4096.0 * 4096 * 4096 / (cfg.pt_macs_per_cycle(Dtype::fp16) * 32);
   CHECK(peak_cycles == 2097152);
