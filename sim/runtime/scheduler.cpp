@@ -256,21 +256,23 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
           break;
         }
     } else {
-      std::uint64_t need = 0;
-      int core = t.core;
+      // Per core: the unreserved outputs there; report the first core that holds it back.
+      std::map<int, std::uint64_t> need;
       for (int b : writes_lx_[i])
-        if (!lxbufs_[b].reserved) {
-          need += lxbufs_[b].bytes;
-          core = lxbufs_[b].core;
+        if (!lxbufs_[b].reserved) need[lxbufs_[b].core] += lxbufs_[b].bytes;
+      why = "ready, waits for its " + std::string(unit_name(g_.tasks[t.task].unit)) + " unit, busy with other tasks";
+      for (auto [core, bytes] : need) {
+        if (bytes > lx_[core]->free()) {
+          why = "waits for " + std::to_string(bytes) + " B of LX on core " + std::to_string(core) + " (" +
+                std::to_string(lx_[core]->free()) + " B free of " + std::to_string(lx_[core]->capacity()) + ")";
+          break;
         }
-      if (need == 0)
-        why = "ready, waits for its " + std::string(unit_name(g_.tasks[t.task].unit)) + " unit, busy with other tasks";
-      else if (int b = allocation_blocker(static_cast<int>(i), core); b >= 0 && need <= lx_[core]->free())
-        why = "waits for its turn in LX allocation on core " + std::to_string(core) + " (buffer \"" +
-              g_.buffers[lxbufs_[b].buffer].name + "\" comes first in program order)";
-      else
-        why = "waits for " + std::to_string(need) + " B of LX on core " + std::to_string(core) + " (" +
-              std::to_string(lx_[core]->free()) + " B free of " + std::to_string(lx_[core]->capacity()) + ")";
+        if (int b = allocation_blocker(static_cast<int>(i), core); b >= 0) {
+          why = "waits for its turn in LX allocation on core " + std::to_string(core) + " (buffer \"" +
+                g_.buffers[lxbufs_[b].buffer].name + "\" comes first in program order)";
+          break;
+        }
+      }
     }
     out.push_back(who + ": " + why);
   }
