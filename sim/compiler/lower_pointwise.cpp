@@ -58,8 +58,9 @@ PointwisePlan plan(const OpGraph& g, const Op& op) {
 
 void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel) {
   const OpGraph& g = ctx.ops;
-  PointwisePlan p = plan(g, op);
   const bool reduction = find_op_info(op.op)->kind == OpKind::reduce;
+  if (reduction && lower_split_reduction(ctx, op, kernel)) return;
+  PointwisePlan p = plan(g, op);
   std::uint64_t unit = p.out.unit_bytes(), fixed = p.out.fixed_bytes();
   for (const auto& s : p.in) {
     unit += s.unit_bytes();
