@@ -155,6 +155,8 @@ def main():
             if g is None:
                 skipped.setdefault(why, set()).add(rec["op"])
                 continue
+            # The card's scratchpad planning keeps reduction outputs in LX (lx_planning true).
+            g["compile"]["lx_planning"] = rec["lx_planning"] == "1"
             sim_us, err = run(a.dfsim, a.config, a.sets, g, tmp)
             if sim_us is None:
                 skipped.setdefault("dfsim failed: " + err, set()).add(rec["op"])

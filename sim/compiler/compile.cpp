@@ -4,6 +4,7 @@
 
 #include "sim/common/error.h"
 #include "sim/compiler/lowering.h"
+#include "sim/compiler/residency.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_shapes.h"
@@ -15,15 +16,21 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores)
     throw InputError(ops.file, "/compile/cores",
                      "asks for " + std::to_string(cores) + " cores, the chip has " + std::to_string(config.cores));
   GraphBuilder builder(ops.name, cores);
-  // Residency: every op graph tensor lives in HBM between ops; graph inputs are preloaded.
-  LowerContext ctx{builder, ops, {}, cores, config.core.lx.usable_bytes / 2};
+  // Residency: every op graph tensor has an HBM buffer (graph inputs preloaded); the ones the
+  // LX plan keeps between kernels also get an LX buffer for each core's slice.
+  const std::uint64_t usable = config.core.lx.usable_bytes;
+  ResidencyPlan residency = plan_residency(ops, ops.compile.lx_planning, cores, usable);
+  LowerContext ctx{builder, ops, {}, cores, usable / 2, {}};
   for (std::size_t t = 0; t < ops.tensors.size(); ++t) {
     const OpTensor& x = ops.tensors[t];
     ctx.hbm.push_back(builder.add_buffer(x.name, Space::hbm, x.bytes(), x.dtype, ops.is_input(static_cast<int>(t))));
+    std::uint64_t kept = residency.kept_bytes[t];
+    ctx.lx.push_back(kept ? builder.add_buffer(x.name + "@lx", Space::lx, kept, x.dtype) : -1);
   }
   for (int oi : ops.order) {
     const Op& op = ops.ops[oi];
     std::string kernel = op.op + "_" + ops.tensors[op.outputs[0]].name;
+    ctx.budget = residency.tile_budget[static_cast<std::size_t>(oi)];
     builder.begin_kernel(kernel);
     if (find_op_info(op.op)->kind == OpKind::matmul) lower_matmul(ctx, op, kernel);
     else lower_pointwise(ctx, op, kernel);

@@ -18,6 +18,16 @@ struct PointwisePlan {
   std::int64_t extent = 1;
 };
 
+// The part of a tensor kept in LX that tile `t` of the core's share covers: the core's slice
+// is stored unit after unit of the split dim.
+Access lx_part(int buffer, const OperandSlicer& s, const TileRange& t) {
+  Access a;
+  a.buffer = buffer;
+  a.offset.beta = static_cast<std::int64_t>(s.unit_bytes()) * t.begin;
+  a.bytes = s.unit_bytes() * static_cast<std::uint64_t>(t.size);
+  return a;
+}
+
 int outermost_nontrivial(const Shape& s, int skip) {
   for (std::size_t i = 0; i < s.size(); ++i)
     if (static_cast<int>(i) != skip && s[i] > 1) return static_cast<int>(i);
@@ -56,16 +66,33 @@ PointwisePlan plan(const OpGraph& g, const Op& op) {
 
 }  // namespace
 
+std::optional<TensorSplit> tensor_split(const OpGraph& g, const Op& op, int tensor, int cores) {
+  const OpKind kind = find_op_info(op.op)->kind;
+  if (kind == OpKind::matmul || split_reduction_applies(g, op, cores)) return std::nullopt;
+  PointwisePlan p = plan(g, op);
+  if (op.outputs[0] == tensor) return TensorSplit{p.out.dim, p.extent};
+  for (std::size_t i = 0; i < op.inputs.size(); ++i)
+    if (op.inputs[i] == tensor) {
+      if (!p.in[i].follows_split()) return std::nullopt;
+      return TensorSplit{p.in[i].dim, p.extent};
+    }
+  return std::nullopt;
+}
+
 void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel) {
   const OpGraph& g = ctx.ops;
   const bool reduction = find_op_info(op.op)->kind == OpKind::reduce;
   if (reduction && lower_split_reduction(ctx, op, kernel)) return;
   PointwisePlan p = plan(g, op);
-  std::uint64_t unit = p.out.unit_bytes(), fixed = p.out.fixed_bytes();
-  for (const auto& s : p.in) {
+  // A tile's LX: a buffer per operand, except those kept in LX (they have their own space).
+  std::uint64_t unit = 0, fixed = 0;
+  auto count = [&](const OperandSlicer& s, int tensor) {
+    if (ctx.lx[tensor] >= 0) return;
     unit += s.unit_bytes();
     fixed += s.fixed_bytes();
-  }
+  };
+  count(p.out, op.outputs[0]);
+  for (std::size_t i = 0; i < p.in.size(); ++i) count(p.in[i], op.inputs[i]);
   auto groups = divide_work(p.extent, ctx.cores);
   const OpTensor& out = *p.out.tensor;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -86,13 +113,24 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
         std::string nm = in.name;
         if (i > 0 && op.inputs[i] == op.inputs[0]) nm += fmt::format(".{}", i);
         SlicePattern sp = p.in[i].slice(begin, tile.size);
+        if (reduction) compute.elements = sp.elements;
+        if (int kept = ctx.lx[op.inputs[i]]; kept >= 0) {
+          // Kept in LX by the producer: read this tile's part of the core's slice.
+          compute.reads.push_back(lx_part(kept, p.in[i], tile));
+          continue;
+        }
         int lx = emit_load(ctx, prefix + "/load_" + nm, prefix + "/" + nm, ctx.hbm[op.inputs[i]], in.dtype, sp,
                            p.in[i].unit_offset(), grp);
         compute.reads.push_back(whole(lx, sp.total_bytes()));
-        if (reduction) compute.elements = sp.elements;
       }
       SlicePattern osp = p.out.slice(begin, tile.size);
       if (!reduction) compute.elements = osp.elements;
+      if (int kept = ctx.lx[op.outputs[0]]; kept >= 0) {
+        // Kept in LX for its consumers: write this tile's part of the core's slice, no store.
+        compute.writes.push_back(lx_part(kept, p.out, tile));
+        ctx.builder.add_task(std::move(compute));
+        continue;
+      }
       int lx_out = ctx.builder.add_buffer(prefix + "/" + out.name, Space::lx, osp.total_bytes(), out.dtype);
       compute.writes.push_back(whole(lx_out, osp.total_bytes()));
       ctx.builder.add_task(std::move(compute));

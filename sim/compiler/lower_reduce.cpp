@@ -6,6 +6,7 @@
 #include "sim/common/error.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
+#include "sim/graph/op_shapes.h"
 
 namespace dfsim {
 
@@ -21,7 +22,21 @@ std::uint64_t product(const Shape& s, std::size_t from, std::size_t to) {
 // Fewest elements of the reduced dim per core: one stick of fp16 per kept row.
 constexpr std::int64_t kMinPerCore = 64;
 
+// Cores to split the reduced dim over, or 0 when splitting the kept elements is better.
+int split_parts(const OpGraph& g, const Op& op, int cores) {
+  const OpTensor& in = g.tensors[op.inputs[0]];
+  const auto d = static_cast<std::size_t>(op.dim);
+  const std::uint64_t kept = product(in.shape, 0, d) * product(in.shape, d + 1, in.shape.size());
+  // Worth it only when splitting the kept elements would leave most cores idle.
+  int parts = static_cast<int>(std::min<std::int64_t>(cores, in.shape[d] / kMinPerCore));
+  return kept * 2 > static_cast<std::uint64_t>(cores) || parts < 2 ? 0 : parts;
+}
+
 }  // namespace
+
+bool split_reduction_applies(const OpGraph& g, const Op& op, int cores) {
+  return find_op_info(op.op)->kind == OpKind::reduce && split_parts(g, op, cores) > 0;
+}
 
 bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& kernel) {
   const OpGraph& g = ctx.ops;
@@ -30,9 +45,8 @@ bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& k
   const auto d = static_cast<std::size_t>(op.dim);
   const std::uint64_t kept = product(in.shape, 0, d) * product(in.shape, d + 1, in.shape.size());
   const std::int64_t extent = in.shape[d];
-  // Worth it only when splitting the kept elements would leave most cores idle.
-  int parts = static_cast<int>(std::min<std::int64_t>(ctx.cores, extent / kMinPerCore));
-  if (kept * 2 > static_cast<std::uint64_t>(ctx.cores) || parts < 2) return false;
+  int parts = split_parts(g, op, ctx.cores);
+  if (parts == 0) return false;
 
   const std::string combine = op.op == "amax" ? "max" : "add";
   const std::uint64_t part_bytes = dtype_bytes(out.dtype, kept);

@@ -1,5 +1,6 @@
 #pragma once
 // Lowering pass: one op to one kernel of DMA load / compute / DMA store tasks per tile.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,19 @@ struct LowerContext {
   std::vector<int> hbm;        // HBM buffer of each op graph tensor
   int cores = 1;               // cores to divide each op over
   std::uint64_t budget = 0;    // LX bytes one tile's buffers may take (half the usable LX)
+  std::vector<int> lx;         // per op graph tensor: its LX buffer when kept in LX, else -1
 };
+
+// How a pointwise op or reduction divides one of its tensors over the cores: the tensor's
+// dim that follows the split, and the split's extent.
+struct TensorSplit {
+  int dim = -1;
+  std::int64_t extent = 0;
+};
+// nullopt when the op reads the tensor whole or broadcasts it, is a matmul, or splits a
+// reduced dim (a split reduction).
+std::optional<TensorSplit> tensor_split(const OpGraph& g, const Op& op, int tensor, int cores);
+bool split_reduction_applies(const OpGraph& g, const Op& op, int cores);
 
 // Elementwise (binary with broadcasting, unary) and sum.
 void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel);

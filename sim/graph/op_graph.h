@@ -24,17 +24,23 @@ struct OpTensor {
 
 // One op: kind, operand tensor indices, attributes (resolved).
 struct Op {
-  std::string op;                  // add, sub, mul, div, max, neg, copy, exp, sum, matmul
+  std::string op;                  // a name of op_catalog() (op_shapes.h)
   std::vector<int> inputs, outputs;
-  int dim = -1;                    // sum: reduced dim, normalised to [0, rank)
-  bool keepdim = false;            // sum
+  int dim = -1;                    // reductions: reduced dim, normalised to [0, rank)
+  bool keepdim = false;            // reductions
   int index = 0;                   // position in the file's "ops" list
 };
+
+// Which intermediate tensors the compiler keeps in LX between kernels (docs/compiler.md):
+// none (all through HBM), the outputs of reductions (true in files: the card's default
+// scratchpad planning), or every intermediate that fits.
+enum class LxPlanning { none, reductions, all };
+const char* lx_planning_name(LxPlanning p);
 
 // Options of the "compile" section.
 struct CompileOptions {
   int cores = 1;                   // cores to divide each op over
-  bool lx_planning = false;        // recorded; not used yet
+  LxPlanning lx_planning = LxPlanning::none;
 };
 
 // A validated op graph: shapes inferred and checked, acyclic, every used tensor produced.

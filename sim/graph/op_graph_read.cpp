@@ -10,6 +10,18 @@ namespace dfsim {
 
 namespace {
 
+// `compile.lx_planning`: false / true (= "reductions") or a policy name.
+LxPlanning read_lx_planning(const JsonView& v) {
+  const Json& j = v.json();
+  if (j.is_boolean()) return j.get<bool>() ? LxPlanning::reductions : LxPlanning::none;
+  if (j.is_string()) {
+    std::string s = j.get<std::string>();
+    for (LxPlanning p : {LxPlanning::none, LxPlanning::reductions, LxPlanning::all})
+      if (s == lx_planning_name(p)) return p;
+  }
+  v.fail("expected true, false, \"none\", \"reductions\" or \"all\"");
+}
+
 std::string hint_suffix(const std::string& word, const std::vector<std::string>& names) {
   std::string h = closest_match(word, names);
   return h.empty() ? "" : " (did you mean \"" + h + "\"?)";
@@ -114,6 +126,15 @@ Op read_op(const OpGraph& g, const std::vector<std::string>& names, const JsonVi
 
 void check_op_graph_dataflow(OpGraph& g, const JsonView& root);
 
+const char* lx_planning_name(LxPlanning p) {
+  switch (p) {
+    case LxPlanning::none: return "none";
+    case LxPlanning::reductions: return "reductions";
+    case LxPlanning::all: return "all";
+  }
+  return "none";
+}
+
 std::uint64_t OpTensor::elements() const {
   std::uint64_t n = 1;
   for (auto d : shape) n *= static_cast<std::uint64_t>(d);
@@ -157,7 +178,7 @@ OpGraph read_op_graph(const Json& j, const std::string& file) {
     JsonView c = root.at("compile");
     c.only_keys({"cores", "lx_planning"});
     g.compile.cores = static_cast<int>(c.get_int("cores", 1, 1, 1 << 20));
-    g.compile.lx_planning = c.get_bool("lx_planning", false);
+    if (c.has("lx_planning")) g.compile.lx_planning = read_lx_planning(c.at("lx_planning"));
   }
   check_op_graph_dataflow(g, root);
   return g;

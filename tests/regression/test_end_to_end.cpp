@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
 #include "sim/app/cli.h"
+#include "sim/common/json_io.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/expand.h"
 #include "sim/runtime/simulation.h"
@@ -159,6 +161,21 @@ TEST_CASE("e2e: softmax_chain_512x1024 on spyre", "[e2e]") {
   CHECK(s["offchip"]["bytes_read"].get<std::uint64_t>() >= kMiB);
   CHECK(s["offchip"]["bytes_written"].get<std::uint64_t>() >= kMiB);
   CHECK(s["compute"]["macs"] == 0);
+}
+
+TEST_CASE("e2e: softmax_chain_512x1024 with LX planning keeps the row sums in LX", "[e2e]") {
+  // The same chain with compile.lx_planning = true: s (512 x 1 fp16 = 1 KiB) is neither
+  // stored nor loaded. run_checked's conservation check compares with the graph's bytes.
+  std::filesystem::path tmp = std::filesystem::temp_directory_path() / "dfsim_e2e_softmax_lx.json";
+  {
+    Json j = load_json_file("workloads/softmax_chain_512x1024.json");
+    j["compile"]["lx_planning"] = true;
+    std::ofstream(tmp) << j.dump();
+  }
+  auto s = run_checked(tmp.string(), "configs/spyre.json");
+  CHECK(s["offchip"]["bytes_read"] == 2 * kMiB);  // x, by the sum and by the mul
+  CHECK(s["offchip"]["bytes_written"] == kMiB);   // y only
+  std::filesystem::remove(tmp);
 }
 
 TEST_CASE("e2e: softmax_chain_512x1024 on small with one core", "[e2e]") {

@@ -199,7 +199,7 @@ TEST_CASE("compiler: op graph rejections name the file and the JSON path") {
     fails("w.json: /compile/cores: expected an integer in [1, 1048576], got 0");
     j["compile"]["cores"] = 4;
     j["compile"]["lx_planning"] = "yes";
-    fails("w.json: /compile/lx_planning: expected true or false");
+    fails("w.json: /compile/lx_planning: expected true, false, \"none\", \"reductions\" or \"all\"");
   }
 }
 
@@ -480,6 +480,90 @@ TEST_CASE("compiler: a reduction with few kept rows splits the reduced dim and c
       "inputs": ["x"], "outputs": ["y"],
       "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": -1}}]})"), 32);
   for (const auto& t : wide.tasks) CHECK(t.unit != UnitKind::ring);
+}
+
+namespace {
+
+// s = sum(x, -1, keepdim); y = x * s; z = y + x; w = z * z: a reduction feeding pointwise ops,
+// and two elementwise intermediates (y, z); w is the graph output.
+Json chain(const std::string& planning) {
+  return Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "chain",
+      "tensors": {"x": {"shape": [256, 1024], "dtype": "fp16"}, "s": {"shape": [256, 1], "dtype": "fp16"}, "y": {"shape": [256, 1024], "dtype": "fp16"},
+                  "z": {"shape": [256, 1024], "dtype": "fp16"}, "w": {"shape": [256, 1024], "dtype": "fp16"}},
+      "inputs": ["x"], "outputs": ["w"],
+      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["s"], "attrs": {"dim": -1, "keepdim": true}},
+              {"op": "mul", "inputs": ["x", "s"], "outputs": ["y"]},
+              {"op": "add", "inputs": ["y", "x"], "outputs": ["z"]},
+              {"op": "mul", "inputs": ["z", "z"], "outputs": ["w"]}],
+      "compile": {"cores": 4, "lx_planning": )" + planning + "}}");
+}
+
+// Bytes of HBM tensor `name` that DMA loads or stores, over all cores.
+std::uint64_t hbm_traffic(const KernelGraph& g, const std::string& name) {
+  int b = g.find_buffer(name);
+  std::uint64_t n = 0;
+  for (const auto& t : g.tasks)
+    if (t.unit == UnitKind::dma)
+      for (const auto& a : t.op == "load" ? t.reads : t.writes)
+        if (a.buffer == b) n += a.total_bytes() * t.core_count;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("compiler: LX planning keeps reduction outputs or every intermediate in LX") {
+  // 256 rows over 4 cores: 64 rows each; x, y, z, w are 512 KiB, s 512 B (128 B per core).
+  const std::uint64_t big = 256 * 1024 * 2, small = 256 * 2;
+  SECTION("none: every intermediate goes through HBM") {
+    KernelGraph g = compile(chain("false"), 4);
+    CHECK(hbm_traffic(g, "s") == 2 * small);  // stored once, loaded once
+    CHECK(hbm_traffic(g, "y") == 2 * big);
+    CHECK(hbm_traffic(g, "z") == 3 * big);  // stored once; z * z loads each operand
+    CHECK(g.find_buffer("s@lx") < 0);
+  }
+  SECTION("reductions: the sum stays in LX, the rest goes through HBM") {
+    KernelGraph g = compile(chain("true"), 4);
+    CHECK(hbm_traffic(g, "s") == 0);
+    REQUIRE(g.find_buffer("s@lx") >= 0);
+    CHECK(g.buffers[g.find_buffer("s@lx")].space == Space::lx);
+    CHECK(g.buffers[g.find_buffer("s@lx")].bytes == small / 4);  // one core's 64 rows
+    CHECK(hbm_traffic(g, "y") == 2 * big);
+    ExpandedGraph eg = expand_graph(g, chip());
+    CHECK(all_equal(coverage(g, eg, "w", true), 1));
+  }
+  SECTION("all: every intermediate stays in LX; inputs and outputs still use HBM") {
+    KernelGraph g = compile(chain("\"all\""), 4);
+    CHECK(hbm_traffic(g, "s") == 0);
+    CHECK(hbm_traffic(g, "y") == 0);
+    CHECK(hbm_traffic(g, "z") == 0);
+    CHECK(hbm_traffic(g, "w") == big);      // the output is stored
+    CHECK(hbm_traffic(g, "x") == 3 * big);  // read by sum, mul and add
+    // The kept slices (128 B + 2 x 128 KiB per core) leave (1589376 - 262272) / 2 per tile.
+    check_tile_budget(g, (1589376 - 128 - 2 * 131072) / 2);
+    ExpandedGraph eg = expand_graph(g, chip());
+    CHECK(all_equal(coverage(g, eg, "w", true), 1));
+  }
+}
+
+TEST_CASE("compiler: LX planning never keeps what a matmul reads or what does not fit") {
+  // y = a + b feeds a matmul: the matmul divides y over a grid, not by rows, so y goes
+  // through HBM even under "all".
+  KernelGraph g = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "mm",
+      "tensors": {"a": {"shape": [256, 256], "dtype": "fp16"}, "b": {"shape": [256, 256], "dtype": "fp16"}, "y": {"shape": [256, 256], "dtype": "fp16"},
+                  "w": {"shape": [256, 256], "dtype": "fp16"}, "c": {"shape": [256, 256], "dtype": "fp16"}},
+      "inputs": ["a", "b", "w"], "outputs": ["c"],
+      "ops": [{"op": "add", "inputs": ["a", "b"], "outputs": ["y"]},
+              {"op": "matmul", "inputs": ["y", "w"], "outputs": ["c"]}],
+      "compile": {"cores": 4, "lx_planning": "all"}})"), 4);
+  CHECK(g.find_buffer("y@lx") < 0);
+  // A 2 MiB intermediate on one core is more than a quarter of the LX: through HBM.
+  Json big = chain("\"all\"");
+  for (const char* t : {"x", "y", "z", "w"}) big["tensors"][t]["shape"] = Json::array({1024, 1024});
+  big["tensors"]["s"]["shape"] = Json::array({1024, 1});
+  KernelGraph h = compile(big, 1);
+  CHECK(h.find_buffer("s@lx") >= 0);  // 2 KiB
+  CHECK(h.find_buffer("y@lx") < 0);
+  CHECK(h.find_buffer("z@lx") < 0);
 }
 
 TEST_CASE("compiler: rejects more cores than the chip and rows that do not fit") {

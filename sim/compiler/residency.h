@@ -1,0 +1,23 @@
+#pragma once
+// Residency pass: which intermediate tensors stay in LX between kernels (compile.lx_planning).
+#include <cstdint>
+#include <vector>
+
+#include "sim/graph/op_graph.h"
+
+namespace dfsim {
+
+// The plan: per op graph tensor, the LX bytes per core of its kept slice (0: through HBM),
+// and per op (by index) the LX left for its tiles while kept tensors are live.
+struct ResidencyPlan {
+  std::vector<std::uint64_t> kept_bytes;   // per tensor
+  std::vector<std::uint64_t> tile_budget;  // per op: (usable - kept bytes live) / 2
+};
+
+// A tensor is kept when the policy allows it (reductions: outputs of reductions; all: any
+// pointwise or reduction output), it is neither a graph input nor a graph output, its
+// producer and every consumer divide it over the cores the same way (same dim, same extent),
+// and the slices kept at any one time take at most a quarter of the usable LX.
+ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std::uint64_t usable_lx);
+
+}  // namespace dfsim
