@@ -16,23 +16,28 @@ int cmd_compile(const std::vector<std::string>& args) {
   std::string config, input, output;
   std::vector<std::string> sets;
   int cores = 0;
+  std::string lx_planning;
   opts.add_options()
       ("input", po::value(&input)->required(), "op graph (dfsim.ops)")
       ("output,o", po::value(&output)->required(), "kernel graph to write (dfsim.kernels)")
       ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value")
-      ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores)");
+      ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores)")
+      ("lx-planning", po::value(&lx_planning),
+       "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)");
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
-  if (!parse_options("compile", "OPS.json -o KERNELS.json [--config FILE] [--cores N]",
+  if (!parse_options("compile", "OPS.json -o KERNELS.json [--config FILE] [--cores N] [--lx-planning P]",
                      "dfsim compile workloads/matmul_1024.json -o matmul.kernels.json --cores 8", opts, &pos, args, vm))
     return 0;
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
+  CompileOverrides over{cores, std::nullopt};
+  if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
   if (config.empty()) config = default_config_path();
   ChipConfig cfg = load_chip_config(config, sets);
   std::string format;
-  KernelGraph g = load_workload(input, cfg, cores, &format);
+  KernelGraph g = load_workload(input, cfg, over, &format);
   if (format != "dfsim.ops") throw InputError(input, "/format", "expected an op graph (\"dfsim.ops\")");
   expand_graph(g, cfg);  // the compiled graph must pass the loader's checks
   std::string tmp = output + ".tmp";

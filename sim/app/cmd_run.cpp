@@ -23,6 +23,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string config, workload, out;
   std::vector<std::string> sets;
   int cores = 0;
+  std::string lx_planning;
   double max_sim_ns = 0, timeout_s = 0;
   std::int64_t max_events = 0;
   opts.add_options()
@@ -31,6 +32,8 @@ int cmd_run(const std::vector<std::string>& args) {
       ("out,o", po::value(&out), "output directory (default out/<workload>-<config>/)")
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
       ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores)")
+      ("lx-planning", po::value(&lx_planning),
+       "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)")
       ("max-sim-time", po::value(&max_sim_ns), "stop after this much simulated time, ns (exit 1)")
       ("max-events", po::value(&max_events), "stop after this many model activations (exit 1)")
       ("timeout", po::value(&timeout_s), "stop after this many host seconds of simulation (exit 1)")
@@ -39,11 +42,13 @@ int cmd_run(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("workload", 1);
   po::variables_map vm;
-  if (!parse_options("run", "--workload FILE [--config FILE] [--out DIR] [--set key=value ...] [--cores N]",
+  if (!parse_options("run", "--workload FILE [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P]",
                      "dfsim run --config configs/spyre.json --workload workloads/add_2048x1024.json --cores 8",
                      opts, &pos, args, vm))
     return 0;
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
+  CompileOverrides over{cores, std::nullopt};
+  if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
   if (max_events < 0) throw UsageError("--max-events must be >= 0");
   if (!(max_sim_ns >= 0)) throw UsageError("--max-sim-time must be >= 0");
   if (!(timeout_s >= 0)) throw UsageError("--timeout must be >= 0");
@@ -60,7 +65,7 @@ int cmd_run(const std::vector<std::string>& args) {
   // Everything is loaded and checked before time starts.
   ChipConfig cfg = load_chip_config(config, sets);
   std::string format;
-  KernelGraph g = load_workload(workload, cfg, cores, &format);
+  KernelGraph g = load_workload(workload, cfg, over, &format);
   spdlog::info("{}: {} buffers, {} task templates, {} kernels", workload, g.buffers.size(), g.tasks.size(), g.kernels.size());
   ExpandedGraph x = expand_graph(g, cfg);
   spdlog::info("{} task instances on {} cores", x.instances.size(), g.cores);

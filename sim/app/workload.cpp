@@ -20,23 +20,34 @@ std::string default_workloads_dir() {
   return std::string(DFSIM_SOURCE_DIR) + "/workloads";
 }
 
-KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, int cores, std::string* format) {
+LxPlanning parse_lx_planning(const std::string& s) {
+  for (LxPlanning p : {LxPlanning::none, LxPlanning::reductions, LxPlanning::all})
+    if (s == lx_planning_name(p)) return p;
+  throw UsageError("--lx-planning: expected none, reductions or all, got \"" + s + "\"");
+}
+
+KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const CompileOverrides& over,
+                          std::string* format) {
   Json j = load_json_file(file);
   std::string f = detect_format(j);
   if (format) *format = f;
   if (f == "dfsim.ops") {
     OpGraph ops = read_op_graph(j, file);
-    int n = cores > 0 ? cores : ops.compile.cores;
+    int n = over.cores > 0 ? over.cores : ops.compile.cores;
     if (n > cfg.cores)
-      throw InputError(cores > 0 ? "--cores" : file, cores > 0 ? "" : "/compile/cores",
+      throw InputError(over.cores > 0 ? "--cores" : file, over.cores > 0 ? "" : "/compile/cores",
                        "the program asks for " + std::to_string(n) + " cores, the config \"" + cfg.name +
                            "\" has " + std::to_string(cfg.cores));
+    if (over.lx_planning) ops.compile.lx_planning = *over.lx_planning;
     KernelGraph g = compile_ops(ops, cfg, n);
     g.file = file;
     return g;
   }
   if (f == "dfsim.kernels") {
-    if (cores > 0) throw InputError("--cores", "", "applies to op graphs only; a compiled kernel graph fixes its cores");
+    if (over.cores > 0)
+      throw InputError("--cores", "", "applies to op graphs only; a compiled kernel graph fixes its cores");
+    if (over.lx_planning)
+      throw InputError("--lx-planning", "", "applies to op graphs only; a compiled kernel graph fixes its buffers");
     return read_kernel_graph(j, file);
   }
   throw InputError(file, "/format", "expected \"dfsim.ops\" or \"dfsim.kernels\"");

@@ -291,3 +291,25 @@ TEST_CASE("cli: info prints the spyre figures", "[cli]") {
   CHECK(s.code == 0);
   CHECK_THAT(s.out, Contains("102.4"));
 }
+
+TEST_CASE("cli: --lx-planning overrides the op graph and is checked", "[cli]") {
+  TempDir d("lxplan");
+  fs::create_directories(d.path);
+  const std::string ops = "workloads/softmax_chain_512x1024.json";  // compile.lx_planning false
+  REQUIRE(dfsim("run -q -w " + ops + " -o " + (d.path / "none").string()).code == 0);
+  REQUIRE(dfsim("run -q -w " + ops + " --lx-planning reductions -o " + (d.path / "red").string()).code == 0);
+  json none = read_json(d.path / "none" / "summary.json"), red = read_json(d.path / "red" / "summary.json");
+  // The row sums s (512 x 1 fp16 = 1 KiB) are no longer stored and loaded again.
+  CHECK(none["offchip"]["bytes_written"].get<std::uint64_t>() - red["offchip"]["bytes_written"].get<std::uint64_t>() == 1024);
+  CHECK(none["offchip"]["bytes_read"].get<std::uint64_t>() - red["offchip"]["bytes_read"].get<std::uint64_t>() == 1024);
+  // A bad policy is a usage error; a compiled kernel graph has no compile section to override.
+  Result bad = dfsim("run -q -w " + ops + " --lx-planning maybe -o " + (d.path / "bad").string(), "2>&1 >/dev/null");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Contains("--lx-planning: expected none, reductions or all, got \"maybe\""));
+  CHECK_FALSE(fs::exists(d.path / "bad"));
+  std::string kernels = (d.path / "k.json").string();
+  REQUIRE(dfsim("compile " + ops + " --lx-planning all -o " + kernels).code == 0);
+  Result on_kernels = dfsim("run -q -w " + kernels + " --lx-planning all -o " + (d.path / "k").string(), "2>&1 >/dev/null");
+  CHECK(on_kernels.code == 2);
+  CHECK_THAT(on_kernels.out, Contains("--lx-planning: applies to op graphs only"));
+}
