@@ -56,7 +56,8 @@ struct LxConfig {
 struct DmaConfig {
   int stick_bytes = 128;
   int burst_sticks = 32;                   // max sticks per burst request
-  int max_outstanding = 8;                 // requests in flight per core
+  int queues = 2;                          // 1: one queue for every transfer; 2: inbound + outbound
+  int max_outstanding = 8;                 // requests in flight per queue
   int issue_cycles = 4;                    // core cycles to issue one request
   int stick_issue_cycles = 13;             // extra core cycles per stick of a request (word generation)
 };
@@ -96,8 +97,11 @@ struct Lpddr5Config {
   int trefi = 3125;                        // refresh interval (all-bank)
   int trfc = 224;                          // refresh cycle time (all-bank)
   int frontend_cycles = 8;                 // controller + PHY latency added to every access
+  int twr = 28;                            // write recovery: end of write data -> PRE, same bank
+  int queue_depth = 32;                    // read and write queue entries the scheduler sees, each
   int write_high = 32;                     // write queue entries that start a write drain
   int write_low = 16;                      // a drain stops at this many entries
+  int min_batch = 16;                      // requests served before the bus may turn while the other side waits
 };
 
 // Off-chip memory (LPDDR5 on Spyre) and its controllers.
@@ -113,6 +117,8 @@ struct MemoryConfig {
   int turnaround_cycles = 16;              // bus read<->write switch, memory cycles
   std::uint64_t interleave_bytes = 4096;   // address interleave across channels
   std::vector<int> ring_stops;             // ring stop of each controller (empty: spread evenly)
+  int ports = 0;                           // ports between the controllers and the ring (0: unlimited)
+  int port_bytes_per_cycle = 64;           // per port per direction, core clock
   Lpddr5Config lpddr5;                     // used when impl = "lpddr5"
 };
 

@@ -72,7 +72,7 @@ TEST_CASE("memory: lpddr5 stream never exceeds the nominal peak and conserves by
   Card& card = sim.system().card();
   CHECK(card.memory().stats().bytes_read == n);
   CHECK(card.memory().stats().bytes_written == 0);
-  CHECK(card.core(0).dma().stats().hbm_to_lx == n);
+  CHECK(card.core(0).dma_stats().hbm_to_lx == n);
   std::uint64_t sum = 0;
   for (const auto& c : card.memory().channel_stats()) sum += c.bytes_read;
   CHECK(sum == n);

@@ -312,9 +312,9 @@ TEST_CASE("models: a DMA load moves exactly its bytes and is no faster than peak
   CHECK(card.memory().stats().bytes_read == n);
   CHECK(card.memory().stats().bytes_written == 0);
   CHECK(card.memory().stats().reads == n / 4096);      // 64 bursts of 32 sticks
-  CHECK(card.core(0).dma().stats().hbm_to_lx == n);
-  CHECK(card.core(0).dma().stats().bursts == n / 4096);
-  CHECK(card.core(0).dma().stats().sticks == n / 128);
+  CHECK(card.core(0).dma_stats().hbm_to_lx == n);
+  CHECK(card.core(0).dma_stats().bursts == n / 4096);
+  CHECK(card.core(0).dma_stats().sticks == n / 128);
   CHECK(card.core(0).lx().bytes_written == n);
   // Roofline: 262144 B / 204.8 GB/s = 1280 ns at least
   CHECK(ticks_to_ns(r.end) >= n / cfg.memory_peak_gbps());
@@ -341,7 +341,7 @@ TEST_CASE("models: a DMA store writes exactly its bytes to DRAM", "[models][dma]
   CHECK(card.memory().stats().bytes_written == n);
   CHECK(card.memory().stats().bytes_read == 0);
   CHECK(card.memory().stats().turnarounds == 0);
-  CHECK(card.core(0).dma().stats().lx_to_hbm == n);
+  CHECK(card.core(0).dma_stats().lx_to_hbm == n);
   CHECK(card.core(0).lx().bytes_read == n);
   CHECK(ticks_to_ns(r.end) >= n / cfg.memory_peak_gbps());
 }
@@ -382,7 +382,7 @@ TEST_CASE("models: ideal memory leaves no stale DMA bursts behind", "[models][dm
   Card& card = sim.system().card();
   // Ideal memory is not touched: no DRAM traffic at all (and certainly not a part of it).
   CHECK(card.memory().stats().bytes_read == 0);
-  CHECK(card.core(0).dma().stats().lx_to_lx == 65536);
+  CHECK(card.core(0).dma_stats().lx_to_lx == 65536);
   // The copy cannot be faster than its LX read port: 65536 / 256 = 256 cycles
   CHECK(rec_of(sim, g, "cp").end - rec_of(sim, g, "cp").start >= 256 * kCore);
 }

@@ -4,7 +4,6 @@
 // all-bank refresh). Event-driven: each channel controller wakes only when it can issue its
 // next request; a request's column accesses are timed in closed form, never cycle by cycle.
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <queue>
 #include <string>
@@ -67,16 +66,21 @@ class Lpddr5Channel : public sc_core::sc_module {
     Tick act = 0;         // last ACT
     Tick ready = 0;       // earliest next ACT (after PRE + tRP, or refresh)
     Tick last_col = 0;    // last column command to it
+    Tick wr_end = 0;      // end of the last write data to it (tWR before PRE)
   };
   struct Later {
     bool operator()(const Entry& a, const Entry& b) const {
       return a.arrival != b.arrival ? a.arrival > b.arrival : a.seq > b.seq;
     }
   };
+  using Arrivals = std::priority_queue<Entry, std::vector<Entry>, Later>;
   void run();
   void admit(Tick upto);
+  Tick next_arrival() const;
   void refresh_until(Tick t);
-  int pick(std::deque<Entry>& q) const;
+  bool serve_write();
+  Tick precharge_at(const Bank& b, Tick arrival) const;
+  int pick(const std::vector<Entry>& q) const;
   void serve(const Entry& e, Tick d);
 
   Lpddr5Memory& mem_;
@@ -84,9 +88,10 @@ class Lpddr5Channel : public sc_core::sc_module {
   Recorder& rec_;
   int track_ = -1, queue_counter_ = -1;
   std::vector<Bank> banks_;
-  std::priority_queue<Entry, std::vector<Entry>, Later> arriving_;  // not yet at the controller
-  std::deque<Entry> reads_, writes_;
-  bool draining_ = false;
+  Arrivals arriving_reads_, arriving_writes_;  // not yet in a controller queue (in arrival order)
+  std::vector<Entry> reads_, writes_;          // the controller queues (at most queue_depth each)
+  bool draining_ = false;     // the bus is serving writes
+  int batch_ = 0;             // requests served since the bus last turned
   bool any_ = false, last_write_ = false;
   int last_bg_ = -1;
   Tick cmd_free_ = 0;        // next column command slot
