@@ -134,9 +134,6 @@ void check_config_relations(const ChipConfig& c, const Origins& origins, const s
          "expected at most memory.lpddr5.queue_depth (" + num(l5.queue_depth) + "), got " + num(l5.write_high),
          "/memory/lpddr5/queue_depth",
          "expected at least memory.lpddr5.write_high (" + num(l5.write_high) + "), got " + num(l5.queue_depth));
-  if (c.memory.ports > c.cores)
-    fail("/memory/ports", "expected at most card.cores (" + num(c.cores) + "), got " + num(c.memory.ports),
-         "/card/cores", "expected at least memory.ports (" + num(c.memory.ports) + "), got " + num(c.cores));
   const auto& stops = c.memory.ring_stops;
   if (!stops.empty() && stops.size() != static_cast<std::size_t>(c.memory.channels))
     fail("/memory/ring_stops",

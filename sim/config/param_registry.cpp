@@ -168,7 +168,7 @@ std::vector<Param> build() {
       ints(make("memory.ports", T::Int, "ports",
                 "memory ports: all off-chip traffic of a contiguous block of card.cores / ports cores passes "
                 "one port between the memory controllers and the ring (port p serves cores "
-                "[p*cores/ports, (p+1)*cores/ports)); 0: no such limit",
+                "[p*cores/ports, (p+1)*cores/ports); with more ports than cores some stay unused); 0: no such limit",
                 DFSIM_FIELD(memory.ports)), 0, 1024),
       ints(make("memory.port_bytes_per_cycle", T::Int, "B/cycle",
                 "bandwidth of each memory port per direction (reads to the cores, writes to memory), core clock",
