@@ -38,6 +38,15 @@ std::uint64_t DmaEngine::hbm_addr(const Region& r, std::uint64_t row, std::uint6
   return hbm_base_[r.buffer] + r.offset + row * r.stride + off;
 }
 
+int DmaEngine::fanout_of(const std::vector<Region>& writes) {
+  std::vector<int> cores;
+  for (const Region& w : writes) cores.push_back(w.core);
+  auto it = std::find(fanouts_.begin(), fanouts_.end(), cores);
+  if (it != fanouts_.end()) return static_cast<int>(it - fanouts_.begin());
+  fanouts_.push_back(std::move(cores));
+  return static_cast<int>(fanouts_.size() - 1);
+}
+
 void DmaEngine::start(int inst) {
   current_ = inst;
   const TaskInstance& ti = sched_.instance(inst);
@@ -50,6 +59,10 @@ void DmaEngine::start(int inst) {
   x.dst_hbm = g.buffers[x.dst.buffer].space == Space::hbm;
   x.pattern = (x.dst_hbm && !x.src_hbm) ? &x.dst : &x.src;
   x.total = x.src.total_bytes();
+  if (ti.writes.size() > 1) {
+    x.fanout = fanout_of(ti.writes);
+    stats_.multicast_extra += x.total * (ti.writes.size() - 1);
+  }
   // Count the bursts: each row of the pattern side is cut at burst_bytes.
   std::uint64_t per_row = (x.pattern->bytes + burst_bytes_ - 1) / burst_bytes_;
   x.bursts_left = per_row * x.pattern->rows;
@@ -97,7 +110,20 @@ void DmaEngine::mem_done(std::uint64_t tag, Tick t) {
     return;
   }
   free_slots_.push_back(tag);
-  if (p.next == Pending::Next::to_lx) {
+  if (p.next == Pending::Next::to_lx && p.fanout >= 0) {
+    // Multicast: every destination writes the burst once the ring has delivered it to the
+    // last of them (a few hops' latency of pessimism for the nearer ones).
+    const std::vector<int>& dsts = fanouts_[p.fanout];
+    Tick arrive = ring_.multicast(t, p.mc, dsts, p.bytes);
+    Tick end = arrive;
+    for (int c : dsts) {
+      LxScratchpad* lx = lx_[c];
+      Tick w = lx->write_time(p.bytes);
+      lx->bytes_written += p.bytes;
+      end = std::max(end, lx->write_port().reserve(arrive, w) + w);
+    }
+    t = end;
+  } else if (p.next == Pending::Next::to_lx) {
     LxScratchpad* lx = lx_[p.core];
     t = ring_.memory_port(t, p.core, p.bytes, false);
     Tick arrive = ring_.transfer(t, p.mc, p.core, p.bytes);
@@ -131,6 +157,7 @@ std::uint32_t DmaEngine::issue_burst(Tick t) {
       pend.next = Pending::Next::to_lx;
       pend.mc = ring_.controller_stop(mem_.channel_of(addr));
       pend.core = dst_core;
+      pend.fanout = x.fanout;
     }
     mem_.send(MemRequest{addr, bytes, false, t, this, new_slot(pend)});
     return bytes;

@@ -4,6 +4,8 @@
 // stick_issue_cycles per stick) with at most max_outstanding in flight, and moves each burst
 // through memory, ring and LX port. A core has one such queue, or two (core.dma.queues):
 // inbound and outbound, each with its own request generator, running concurrently.
+// A load with several LX writes is a multicast: each burst is read once and the ring
+// delivers it to every destination core.
 #include <cstdint>
 #include <queue>
 #include <string>
@@ -23,6 +25,7 @@ class LxScratchpad;
 struct DmaStats {
   std::uint64_t hbm_to_lx = 0, lx_to_hbm = 0, lx_to_lx = 0, hbm_to_hbm = 0;
   std::uint64_t bursts = 0, sticks = 0;
+  std::uint64_t multicast_extra = 0;  // LX bytes delivered by multicast beyond the first copy
   DmaStats& operator+=(const DmaStats& o) {
     hbm_to_lx += o.hbm_to_lx;
     lx_to_hbm += o.lx_to_hbm;
@@ -30,6 +33,7 @@ struct DmaStats {
     hbm_to_hbm += o.hbm_to_hbm;
     bursts += o.bursts;
     sticks += o.sticks;
+    multicast_extra += o.multicast_extra;
     return *this;
   }
 };
@@ -50,12 +54,14 @@ class DmaEngine : public TaskUnit, public MemClient {
   struct Pending {
     enum class Next { to_lx, write_hbm, none } next = Next::none;
     int mc = 0, core = 0;
+    int fanout = -1;                   // multicast: index into fanouts_ (then `core` is unused)
     std::uint32_t bytes = 0;
     std::uint64_t write_addr = 0;
   };
   // Where the bytes of the current task go, burst by burst.
   struct Transfer {
     Region src, dst;
+    int fanout = -1;                   // multicast load: index into fanouts_
     bool src_hbm = false, dst_hbm = false;
     const Region* pattern = nullptr;   // the side whose rows set the burst boundaries
     std::uint64_t row = 0, row_off = 0, moved = 0, total = 0;
@@ -66,6 +72,7 @@ class DmaEngine : public TaskUnit, public MemClient {
   std::uint32_t issue_burst(Tick t);  // returns the burst's bytes
   void burst_done(Tick t);
   std::uint64_t new_slot(const Pending& p);
+  int fanout_of(const std::vector<Region>& writes);
   std::uint64_t hbm_addr(const Region& r, std::uint64_t row, std::uint64_t off) const;
 
   const ChipConfig& cfg_;
@@ -84,6 +91,7 @@ class DmaEngine : public TaskUnit, public MemClient {
   std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> completions_;
   std::vector<Pending> slots_;
   std::vector<std::uint64_t> free_slots_;
+  std::vector<std::vector<int>> fanouts_;  // destination core sets of multicast loads seen so far
   Tick lookahead_ = 0;
   bool in_step_ = false;
   sc_core::sc_event step_ev_;

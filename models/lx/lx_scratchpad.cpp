@@ -26,6 +26,10 @@ bool LxScratchpad::try_reserve(std::uint64_t bytes) {
 void LxScratchpad::release(std::uint64_t bytes) {
   used_ -= std::min(bytes, used_);
   publish();
+  wake_waiters();
+}
+
+void LxScratchpad::wake_waiters() {
   std::vector<TaskUnit*> w;
   w.swap(waiters_);
   for (TaskUnit* u : w) u->wake();

@@ -18,7 +18,8 @@ class LxScratchpad : public sc_core::sc_module {
 
   bool try_reserve(std::uint64_t bytes);
   void release(std::uint64_t bytes);
-  void add_waiter(TaskUnit* u);        // woken on the next release
+  void add_waiter(TaskUnit* u);        // woken on the next release or wake_waiters()
+  void wake_waiters();                 // space or the allocation turn may have changed
 
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t used() const { return used_; }

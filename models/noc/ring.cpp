@@ -1,5 +1,6 @@
 #include "models/noc/ring.h"
 
+#include <algorithm>
 #include <string>
 
 namespace dfsim {
@@ -45,13 +46,7 @@ Tick Ring::occupancy(std::uint64_t bytes) const {
   return clk_.cycles((bytes + bytes_per_cycle_ - 1) / bytes_per_cycle_);
 }
 
-Tick Ring::transfer(Tick t, int src, int dst, std::uint64_t bytes) {
-  bytes_ += bytes;
-  int fwd = ((dst - src) % stops_ + stops_) % stops_;
-  if (fwd == 0) return t;
-  bool clockwise = fwd <= stops_ - fwd;  // ties go clockwise
-  int n = clockwise ? fwd : stops_ - fwd;
-  Tick occ = occupancy(bytes);
+Tick Ring::send(Tick t, int src, int n, bool clockwise, Tick occ) {
   Tick head = t;
   int at = src;
   for (int h = 0; h < n; ++h) {
@@ -59,7 +54,33 @@ Tick Ring::transfer(Tick t, int src, int dst, std::uint64_t bytes) {
     head = link.reserve(head, occ) + hop_;
     at = clockwise ? (at + 1) % stops_ : (at + stops_ - 1) % stops_;
   }
-  return head + occ;
+  return head;
+}
+
+Tick Ring::transfer(Tick t, int src, int dst, std::uint64_t bytes) {
+  bytes_ += bytes;
+  int fwd = ((dst - src) % stops_ + stops_) % stops_;
+  if (fwd == 0) return t;
+  bool clockwise = fwd <= stops_ - fwd;  // ties go clockwise
+  Tick occ = occupancy(bytes);
+  return send(t, src, clockwise ? fwd : stops_ - fwd, clockwise, occ) + occ;
+}
+
+Tick Ring::multicast(Tick t, int src, const std::vector<int>& dsts, std::uint64_t bytes) {
+  // The farthest destination in each direction sets how far that direction's message runs.
+  int cw = 0, ccw = 0;
+  for (int d : dsts) {
+    int fwd = ((d - src) % stops_ + stops_) % stops_;
+    if (fwd == 0) continue;
+    if (fwd <= stops_ - fwd) cw = std::max(cw, fwd);
+    else ccw = std::max(ccw, stops_ - fwd);
+  }
+  bytes_ += bytes * static_cast<std::uint64_t>((cw > 0) + (ccw > 0));
+  Tick occ = occupancy(bytes);
+  Tick end = t;
+  if (cw > 0) end = std::max(end, send(t, src, cw, true, occ) + occ);
+  if (ccw > 0) end = std::max(end, send(t, src, ccw, false, occ) + occ);
+  return end;
 }
 
 }  // namespace dfsim

@@ -21,6 +21,10 @@ class Ring : public sc_core::sc_module {
   // Moves `bytes` from stop `src` to stop `dst`, the head leaving at `t`.
   // Returns when the last byte has arrived at dst.
   Tick transfer(Tick t, int src, int dst, std::uint64_t bytes);
+  // Multicast: moves `bytes` from `src` to every stop in `dsts` as one message per direction
+  // (each destination takes the shorter way; a link is crossed once however many stops lie
+  // beyond it). Returns when the last byte has arrived at the last destination.
+  Tick multicast(Tick t, int src, const std::vector<int>& dsts, std::uint64_t bytes);
 
   // Passes `bytes` of off-chip traffic of `core` through its memory port (memory.ports), the
   // head arriving at `t`: towards memory for writes, towards the cores for reads. Returns when
@@ -44,6 +48,8 @@ class Ring : public sc_core::sc_module {
   std::vector<Resource> port_in_, port_out_;   // per memory port: reads to cores, writes to memory
   int port_bytes_per_cycle_ = 64;
   std::uint64_t bytes_ = 0;
+  // Sends one message `n` hops from `src` in one direction; returns when its head arrives.
+  Tick send(Tick t, int src, int n, bool clockwise, Tick occ);
 };
 
 }  // namespace dfsim

@@ -25,18 +25,139 @@ SlicePattern block(const OpTensor& t, std::int64_t r, std::int64_t nr, std::int6
   return p;
 }
 
-}  // namespace
+InputError no_tile(const LowerContext& ctx, const Op& op) {
+  return InputError(ctx.ops.file, "/ops/" + std::to_string(op.index),
+                    "matmul: even a 1x1x1 tile does not fit the " + std::to_string(ctx.budget) + "-byte tile budget");
+}
 
-void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel) {
+// An affine value that is `at_first` on core `first` and grows by `step` per core.
+Affine affine_from(int first, std::int64_t at_first, std::int64_t step) {
+  return Affine{step, at_first - step * first};
+}
+
+// Operand sharing over the grid: when M and N divide evenly over it, every core runs the same
+// tiles, so the A tile of a grid row is identical on its C cores and the B tile of a grid
+// column on its R cores. Each core loads 1/C of the A tile (a band of its rows) and 1/R of
+// the B tile (a band of its k rows) and multicasts them over the ring: every operand byte
+// crosses the off-chip bus once per tile instead of once per core. Returns false (nothing
+// emitted) when the shape does not divide evenly or no tile splits into the pieces.
+bool lower_shared(LowerContext& ctx, const Op& op, const std::string& kernel, const CoreGrid& grid) {
   const OpGraph& g = ctx.ops;
   const OpTensor& A = g.tensors[op.inputs[0]];
   const OpTensor& B = g.tensors[op.inputs[1]];
   const OpTensor& C = g.tensors[op.outputs[0]];
   std::int64_t M = A.shape[0], K = A.shape[1], N = B.shape[1];
-  // A grid of cores over [M, N]: grid row r takes an M slice, grid column c an N slice. The
-  // cores of one grid row that get a full N share form an SPMD group: A is the same for all
-  // of them, B and C move by one N share per core.
-  CoreGrid grid = choose_matmul_grid(M, N, K, ctx.cores);
+  const int R = grid.rows, Cn = grid.cols;
+  if (R * Cn < 2 || M % R != 0 || N % Cn != 0) return false;
+  std::int64_t mshare = M / R, nshare = N / Cn;
+  auto tile = plan_matmul_tile(mshare, nshare, K, A.dtype, ctx.budget, OperandSharing{Cn, R});
+  if (!tile) return false;
+  auto mt = split_even(mshare, tile->m), nt = split_even(nshare, tile->n), kt = split_even(K, tile->k);
+  const int a_hbm = ctx.hbm[op.inputs[0]], b_hbm = ctx.hbm[op.inputs[1]], c_hbm = ctx.hbm[op.outputs[0]];
+  const auto ea = static_cast<std::int64_t>(dtype_bytes(A.dtype, 1));
+  const auto eb = static_cast<std::int64_t>(dtype_bytes(B.dtype, 1));
+  const CoreGroup all{0, R * Cn, 0, 0};
+  auto row_group = [&](int r) { return CoreGroup{r * Cn, Cn, nshare, 0}; };
+
+  // Core r*Cn + j of grid row r loads band j of the A tile (rows [row, row+mrows) of grid row
+  // r's M slice, k range kr) and multicasts it to the Cn cores of its grid row.
+  auto load_a = [&](const std::string& name, int buf, std::int64_t mrow, std::int64_t mrows, const TileRange& kr) {
+    std::int64_t band = mrows / Cn;
+    for (int r = 0; r < R; ++r) {
+      CoreGroup rg = row_group(r);
+      SlicePattern p = block(A, r * mshare + mrow, band, kr.begin, kr.size);
+      Task t = group_task(name + "/r" + std::to_string(r), UnitKind::dma, "load", rg, A.dtype);
+      Access rd = hbm_slice(a_hbm, p, 0, rg);
+      rd.offset = affine_from(rg.first, static_cast<std::int64_t>(p.offset), band * K * ea);
+      t.reads.push_back(rd);
+      for (int d = 0; d < Cn; ++d) {
+        Access w = whole(buf, p.total_bytes());
+        w.offset = affine_from(rg.first, 0, static_cast<std::int64_t>(p.total_bytes()));
+        w.core = Affine{0, rg.first + d};
+        t.writes.push_back(w);
+      }
+      ctx.builder.add_task(std::move(t));
+    }
+  };
+  // Core r*Cn + j loads band r of the B tile of grid column j (k rows of kr, columns
+  // [col, col+ncols) of column j's N slice) and multicasts it to the R cores of column j.
+  auto load_b = [&](const std::string& name, int buf, std::int64_t col, std::int64_t ncols, const TileRange& kr) {
+    std::int64_t band = kr.size / R;
+    for (int r = 0; r < R; ++r) {
+      CoreGroup rg = row_group(r);
+      SlicePattern p = block(B, kr.begin + r * band, band, col, ncols);
+      Task t = group_task(name + "/r" + std::to_string(r), UnitKind::dma, "load", rg, B.dtype);
+      Access rd = hbm_slice(b_hbm, p, 0, rg);
+      rd.offset = affine_from(rg.first, static_cast<std::int64_t>(p.offset), nshare * eb);
+      t.reads.push_back(rd);
+      for (int i = 0; i < R; ++i) {
+        Access w = whole(buf, p.total_bytes());
+        w.offset = Affine{0, r * static_cast<std::int64_t>(p.total_bytes())};
+        w.core = Affine{1, (i - r) * Cn};
+        t.writes.push_back(w);
+      }
+      ctx.builder.add_task(std::move(t));
+    }
+  };
+
+  for (std::size_t mi = 0; mi < mt.size(); ++mi) {
+    std::int64_t mrow = mt[mi].begin, mrows = mt[mi].size;
+    std::string mp = kernel + "/m" + std::to_string(mi);
+    // With a single k-step, the A tile is loaded once and shared by every n tile.
+    int a_shared = -1;
+    if (kt.size() == 1) {
+      a_shared = ctx.builder.add_buffer(mp + "/" + A.name, Space::lx, dtype_bytes(A.dtype, static_cast<std::uint64_t>(mrows * K)), A.dtype);
+      load_a(mp + "/load_" + A.name, a_shared, mrow, mrows, kt[0]);
+    }
+    for (std::size_t ni = 0; ni < nt.size(); ++ni) {
+      std::string np = mp + "/n" + std::to_string(ni);
+      std::int64_t col = nt[ni].begin, ncols = nt[ni].size;
+      int acc = -1;
+      std::uint64_t acc_bytes = 0;
+      for (std::size_t ki = 0; ki < kt.size(); ++ki) {
+        std::string kp = np + "/k" + std::to_string(ki);
+        bool last = ki + 1 == kt.size();
+        auto ksz = static_cast<std::uint64_t>(kt[ki].size);
+        int a = a_shared;
+        std::uint64_t ab = dtype_bytes(A.dtype, static_cast<std::uint64_t>(mrows) * ksz);
+        if (a < 0) {
+          a = ctx.builder.add_buffer(kp + "/" + A.name, Space::lx, ab, A.dtype);
+          load_a(kp + "/load_" + A.name, a, mrow, mrows, kt[ki]);
+        }
+        std::uint64_t bb = dtype_bytes(B.dtype, ksz * static_cast<std::uint64_t>(ncols));
+        int b = ctx.builder.add_buffer(kp + "/" + B.name, Space::lx, bb, B.dtype);
+        load_b(kp + "/load_" + B.name, b, col, ncols, kt[ki]);
+        Dtype od = last ? C.dtype : Dtype::fp32;
+        std::uint64_t ob = dtype_bytes(od, static_cast<std::uint64_t>(mrows * ncols));
+        int out = ctx.builder.add_buffer(kp + (last ? "/" + C.name : "/acc"), Space::lx, ob, od);
+        Task pt = group_task(kp + "/matmul", UnitKind::pt, "matmul", all, od);
+        pt.m = static_cast<std::uint64_t>(mrows);
+        pt.n = static_cast<std::uint64_t>(ncols);
+        pt.k = ksz;
+        pt.reads = {whole(a, ab), whole(b, bb)};
+        if (acc >= 0) pt.reads.push_back(whole(acc, acc_bytes));
+        pt.writes.push_back(whole(out, ob));
+        ctx.builder.add_task(std::move(pt));
+        acc = out;
+        acc_bytes = ob;
+      }
+      for (int r = 0; r < R; ++r)
+        emit_store(ctx, np + "/store_" + C.name + "/r" + std::to_string(r), acc, c_hbm, C.dtype,
+                   block(C, r * mshare + mrow, mrows, col, ncols), static_cast<std::uint64_t>(dtype_bytes(C.dtype, 1)),
+                   row_group(r));
+    }
+  }
+  return true;
+}
+
+// Every core loads its own A and B tiles. The cores of one grid row that get a full N share
+// form an SPMD group: A is the same for all of them, B and C move by one N share per core.
+void lower_per_core(LowerContext& ctx, const Op& op, const std::string& kernel, const CoreGrid& grid) {
+  const OpGraph& g = ctx.ops;
+  const OpTensor& A = g.tensors[op.inputs[0]];
+  const OpTensor& B = g.tensors[op.inputs[1]];
+  const OpTensor& C = g.tensors[op.outputs[0]];
+  std::int64_t M = A.shape[0], K = A.shape[1], N = B.shape[1];
   std::uint64_t b_col = dtype_bytes(B.dtype, 1), c_col = dtype_bytes(C.dtype, 1);
   auto mgroups = divide_work(M, grid.rows);
   auto ngroups = divide_work(N, grid.cols);
@@ -47,10 +168,7 @@ void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel) {
         CoreGroup grp{r * grid.cols + ng.first, ng.count, ng.share, ng.base};
         std::int64_t row0 = mg.start(r), mshare = mg.share;
         auto tile = plan_matmul_tile(mshare, ng.share, K, A.dtype, ctx.budget);
-        if (!tile)
-          throw InputError(g.file, "/ops/" + std::to_string(op.index),
-                           "matmul: even a 1x1x1 tile does not fit the " + std::to_string(ctx.budget) +
-                               "-byte tile budget");
+        if (!tile) throw no_tile(ctx, op);
         auto mt = split_even(mshare, tile->m), nt = split_even(ng.share, tile->n), kt = split_even(K, tile->k);
         std::string gp = kernel + "/g" + std::to_string(gi++);
         for (std::size_t mi = 0; mi < mt.size(); ++mi) {
@@ -101,6 +219,17 @@ void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel) {
           }
         }
       }
+}
+
+}  // namespace
+
+void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel) {
+  const OpGraph& g = ctx.ops;
+  std::int64_t M = g.tensors[op.inputs[0]].shape[0], K = g.tensors[op.inputs[0]].shape[1];
+  std::int64_t N = g.tensors[op.inputs[1]].shape[1];
+  // A grid of cores over [M, N]: grid row r takes an M slice, grid column c an N slice.
+  CoreGrid grid = choose_matmul_grid(M, N, K, ctx.cores);
+  if (!lower_shared(ctx, op, kernel, grid)) lower_per_core(ctx, op, kernel, grid);
 }
 
 }  // namespace dfsim

@@ -1,5 +1,7 @@
 // Lowering of elementwise ops and sum: split the outermost non-reduced dim, tile, and emit
 // per tile a load per input, one SFP task and a store.
+#include <fmt/format.h>
+
 #include "sim/common/error.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
@@ -77,7 +79,9 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
       Task compute = group_task(prefix + "/" + op.op, UnitKind::sfp, op.op, grp, out.dtype);
       for (std::size_t i = 0; i < p.in.size(); ++i) {
         const OpTensor& in = *p.in[i].tensor;
-        std::string nm = in.name + (i > 0 && op.inputs[i] == op.inputs[0] ? "." + std::to_string(i) : "");
+        // A repeated input gets a suffix so its tile buffer has its own name.
+        std::string nm = in.name;
+        if (i > 0 && op.inputs[i] == op.inputs[0]) nm += fmt::format(".{}", i);
         SlicePattern sp = p.in[i].slice(begin, tile.size);
         int lx = emit_load(ctx, prefix + "/load_" + nm, prefix + "/" + nm, ctx.hbm[op.inputs[i]], in.dtype, sp,
                            p.in[i].unit_offset(), grp);

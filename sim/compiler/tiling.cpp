@@ -42,20 +42,33 @@ std::optional<std::vector<TileRange>> tile_units(std::int64_t share, std::uint64
 
 std::uint64_t matmul_tile_bytes(const MatmulTile& t, Dtype in) {
   auto m = static_cast<std::uint64_t>(t.m), n = static_cast<std::uint64_t>(t.n), k = static_cast<std::uint64_t>(t.k);
-  return dtype_bytes(in, m * k) + dtype_bytes(in, k * n) + 2 * dtype_bytes(Dtype::fp32, m * n);
+  return dtype_bytes(in, m * k) + dtype_bytes(in, k * n) + dtype_bytes(Dtype::fp32, m * n);
 }
 
-std::uint64_t matmul_block_traffic(std::int64_t m, std::int64_t n, std::int64_t k, const MatmulTile& t, Dtype in) {
+std::uint64_t matmul_block_traffic(std::int64_t m, std::int64_t n, std::int64_t k, const MatmulTile& t, Dtype in,
+                                   OperandSharing sh) {
   auto tiles = [](std::int64_t extent, std::int64_t tile) { return static_cast<std::uint64_t>((extent + tile - 1) / tile); };
   // A is reloaded for every n tile unless a single k-step lets all n tiles share it;
   // B is reloaded for every m tile.
   std::uint64_t a_loads = t.k == k ? 1 : tiles(n, t.n);
-  return dtype_bytes(in, static_cast<std::uint64_t>(m * k)) * a_loads +
-         dtype_bytes(in, static_cast<std::uint64_t>(k * n)) * tiles(m, t.m);
+  return dtype_bytes(in, static_cast<std::uint64_t>(m * k)) * a_loads / static_cast<std::uint64_t>(sh.a_sharers) +
+         dtype_bytes(in, static_cast<std::uint64_t>(k * n)) * tiles(m, t.m) / static_cast<std::uint64_t>(sh.b_sharers);
 }
 
+namespace {
+
+// Every tile of split_even(extent, tile) is a multiple of `parts`.
+bool splits_into(std::int64_t extent, std::int64_t tile, int parts) {
+  if (parts == 1) return true;
+  for (const TileRange& r : split_even(extent, tile))
+    if (r.size % parts != 0) return false;
+  return true;
+}
+
+}  // namespace
+
 std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in,
-                                           std::uint64_t budget) {
+                                           std::uint64_t budget, OperandSharing sh) {
   // Among the tiles that fit, the one that moves the fewest bytes off-chip for the whole
   // block; ties prefer more MACs per tile (fewer tasks), then a longer k, then a taller m.
   std::optional<MatmulTile> best;
@@ -66,7 +79,8 @@ std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::
       for (auto kt : halvings(k)) {
         MatmulTile t{mt, nt, kt};
         if (matmul_tile_bytes(t, in) > budget) continue;
-        std::uint64_t traffic = matmul_block_traffic(m, n, k, t, in);
+        if (!splits_into(m, mt, sh.a_sharers) || !splits_into(k, kt, sh.b_sharers)) continue;
+        std::uint64_t traffic = matmul_block_traffic(m, n, k, t, in, sh);
         if (!best || traffic < best_traffic || (traffic == best_traffic && key(t) > key(*best))) {
           best = t;
           best_traffic = traffic;

@@ -22,14 +22,28 @@ std::vector<TileRange> split_even(std::int64_t extent, std::int64_t max_tile);
 std::optional<std::vector<TileRange>> tile_units(std::int64_t share, std::uint64_t unit_bytes,
                                                  std::uint64_t fixed_bytes, std::uint64_t budget);
 
-// Matmul tile shape: A (m x k) + B (k x n) + two fp32 accumulators (m x n) fit `budget`.
+// Matmul tile shape: A (m x k) + B (k x n) + one fp32 accumulator (m x n) fit `budget`
+// (half the usable LX: the next step's A and B and the previous accumulator take the other
+// half, so loads run ahead of the PT by one step).
 struct MatmulTile {
   std::int64_t m = 0, n = 0, k = 0;
 };
 std::uint64_t matmul_tile_bytes(const MatmulTile& t, Dtype in);
-// Off-chip bytes of A and B that an m x n x k block loads when tiled by `t` (loop order m, n, k).
-std::uint64_t matmul_block_traffic(std::int64_t m, std::int64_t n, std::int64_t k, const MatmulTile& t, Dtype in);
+
+// How the cores of a grid share operand loads: the A tile is read once for `a_sharers` cores
+// (a grid row) and the B tile once for `b_sharers` (a grid column), each core loading a piece
+// (A split along m, B along k) and multicasting it. 1 and 1: every core loads its own tiles.
+struct OperandSharing {
+  int a_sharers = 1, b_sharers = 1;
+};
+
+// Off-chip bytes of A and B that an m x n x k block loads when tiled by `t` (loop order m, n,
+// k), counting a shared load once per sharer group (divided by the sharers).
+std::uint64_t matmul_block_traffic(std::int64_t m, std::int64_t n, std::int64_t k, const MatmulTile& t, Dtype in,
+                                   OperandSharing sh = {});
+// The tile that fits `budget` with the least traffic; with sharing, only tiles whose every m
+// tile divides into a_sharers pieces and every k tile into b_sharers pieces.
 std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in,
-                                           std::uint64_t budget);
+                                           std::uint64_t budget, OperandSharing sh = {});
 
 }  // namespace dfsim

@@ -50,6 +50,10 @@ struct LxConfig {
   std::uint64_t usable_bytes = 1589376;    // what programs may reserve
   int read_bytes_per_cycle = 256;          // port bandwidth, core clock
   int write_bytes_per_cycle = 256;
+  // Order in which buffers get LX space: "program_order" (each core allocates its buffers in
+  // the program's order, like a static allocator; no deadlock across cores) or "first_come"
+  // (whichever writer fires first; can deadlock when cores share buffers).
+  std::string allocation = "program_order";
 };
 
 // The DMA engine of one core (HBM <-> LX, in sticks).
@@ -82,6 +86,7 @@ struct Lpddr5Config {
   int burst_length = 32;                   // beats per column access (BL32: 128 B on a 32-bit bus)
   std::string address_map = "RoCoBaBgCh"; // fields of the interleave-block index, MSB first
   bool bank_xor = true;                    // XOR low row bits into bank group and bank (hashing)
+  bool channel_xor = true;                 // fold the address bits above the channel into it (hashing)
   int inline_ecc = 8;                      // one ECC column access per this many data columns (0: none)
   int trcd = 15;                           // ACT -> column command
   int trp = 15;                            // PRE -> ACT

@@ -125,6 +125,10 @@ std::vector<Param> build() {
                 DFSIM_FIELD(core.lx.read_bytes_per_cycle)), 1, 65536),
       ints(make("core.lx.write_bytes_per_cycle", T::Int, "B/cycle", "LX write port bandwidth",
                 DFSIM_FIELD(core.lx.write_bytes_per_cycle)), 1, 65536),
+      choices(make("core.lx.allocation", T::String, "",
+                   "order in which buffers get LX space: in program order per core, or first come first served",
+                   DFSIM_FIELD(core.lx.allocation)),
+              {"program_order", "first_come"}),
       ints(make("core.dma.stick_bytes", T::Int, "bytes", "stick size: the unit of layout and transfer",
                 DFSIM_FIELD(core.dma.stick_bytes)), 1, 65536),
       ints(make("core.dma.burst_sticks", T::Int, "sticks", "most sticks in one DMA burst request",
@@ -193,6 +197,11 @@ std::vector<Param> build() {
            "lpddr5: XOR the low row bits into bank group and bank (permutation interleaving: streams that "
            "start at the same offset in different rows spread over banks)",
            DFSIM_FIELD(memory.lpddr5.bank_xor)),
+      make("memory.lpddr5.channel_xor", T::Bool, "",
+           "lpddr5: add the address bits above the channel field into the channel, modulo channels (channel "
+           "hashing: a strided access whose stride is a multiple of channels x interleave_bytes spreads over all "
+           "channels instead of hitting one)",
+           DFSIM_FIELD(memory.lpddr5.channel_xor)),
       ints(make("memory.lpddr5.inline_ecc", T::Int, "columns",
                 "lpddr5: inline ECC: every access of n data columns also accesses ceil(n / inline_ecc) ECC "
                 "columns of the same row (0: no inline ECC)",

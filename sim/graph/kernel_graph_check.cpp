@@ -1,4 +1,6 @@
 // Structural checks of a kernel graph, with the JSON path of the offending field.
+#include <fmt/format.h>
+
 #include "sim/common/error.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/kernel_graph_io.h"
@@ -11,10 +13,13 @@ namespace {
 using i128 = __int128;
 
 std::string str(i128 v) {
-  if (v < 0) return "-" + str(-v);
-  std::string s;
-  do { s.insert(s.begin(), char('0' + int(v % 10))); v /= 10; } while (v > 0);
-  return s;
+  char buf[48];
+  char* p = buf + sizeof buf;
+  bool neg = v < 0;
+  unsigned __int128 u = neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  do { *--p = static_cast<char>('0' + static_cast<int>(u % 10)); u /= 10; } while (u > 0);
+  if (neg) *--p = '-';
+  return std::string(p, buf + sizeof buf);
 }
 
 // Checks one access of task `t` at JSON path `path`.
@@ -68,12 +73,23 @@ void check_unit_rules(const KernelGraph& g, const Task& t, const std::string& pa
     }
     return;
   }
-  if (t.reads.size() != 1 || t.writes.size() != 1) fail("a " + what + " needs exactly one read and one write");
+  // A dma load may multicast: one read delivered to several LX writes (one per destination).
+  bool multicast = t.unit == UnitKind::dma && t.op == "load" && t.writes.size() > 1;
+  if (t.reads.size() != 1 || (t.writes.size() != 1 && !multicast))
+    fail("a " + what + " needs exactly one read and one write" +
+         (t.unit == UnitKind::dma ? " (only a load may have several writes: a multicast)" : ""));
   const Access& r = t.reads[0];
+  for (std::size_t i = 0; i < t.writes.size(); ++i) {
+    const Access& w = t.writes[i];
+    if (r.total_bytes() != w.total_bytes())
+      throw InputError(g.file, path + "/writes/" + std::to_string(i),
+                       "a " + what + " reads " + std::to_string(r.total_bytes()) + " bytes but writes " +
+                           std::to_string(w.total_bytes()));
+    if (i > 0 && space_of(g, w) != Space::lx)
+      throw InputError(g.file, path + "/writes/" + std::to_string(i) + "/buffer",
+                       "a multicast load writes LX, but buffer \"" + g.buffers[w.buffer].name + "\" is in HBM");
+  }
   const Access& w = t.writes[0];
-  if (r.total_bytes() != w.total_bytes())
-    fail("a " + what + " reads " + std::to_string(r.total_bytes()) + " bytes but writes " +
-         std::to_string(w.total_bytes()));
   Space rs = space_of(g, r), ws = space_of(g, w);
   if (t.unit == UnitKind::ring) {
     if (rs != Space::lx || ws != Space::lx) fail("a ring copy moves LX to LX");
@@ -93,7 +109,7 @@ void check_kernel_graph(const KernelGraph& g) {
     const Task& t = g.tasks[ti];
     std::string path = g.task_path(static_cast<int>(ti));
     if (t.first_core < 0 || t.core_count < 1 || t.first_core + t.core_count > g.cores) {
-      std::string range = "[" + std::to_string(t.first_core) + ", " + std::to_string(t.first_core + t.core_count) + ")";
+      std::string range = fmt::format("[{}, {})", t.first_core, t.first_core + t.core_count);
       throw InputError(g.file, path + (t.core_count == 1 ? "/core" : "/cores"),
                        "cores " + range + " outside the graph's [0, " + std::to_string(g.cores) + ")");
     }

@@ -1,7 +1,9 @@
 #include "sim/runtime/scheduler.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <queue>
 
 #include "models/common/task_unit.h"
 #include "models/lx/lx_scratchpad.h"
@@ -58,6 +60,55 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
     for (int b : reads_lx_[i]) ++lxbufs_[b].readers;
   }
   link_streaming();
+  build_allocation_order();
+}
+
+void Scheduler::build_allocation_order() {
+  // Program order: a topological order of the instances, lowest index first among the ready
+  // (for a graph written producer-first it is the index order). A buffer's place is that of
+  // its first writer; buffers nobody writes come last.
+  const auto& inst = x_.instances;
+  const std::size_t n = inst.size();
+  std::vector<int> indeg(n), rank(n, 0);
+  for (std::size_t i = 0; i < n; ++i) indeg[i] = static_cast<int>(inst[i].deps.size());
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (std::size_t i = 0; i < n; ++i)
+    if (indeg[i] == 0) ready.push(static_cast<int>(i));
+  int next = 0;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    rank[i] = next++;
+    for (int c : inst[i].consumers)
+      if (--indeg[c] == 0) ready.push(c);
+  }
+  const int last = std::numeric_limits<int>::max();
+  std::vector<int> place(lxbufs_.size(), last);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int b : writes_lx_[i]) place[b] = std::min(place[b], rank[i]);
+  int cores = 0;
+  for (const LxBuf& b : lxbufs_) cores = std::max(cores, b.core + 1);
+  alloc_order_.assign(cores, {});
+  alloc_next_.assign(cores, 0);
+  for (std::size_t b = 0; b < lxbufs_.size(); ++b) alloc_order_[lxbufs_[b].core].push_back(static_cast<int>(b));
+  for (auto& order : alloc_order_)
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return place[a] < place[b]; });
+}
+
+int Scheduler::allocation_blocker(int inst, int core) const {
+  if (!in_order_) return -1;
+  const auto& outs = writes_lx_[inst];
+  std::size_t want = 0;
+  for (int b : outs)
+    if (!lxbufs_[b].reserved && lxbufs_[b].core == core) ++want;
+  const auto& order = alloc_order_[core];
+  for (std::size_t j = alloc_next_[core]; want > 0 && j < order.size(); ++j) {
+    int b = order[j];
+    if (lxbufs_[b].reserved) continue;
+    if (!std::binary_search(outs.begin(), outs.end(), b)) return b;
+    --want;
+  }
+  return -1;
 }
 
 void Scheduler::link_streaming() {
@@ -134,12 +185,19 @@ bool Scheduler::reserve_outputs(int inst, TaskUnit* waiter) {
   for (int b : outs)
     if (!lxbufs_[b].reserved) need[lxbufs_[b].core] += lxbufs_[b].bytes;
   for (auto [core, bytes] : need)
-    if (bytes > lx_[core]->free()) {
+    if (bytes > lx_[core]->free() || allocation_blocker(inst, core) >= 0) {
       lx_[core]->add_waiter(waiter);
       return false;
     }
   for (auto [core, bytes] : need) lx_[core]->try_reserve(bytes);
   for (int b : outs) lxbufs_[b].reserved = true;
+  for (auto [core, bytes] : need) {
+    // The next buffers in line on this core may now take their turn.
+    const auto& order = alloc_order_[core];
+    std::size_t& j = alloc_next_[core];
+    while (j < order.size() && lxbufs_[order[j]].reserved) ++j;
+    if (in_order_) lx_[core]->wake_waiters();
+  }
   return true;
 }
 
@@ -198,18 +256,23 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
           break;
         }
     } else {
-      std::uint64_t need = 0;
-      int core = t.core;
+      // Per core: the unreserved outputs there; report the first core that holds it back.
+      std::map<int, std::uint64_t> need;
       for (int b : writes_lx_[i])
-        if (!lxbufs_[b].reserved) {
-          need += lxbufs_[b].bytes;
-          core = lxbufs_[b].core;
+        if (!lxbufs_[b].reserved) need[lxbufs_[b].core] += lxbufs_[b].bytes;
+      why = "ready, waits for its " + std::string(unit_name(g_.tasks[t.task].unit)) + " unit, busy with other tasks";
+      for (auto [core, bytes] : need) {
+        if (bytes > lx_[core]->free()) {
+          why = "waits for " + std::to_string(bytes) + " B of LX on core " + std::to_string(core) + " (" +
+                std::to_string(lx_[core]->free()) + " B free of " + std::to_string(lx_[core]->capacity()) + ")";
+          break;
         }
-      if (need == 0)
-        why = "ready, waits for its " + std::string(unit_name(g_.tasks[t.task].unit)) + " unit, busy with other tasks";
-      else
-        why = "waits for " + std::to_string(need) + " B of LX on core " + std::to_string(core) + " (" +
-              std::to_string(lx_[core]->free()) + " B free of " + std::to_string(lx_[core]->capacity()) + ")";
+        if (int b = allocation_blocker(static_cast<int>(i), core); b >= 0) {
+          why = "waits for its turn in LX allocation on core " + std::to_string(core) + " (buffer \"" +
+                g_.buffers[lxbufs_[b].buffer].name + "\" comes first in program order)";
+          break;
+        }
+      }
     }
     out.push_back(who + ": " + why);
   }

@@ -3,7 +3,9 @@
 // holds its data (all writers of what it reads have completed, or the data was preloaded),
 // the LX space for what it writes is reserved, and its unit is free. Streaming reads relax
 // the first condition: a consumer whose reads of a producer's output are all streaming may
-// fire once that producer has fired, and completes no earlier than the producer.
+// fire once that producer has fired, and completes no earlier than the producer. LX space is
+// granted per core in program order (a topological order of the instances), unless the
+// config asks for first-come allocation.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +26,8 @@ class Scheduler {
   // Wiring, before the run.
   void bind(int inst, TaskUnit* unit) { unit_of_[inst] = unit; }
   void set_lx(int core, LxScratchpad* lx);
+  // true: each core grants LX space to its buffers in program order (the default).
+  void set_program_order_allocation(bool on) { in_order_ = on; }
   // Reserves preloaded LX buffers and hands every instance without dependencies to its unit.
   void start();
 
@@ -60,6 +64,10 @@ class Scheduler {
     bool reserved = false, released = false;
   };
   int lx_index(int buffer, int core);
+  void build_allocation_order();
+  // The first buffer on `core` that must get space before the unreserved outputs of `inst`
+  // there, or -1 if it is their turn.
+  int allocation_blocker(int inst, int core) const;
   void maybe_release(LxBuf& b);
   void make_ready(int inst, Tick now);
   void link_streaming();
@@ -70,6 +78,9 @@ class Scheduler {
   std::vector<TaskUnit*> unit_of_;
   std::vector<LxScratchpad*> lx_;          // per core
   std::vector<LxBuf> lxbufs_;
+  bool in_order_ = true;
+  std::vector<std::vector<int>> alloc_order_;   // per core: LxBuf indices in program order
+  std::vector<std::size_t> alloc_next_;         // per core: first not yet reserved in that order
   std::vector<std::vector<int>> reads_lx_, writes_lx_;  // per instance: LxBuf indices
   std::vector<int> missing_;               // per instance: dependencies not yet complete
   std::vector<int> stream_unfired_;        // per instance: streaming producers not yet fired

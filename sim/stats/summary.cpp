@@ -153,7 +153,8 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   DmaStats d;
   for (int c = 0; c < card.cores(); ++c) d += card.core(c).dma_stats();
   s["dma"] = {{"hbm_to_lx_bytes", d.hbm_to_lx}, {"lx_to_hbm_bytes", d.lx_to_hbm}, {"lx_to_lx_bytes", d.lx_to_lx},
-              {"hbm_to_hbm_bytes", d.hbm_to_hbm}, {"bursts", d.bursts}, {"sticks", d.sticks}};
+              {"hbm_to_hbm_bytes", d.hbm_to_hbm}, {"bursts", d.bursts}, {"sticks", d.sticks},
+              {"multicast_extra_bytes", d.multicast_extra}};
   s["ring"] = {{"bytes_carried", card.ring().bytes_carried()}};
 
   // Where the time went.

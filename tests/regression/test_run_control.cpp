@@ -32,7 +32,10 @@ pid_t start_long_run(const fs::path& out, const std::string& extra = "") {
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    std::string cmd = std::string(DFSIM_BINARY) + " run -q --workload workloads/matmul_4096.json --out " +
+    // matmul_4096 on one core in 128 B bursts: ~6 M bursts, several seconds of host time even
+    // in a release build, so a signal sent after 600 ms always lands mid-simulation.
+    std::string cmd = std::string(DFSIM_BINARY) +
+                      " run -q --workload workloads/matmul_4096.json --cores 1 --set core.dma.burst_sticks=1 --out " +
                       out.string() + " " + extra + " 2>/dev/null";
     execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
     _exit(127);
@@ -71,7 +74,7 @@ TEST_CASE("run control: --timeout stops a long run with exit 1 and partial outpu
 static void check_signal(int sig, const std::string& tag) {
   fs::path out = fresh_dir(tag);
   pid_t pid = start_long_run(out);
-  // Loading and compiling take a few tens of ms; the simulation itself about two seconds.
+  // Loading and compiling take a few tens of ms; the simulation itself about six seconds.
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   kill(pid, sig);
   CHECK(wait_exit(pid) == 128 + sig);

@@ -71,11 +71,15 @@ bool all_equal(const std::vector<int>& v, int n) {
 }
 
 // Every compute task's LX working set (its reads and writes) fits the half-LX budget.
+// Every compute task's tile fits the budget (half the usable LX). A matmul step's previous
+// accumulator (its third read) is the previous step's tile, counted there: with one step's A,
+// B and output in each half, the next step's loads can run while this one computes.
 void check_tile_budget(const KernelGraph& g, std::uint64_t budget) {
   for (const auto& t : g.tasks) {
     if (t.unit == UnitKind::dma) continue;
     std::uint64_t bytes = 0;
-    for (const auto& a : t.reads) bytes += g.buffers[a.buffer].bytes;
+    for (std::size_t i = 0; i < t.reads.size(); ++i)
+      if (!(t.unit == UnitKind::pt && i == 2)) bytes += g.buffers[t.reads[i].buffer].bytes;
     for (const auto& a : t.writes) bytes += g.buffers[a.buffer].bytes;
     INFO(t.name);
     CHECK(bytes <= budget);
@@ -364,40 +368,80 @@ TEST_CASE("compiler: matmul MACs, tiles and coverage") {
     check_tile_budget(g, c.lx / 2);
     ExpandedGraph eg = expand_graph(g, chip(c.lx));
     CHECK(all_equal(coverage(g, eg, "c", true), 1));
-    // Every PT step after the first of its chain reads the previous step's accumulator.
+    // Every byte a PT step reads is written by exactly its dependencies: A and B by their
+    // loads (one per core when operands are shared), the previous accumulator by one PT step.
     for (const auto& inst : eg.instances) {
       const Task& t = g.tasks[inst.task];
-      if (t.unit == UnitKind::pt) CHECK(inst.deps.size() == t.reads.size());
+      if (t.unit != UnitKind::pt) continue;
+      for (const Region& r : inst.reads) {
+        std::uint64_t written = 0;
+        int pt_writers = 0;
+        for (int d : inst.deps)
+          for (const Region& w : eg.instances[d].writes)
+            if (w.buffer == r.buffer && w.core == r.core) {
+              written += w.total_bytes();
+              pt_writers += g.tasks[eg.instances[d].task].unit == UnitKind::pt;
+            }
+        CHECK(written == r.total_bytes());
+        if (g.buffers[r.buffer].dtype == Dtype::fp32) CHECK(pt_writers == 1);
+      }
     }
   }
 }
 
-TEST_CASE("compiler: matmul 1024 on 32 cores runs on a 4x8 grid with one k-step") {
+TEST_CASE("compiler: matmul 1024 on 32 cores shares operands over a 4x8 grid") {
   KernelGraph g = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "mm",
       "tensors": {"a": {"shape": [1024, 1024], "dtype": "fp16"}, "b": {"shape": [1024, 1024], "dtype": "fp16"},
                   "c": {"shape": [1024, 1024], "dtype": "fp16"}},
       "inputs": ["a", "b"], "outputs": ["c"],
       "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"]}]})"), 32);
   // Grid: all rows x cols = 32 splits use 32 cores; traffic K*(cols*M + rows*N) is least at
-  // 4x8 and 8x4 (12 * 1024 * 1024 elements); the first found, 4 x 8, wins. Block 256 x 128.
-  // Tile: A 256x1024 (512 KiB) + B 1024x64 (128 KiB) + 2 fp32 256x64 accumulators (128 KiB)
-  // = 768 KiB <= 776 KiB; one k-step, so A is loaded once per block. Per grid row:
-  // load A + 2 x (load B, matmul, store) = 7 templates over 8 cores; 4 grid rows: 28 x 8.
-  CHECK(g.tasks.size() == 28);
-  CHECK(g.instance_count() == 28u * 8);
-  // Each core loads its A block (256 x 1024) and B block (1024 x 128): 32 x (512 + 256) KiB.
-  CHECK(dma_bytes(g, "load") == 32u * (256 * 1024 * 2 + 1024 * 128 * 2));
+  // 4x8 and 8x4; the first found, 4 x 8, wins. Block 256 x 128; A shared by the 8 cores of a
+  // grid row, B by the 4 of a grid column. Tile (budget 1589376 / 2 = 794688 B for A + B + one
+  // fp32 accumulator): 256x128x512 (256 + 128 + 128 KiB) and 256x64x1024 (512 + 128 + 64 KiB)
+  // both move A/8 + B/4 = 64 + 64 KiB per block; equal MACs per tile, the longer k wins: one
+  // k-step, so the A tile is loaded once per block.
+  // Templates: load A per grid row (4) + 2 n tiles x (load B per grid row (4) + one matmul
+  // over all 32 cores + store per grid row (4)) = 4 + 2 x 9 = 22. Instances: a grid-row
+  // template has 8, the matmul 32: 4 x 8 + 2 x (4 x 8 + 32 + 4 x 8) = 224.
+  CHECK(g.tasks.size() == 22);
+  CHECK(g.instance_count() == 224);
+  // Every operand byte is read off-chip once: A and B are 2 MiB each.
+  CHECK(dma_bytes(g, "load") == 2u * 1024 * 1024 * 2);
   CHECK(dma_bytes(g, "store") == 1024u * 1024 * 2);
+  std::size_t multicasts = 0;
+  for (const auto& t : g.tasks)
+    if (t.op == "load") {
+      CHECK((t.writes.size() == 8 || t.writes.size() == 4));  // a grid row, or a grid column
+      multicasts += t.writes.size() > 1;
+    }
+  CHECK(multicasts == 12);
 }
 
 TEST_CASE("compiler: matmul tiles move the least off-chip traffic that fits") {
-  // A 1024 x 4096 x 512 block (matmul_4096's, on a 4x8 grid) in a 776 KiB budget:
-  // 256 x 256 x 256 reloads A 512/256 = 2 times and B 1024/256 = 4 times:
-  // 8 MiB x 2 + 4 MiB x 4 = 32 MiB, less than any other tile that fits.
+  // A 1024 x 4096 x 512 block (matmul_4096's, on a 4x8 grid) in a 776 KiB budget for A + B +
+  // one fp32 accumulator. Each core loading its own operands: 512 x 256 x 128 (128 + 64 +
+  // 512 KiB) reloads A for each of 2 n tiles and B for each of 2 m tiles: 8 x 2 + 4 x 2 =
+  // 24 MiB; 256 x 512 x 128 also moves 8 + 4 x 4 = 24 MiB and the taller m wins the tie.
   auto t = plan_matmul_tile(1024, 512, 4096, Dtype::fp16, 1589376 / 2);
   REQUIRE(t);
-  CHECK(matmul_block_traffic(1024, 512, 4096, *t, Dtype::fp16) == 32u << 20);
+  CHECK(t->m == 512);
+  CHECK(t->n == 256);
+  CHECK(t->k == 128);
+  CHECK(matmul_block_traffic(1024, 512, 4096, *t, Dtype::fp16) == 24u << 20);
   CHECK(matmul_tile_bytes(*t, Dtype::fp16) <= 1589376 / 2);
+  // Shared over the grid (A by 8 cores, B by 4): 512 x 256 x 128 costs 16/8 + 8/4 = 4 MiB per
+  // block, 256 x 512 x 128 costs 8/8 + 16/4 = 5 MiB; A tiles split into 8 bands, k into 4.
+  OperandSharing sh{8, 4};
+  auto s = plan_matmul_tile(1024, 512, 4096, Dtype::fp16, 1589376 / 2, sh);
+  REQUIRE(s);
+  CHECK(s->m == 512);
+  CHECK(s->n == 256);
+  CHECK(s->k == 128);
+  CHECK(matmul_block_traffic(1024, 512, 4096, *s, Dtype::fp16, sh) == 4u << 20);
+  // A tile whose rows do not split into the sharers is never chosen: with 24 sharers no
+  // halving of 1024 rows (1024, 512, ... 1) is a multiple of 24.
+  CHECK_FALSE(plan_matmul_tile(1024, 512, 4096, Dtype::fp16, 1589376 / 2, OperandSharing{24, 1}));
 }
 
 TEST_CASE("compiler: rejects more cores than the chip and rows that do not fit") {

@@ -160,6 +160,17 @@ TEST_CASE("graph: loader rejections name the file and the JSON path") {
     task(j, 0, 0)["reads"][0] = Json{{"buffer", "yl"}, {"bytes", 512}};
     REQUIRE_THROWS_WITH(load(j), Contains("/kernels/0/tasks/0: a dma load reads HBM and writes LX"));
   }
+  SECTION("several writes on a store") {
+    task(j, 0, 2)["writes"].push_back(task(j, 0, 2)["writes"][0]);
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/0/tasks/2: a dma store task needs exactly one read and one write "
+                                          "(only a load may have several writes: a multicast)"));
+  }
+  SECTION("multicast load with a write of other size or in HBM") {
+    task(j, 1, 0)["writes"].push_back(Json{{"buffer", "xl"}, {"core", 1}, {"bytes", 512}});
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/1/tasks/0/writes/1: a dma load task reads 1024 bytes but writes 512"));
+    task(j, 1, 0)["writes"][1] = Json{{"buffer", "y"}, {"bytes", 1024}};
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/1/tasks/0/writes/1/buffer: a multicast load writes LX, but buffer \"y\" is in HBM"));
+  }
   SECTION("ring copy without a remote core") {
     task(j, 1, 0) = Json{{"name", "r"}, {"unit", "ring"}, {"op", "copy"}, {"core", 0},
                          {"reads", {{{"buffer", "xl"}, {"bytes", 512}}}}, {"writes", {{{"buffer", "yl"}, {"bytes", 512}}}}};
@@ -352,4 +363,22 @@ TEST_CASE("graph: expansion of 131072 instances links each store to its own load
       const TaskInstance& st = eg.instances[eg.first_instance[2 * t + 1] + c];
       CHECK(st.deps == std::vector<int>{eg.first_instance[2 * t] + c});
     }
+}
+
+TEST_CASE("graph: a multicast load feeds readers on every destination core") {
+  Json j = base();
+  // Core 0 reloads y into zl on both cores; add a reader of zl on core 1.
+  task(j, 1, 0)["writes"] = Json::parse(R"([{"buffer": "zl", "core": 0, "bytes": 1024},
+                                            {"buffer": "zl", "core": 1, "bytes": 1024}])");
+  j["kernels"][1]["tasks"].push_back(Json::parse(R"({"name": "use", "unit": "sfp", "op": "neg", "core": 1,
+      "elements": 512, "reads": [{"buffer": "zl", "bytes": 1024}], "writes": [{"buffer": "yl", "offset": 512, "bytes": 512}]})"));
+  j["buffers"][3]["bytes"] = 1024;  // yl: neg writes its first half, "use" the second
+  KernelGraph g = load(j);
+  ExpandedGraph x = expand_graph(g, chip());
+  const TaskInstance& use = x.instances.back();
+  REQUIRE(g.tasks[use.task].name == "use");
+  REQUIRE(use.deps.size() == 1);
+  CHECK(g.tasks[x.instances[use.deps[0]].task].name == "reload");
+  CHECK(x.instances[use.deps[0]].writes.size() == 2);
+  CHECK(x.instances[use.deps[0]].writes[1].core == 1);
 }

@@ -3,7 +3,10 @@
 // per test case (each case runs in its own process).
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "models/chip/card.h"
 #include "models/memory/impl/lpddr5_memory.h"
@@ -109,13 +112,14 @@ TEST_CASE("memory: lpddr5 stream never exceeds the nominal peak and conserves by
 }
 
 TEST_CASE("memory: lpddr5 row-buffer-hostile stride pays a row cycle per access", "[memory][lpddr5]") {
-  // 64 rows of 512 B, stride 1 MiB: with "RoCoBaBgCh" and bank XOR off, 1 MiB keeps channel,
-  // bank group and bank and changes the row, so every access is a row conflict: each one
-  // waits tRAS + tRP = 34 + 15 = 49 cycles after the previous ACT of that bank. A sequential
-  // 32 KiB read moves at 25.6 GB/s per channel over 8 channels: 32768 / 204.8 = 160 ns.
+  // 64 rows of 512 B, stride 1 MiB: with "RoCoBaBgCh" and bank and channel hashing off, 1 MiB
+  // keeps channel, bank group and bank and changes the row, so every access is a row conflict:
+  // each one waits tRAS + tRP = 34 + 15 = 49 cycles after the previous ACT of that bank. A
+  // sequential 32 KiB read moves at 25.6 GB/s per channel over 8 channels: 32768 / 204.8 = 160 ns.
   ChipConfig cfg = lpddr5_cfg();
   cfg.cores = 1;
   cfg.memory.lpddr5.bank_xor = false;
+  cfg.memory.lpddr5.channel_xor = false;
   KernelGraph g = strided_load(64, 512, 1u << 20);
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg);
@@ -167,7 +171,7 @@ TEST_CASE("memory: lpddr5 with a long min_batch turns the bus rarely", "[memory]
 
 TEST_CASE("memory: lpddr5 read-to-write turnaround waits trtw after the last read command", "[memory][lpddr5]") {
   // Core 0 loads 128 B from x (address 0) and stores 128 B to y (address 4096: buffers are
-  // aligned to memory.interleave_bytes = 4096). Both map to channel 0, row 0: x to bank group
+  // aligned to memory.interleave_bytes = 4096). Without channel hashing both map to channel 0, row 0: x to bank group
   // 0 bank 0, y (interleave block 8 -> bank group 1) to bank group 1 bank 0. In memory cycles:
   //   load: reaches the controller at 0. ACT 0, tRCD 15 -> read commands at 15 (data) and 19
   //         (inline-ECC column); next column slot 19 + tCCD_S 4 = 23.
@@ -176,6 +180,7 @@ TEST_CASE("memory: lpddr5 read-to-write turnaround waits trtw after the last rea
   //         41 + WL 9 .. + 4 = 54, + 8 frontend = 62.
   //   load end: 19 + RL 17 + 4 = 40, + 8 = 48 memory cycles + 1 core cycle (LX write).
   ChipConfig cfg = saturating_cfg();
+  cfg.memory.lpddr5.channel_xor = false;  // channel hashing would move y to channel 1
   KernelGraph g = load_and_store(128);
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg);
@@ -183,4 +188,33 @@ TEST_CASE("memory: lpddr5 read-to-write turnaround waits trtw after the last rea
   REQUIRE(r.ok());
   CHECK(sim.system().card().memory().stats().turnarounds == 1);
   CHECK(r.end == 62 * kMem);
+}
+
+TEST_CASE("memory: lpddr5 channel hashing spreads a power-of-two stride over every channel", "[memory][lpddr5]") {
+  // 64 accesses 4 KiB apart: 4096 = 8 channels x 512 B interleave, so without hashing every
+  // one decodes to channel 0 (the stride of a column block of a matrix whose rows are a
+  // multiple of 4 KiB). With hashing, the digits above the channel field (base 8) are added
+  // to it: access i has upper part i, so channels cycle 0..7 and each gets 64 / 8 = 8.
+  ChipConfig cfg = lpddr5_cfg();
+  for (bool hashing : {false, true}) {
+    cfg.memory.lpddr5.channel_xor = hashing;
+    Lpddr5AddressMap map;
+    map.init(cfg.memory);
+    std::vector<int> per_channel(8, 0);
+    for (std::uint64_t i = 0; i < 64; ++i) ++per_channel[map.decode(i * 4096).channel];
+    if (hashing)
+      for (int n : per_channel) CHECK(n == 8);
+    else
+      CHECK(per_channel[0] == 64);
+  }
+  // The map stays one-to-one: 2^16 consecutive 128 B columns decode to distinct coordinates.
+  cfg.memory.lpddr5.channel_xor = true;
+  Lpddr5AddressMap map;
+  map.init(cfg.memory);
+  std::set<std::tuple<int, int, std::uint64_t, std::uint32_t>> seen;
+  for (std::uint64_t a = 0; a < (std::uint64_t(1) << 23); a += 128) {
+    DramCoord c = map.decode(a);
+    seen.emplace(c.channel, c.bank, c.row, c.column);
+  }
+  CHECK(seen.size() == std::size_t(1) << 16);
 }

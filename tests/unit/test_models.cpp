@@ -481,3 +481,98 @@ TEST_CASE("models: with two DMA queues a core's load and store run at the same t
   CHECK(card.core(0).dma(1).stats().lx_to_hbm == 65536);
   CHECK(card.core(0).dma_stats().hbm_to_lx + card.core(0).dma_stats().lx_to_hbm == 2 * 65536);
 }
+
+TEST_CASE("models: a multicast DMA load reads once and fills every destination LX", "[models][dma]") {
+  ChipConfig cfg = simple_memory_chip();
+  // 128 B from HBM to "xl" on cores 1 and 2; core 2 then negates its copy.
+  KernelGraph g = graph(4, R"({"name": "x", "space": "hbm", "bytes": 128, "preloaded": true},
+                              {"name": "xl", "space": "lx", "bytes": 128},
+                              {"name": "yl", "space": "lx", "bytes": 128})",
+                        R"({"name": "ld", "unit": "dma", "op": "load", "core": 0,
+                            "reads": [{"buffer": "x", "bytes": 128}],
+                            "writes": [{"buffer": "xl", "core": 1, "bytes": 128}, {"buffer": "xl", "core": 2, "bytes": 128}]},
+                           {"name": "neg", "unit": "sfp", "op": "neg", "core": 2, "elements": 64,
+                            "reads": [{"buffer": "xl", "bytes": 128}], "writes": [{"buffer": "yl", "bytes": 128}]})");
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // Memory: 105 ns (as for one burst). Controller 0 at stop 0; both destinations lie
+  // clockwise, the farther 2 hops away: 2 x 2 + 1 occupancy = 5 core cycles; LX write 1.
+  CHECK(rec_of(sim, g, "ld").end == ns_to_ticks(105) + 6 * kCore);
+  auto s = make_summary(sim, r, RunInfo{"test.json", "", "dfsim.kernels"});
+  CHECK(s["offchip"]["bytes_read"] == 128);              // read once
+  CHECK(s["dma"]["hbm_to_lx_bytes"] == 128);
+  CHECK(s["dma"]["multicast_extra_bytes"] == 128);       // the second copy
+  CHECK(s["ring"]["bytes_carried"] == 128);              // one message, clockwise
+  Card& card = sim.system().card();
+  CHECK(card.core(1).lx().bytes_written == 128);
+  CHECK(card.core(2).lx().bytes_written == 128 + 128);  // its copy, then neg's output
+  CHECK(card.core(0).lx().bytes_written == 0);
+}
+
+namespace {
+
+// Two tiles, each of two 600000 B operands P and Q that both cores need: core 0 loads P and
+// core 1 loads Q, each multicasting to both LXs (matmul's operand sharing in miniature); then
+// each core reduces its P and Q. Core 1's DMA first copies 4 MiB within HBM, so core 0 runs
+// ahead. Three operands do not fit one LX (1589376 B usable).
+KernelGraph shared_tiles() {
+  std::string buffers = R"({"name": "x", "space": "hbm", "bytes": 1200000, "preloaded": true},
+      {"name": "w", "space": "hbm", "bytes": 4194304, "preloaded": true},
+      {"name": "w2", "space": "hbm", "bytes": 4194304})";
+  std::string tasks = R"({"name": "warm", "unit": "dma", "op": "copy", "core": 1,
+      "reads": [{"buffer": "w", "bytes": 4194304}], "writes": [{"buffer": "w2", "bytes": 4194304}]})";
+  for (int t = 0; t < 2; ++t) {
+    std::string p = "p" + std::to_string(t), q = "q" + std::to_string(t), o = "o" + std::to_string(t);
+    for (const auto& b : {p, q}) buffers += R"(, {"name": ")" + b + R"(", "space": "lx", "bytes": 600000})";
+    buffers += R"(, {"name": ")" + o + R"(", "space": "lx", "bytes": 128})";
+    auto load = [&](const std::string& b, int core, int offset) {
+      std::string w = R"({"buffer": ")" + b + R"(", "core": 0, "bytes": 600000}, {"buffer": ")" + b +
+                      R"(", "core": 1, "bytes": 600000})";
+      return R"(, {"name": "load_)" + b + R"(", "unit": "dma", "op": "load", "core": )" + std::to_string(core) +
+             R"(, "reads": [{"buffer": "x", "offset": )" + std::to_string(offset) +
+             R"(, "bytes": 600000}], "writes": [)" + w + "]}";
+    };
+    tasks += load(p, 0, 0) + load(q, 1, 600000);
+    tasks += R"(, {"name": "sum)" + std::to_string(t) + R"(", "unit": "sfp", "op": "sum", "cores": {"first": 0, "count": 2},
+        "elements": 600000, "reads": [{"buffer": ")" + p + R"(", "bytes": 600000}, {"buffer": ")" + q +
+             R"(", "bytes": 600000}], "writes": [{"buffer": ")" + o + R"(", "bytes": 128}]})";
+  }
+  return graph(2, buffers, tasks);
+}
+
+}  // namespace
+
+TEST_CASE("models: program-order LX allocation runs shared tiles without deadlock", "[models][lx]") {
+  ChipConfig cfg = simple_memory_chip();
+  cfg.cores = 2;
+  REQUIRE(cfg.core.lx.allocation == "program_order");
+  KernelGraph g = shared_tiles();
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // p1 comes after q0 and o0 in program order: core 0 may not load it before core 1 has
+  // loaded q0, and then only once sum0 has freed p0 and q0 (p0 + q0 + p1 > 1589376 B).
+  CHECK(rec_of(sim, g, "load_p1").start >= rec_of(sim, g, "load_q0", 1).start);
+  CHECK(rec_of(sim, g, "load_p1").start >= rec_of(sim, g, "sum0", 1).end);
+  CHECK(rec_of(sim, g, "sum1", 1).end == r.end);
+}
+
+TEST_CASE("models: first-come LX allocation deadlocks on shared tiles and says why", "[models][lx][deadlock]") {
+  ChipConfig cfg = simple_memory_chip();
+  cfg.cores = 2;
+  cfg.core.lx.allocation = "first_come";
+  KernelGraph g = shared_tiles();
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  // Core 0 loads p0 and then p1 into both LXs while core 1 is still copying; q0 then needs
+  // 600000 B where 1589376 - 1200000 = 389376 are free, and nothing can free p0 or p1.
+  REQUIRE(r.status == RunResult::Status::deadlock);
+  REQUIRE(!r.blocked.empty());
+  CHECK_THAT(r.blocked[0], Contains("load_q0"));
+  CHECK_THAT(r.blocked[0], Contains("600000 B of LX"));
+  CHECK_THAT(r.blocked[0], Contains("389376 B free"));
+}

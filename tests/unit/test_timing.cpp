@@ -320,6 +320,23 @@ TEST_CASE("timing: ring chooses the shortest direction", "[timing][ring]") {
   CHECK(ring.transfer(0, 0, 16, 4096) == 96 * kCore);
 }
 
+TEST_CASE("timing: ring multicast crosses each link once per direction", "[timing][ring]") {
+  ChipConfig cfg;
+  Recorder rec(ns_to_ticks(1000));
+  Ring ring("ring");
+  ring.init(cfg, rec);
+  // 0 -> {1, 2, 3, 30}, 4096 B: clockwise to the farthest, 3 (3 x 2 + 32 = 38 cycles); 30 is
+  // 2 hops counter-clockwise (2 x 2 + 32 = 36). Done when the last byte reaches 3: 38.
+  CHECK(ring.multicast(0, 0, {1, 2, 3, 30}, 4096) == 38 * kCore);
+  CHECK(ring.bytes_carried() == 2 * 4096);  // one message each way
+  // A unicast 0 -> 3 queues on every link the multicast crossed once: cw 0->1 held [0, 32),
+  // 1->2 [2, 34), 2->3 [4, 36): head at 32 + 2 = 34, 34 + 2 = 36, 36 + 2 = 38; + 32 = 70.
+  CHECK(ring.transfer(0, 0, 3, 4096) == 70 * kCore);
+  // Destinations at the source only: nothing crosses the ring.
+  CHECK(ring.multicast(5 * kCore, 7, {7}, 4096) == 5 * kCore);
+  CHECK(ring.bytes_carried() == 3 * 4096);
+}
+
 // ---------------------------------------------------------------- LX
 
 TEST_CASE("timing: lx port times and capacity", "[timing][lx]") {

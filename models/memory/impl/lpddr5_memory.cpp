@@ -25,6 +25,7 @@ void Lpddr5AddressMap::init(const MemoryConfig& m) {
   banks_ = t.banks_per_group;
   cols_per_row_blocks_ = t.row_bytes / block_;
   xor_ = t.bank_xor;
+  channel_xor_ = t.channel_xor;
   const std::string& s = t.address_map;
   lsb_first_.clear();
   for (std::size_t i = 0; i + 1 < s.size(); i += 2) {
@@ -46,7 +47,15 @@ DramCoord Lpddr5AddressMap::decode(std::uint64_t addr) const {
       return v;
     };
     switch (lsb_first_[i]) {
-      case Field::ch: c.channel = static_cast<int>(take(channels_)); break;
+      case Field::ch: {
+        std::uint64_t ch = take(channels_);
+        // Channel hashing: add the base-`channels` digits of everything above the channel
+        // field. For fixed upper bits this permutes the channels, so the map stays one-to-one.
+        if (channel_xor_)
+          for (std::uint64_t up = idx; up > 0; up /= channels_) ch += up % channels_;
+        c.channel = static_cast<int>(ch % channels_);
+        break;
+      }
       case Field::bg: c.bank_group = static_cast<int>(take(bgs_)); break;
       case Field::ba: c.bank = static_cast<int>(take(banks_)); break;
       case Field::co: co = take(cols_per_row_blocks_); break;

@@ -36,6 +36,7 @@ class Lpddr5AddressMap {
   std::uint32_t col_bytes_ = 128;
   std::uint64_t channels_ = 8, bgs_ = 4, banks_ = 4, cols_per_row_blocks_ = 8;
   bool xor_ = true;
+  bool channel_xor_ = true;
 };
 
 class Lpddr5Memory;
