@@ -90,7 +90,16 @@ Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int i
 }
 
 void Lpddr5Channel::enqueue(const Entry& e) {
-  (e.write ? arriving_writes_ : arriving_reads_).push(e);
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(pool_.size());
+    pool_.push_back(e);
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    pool_[slot] = e;
+  }
+  (e.write ? arriving_writes_ : arriving_reads_).push(Arrival{e.arrival, e.seq, slot});
   Tick now = sim_now();
   Tick at = std::max({e.arrival, cmd_free_, now});
   wake_.notify(sc_core::sc_time::from_value(at - now));
@@ -101,9 +110,11 @@ void Lpddr5Channel::enqueue(const Entry& e) {
 void Lpddr5Channel::admit(Tick upto) {
   const std::size_t depth = static_cast<std::size_t>(mem_.t_.queue_depth);
   for (auto* p : {&arriving_reads_, &arriving_writes_}) {
-    std::vector<Entry>& q = p == &arriving_reads_ ? reads_ : writes_;
+    std::deque<Entry>& q = p == &arriving_reads_ ? reads_ : writes_;
     while (!p->empty() && p->top().arrival <= upto && q.size() < depth) {
-      q.push_back(p->top());
+      std::uint32_t slot = p->top().slot;
+      q.push_back(pool_[slot]);
+      free_slots_.push_back(slot);
       p->pop();
     }
   }
@@ -145,25 +156,27 @@ Tick Lpddr5Channel::precharge_at(const Bank& b, Tick arrival) const {
                    arrival});
 }
 
-// FR-FCFS: the request whose column command can go first (a hit on an open row, else the bank
-// that can be activated soonest), the oldest among equals.
-int Lpddr5Channel::pick(const std::vector<Entry>& q) const {
+// FR-FCFS: the oldest request whose column command can go at `d` (a hit on an open row, or a
+// bank opened ahead), else the one whose column command can go first; the queue is in
+// arrival order, so the scan stops at the first request that is ready.
+int Lpddr5Channel::pick(const std::deque<Entry>& q, Tick d) const {
   const Lpddr5Config& c = mem_.t_;
   const ClockDomain& clk = mem_.clk_;
+  const Tick trcd = clk.cycles(c.trcd), trp = clk.cycles(c.trp);
   int best = 0;
   Tick best_t = ~Tick(0);
-  std::uint64_t best_seq = ~std::uint64_t(0);
   for (std::size_t i = 0; i < q.size(); ++i) {
     const Entry& e = q[i];
     const Bank& b = banks_[e.at.bank];
-    Tick t;
-    if (b.open && b.row == e.at.row) t = b.act;
-    else if (b.open) t = precharge_at(b, e.arrival) + clk.cycles(c.trp);
-    else t = std::max(b.ready, e.arrival);
-    if (t < best_t || (t == best_t && e.seq < best_seq)) {
+    Tick act;
+    if (b.open && b.row == e.at.row) act = b.act;
+    else if (b.open) act = precharge_at(b, e.arrival) + trp;
+    else act = std::max(b.ready, e.arrival);
+    Tick col = act + trcd;
+    if (col <= d) return static_cast<int>(i);
+    if (col < best_t) {
       best = static_cast<int>(i);
-      best_t = t;
-      best_seq = e.seq;
+      best_t = col;
     }
   }
   return best;
@@ -268,8 +281,8 @@ void Lpddr5Channel::run() {
       batch_ = 0;
     }
     ++batch_;
-    std::vector<Entry>& q = w ? writes_ : reads_;
-    int i = pick(q);
+    std::deque<Entry>& q = w ? writes_ : reads_;
+    int i = pick(q, d);
     Entry e = q[i];
     q.erase(q.begin() + i);
     rec_.counter(queue_counter_, d, static_cast<double>(reads_.size() + writes_.size()));
@@ -306,8 +319,9 @@ void Lpddr5Memory::send(MemRequest req) {
   o = Open{req.client, req.tag, 0, req.issued};
   const std::uint64_t block = map_.block_bytes();
   const std::uint32_t colb = map_.column_bytes();
+  // One piece per interleave block the request touches; counted first, so no list is built.
   std::uint64_t addr = req.addr, left = req.bytes;
-  std::vector<Lpddr5Channel::Entry> pieces;
+  o.pieces = static_cast<int>((addr % block + left + block - 1) / block);
   while (left > 0) {
     std::uint64_t in_block = addr % block;
     std::uint64_t n = std::min(left, block - in_block);
@@ -320,12 +334,10 @@ void Lpddr5Memory::send(MemRequest req) {
     e.bytes = static_cast<std::uint32_t>(n);
     e.write = req.write;
     e.seq = seq_++;
-    pieces.push_back(e);
+    chans_[e.at.channel]->enqueue(e);
     addr += n;
     left -= n;
   }
-  o.pieces = static_cast<int>(pieces.size());
-  for (const auto& e : pieces) chans_[e.at.channel]->enqueue(e);
 }
 
 void Lpddr5Memory::piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write) {
