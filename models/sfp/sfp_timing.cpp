@@ -4,18 +4,11 @@
 #include <cmath>
 #include <map>
 
+#include "sim/graph/unit_ops.h"
+
 namespace dfsim {
 
-std::string sfp_function_class(const std::string& op) {
-  static const std::map<std::string, std::string> classes = {
-      {"add", "add"},   {"sub", "add"},     {"mul", "add"},   {"neg", "add"},   {"copy", "add"},
-      {"fma", "fma"},   {"max", "max"},     {"min", "max"},   {"exp", "exp"},   {"log", "log"},
-      {"rsqrt", "rsqrt"}, {"sqrt", "rsqrt"}, {"div", "div"},  {"reciprocal", "div"},
-      {"gelu", "gelu"}, {"silu", "gelu"},   {"tanh", "gelu"}, {"convert", "convert"},
-      {"sum", "reduce"}, {"mean", "reduce"}, {"amax", "reduce"}};
-  auto it = classes.find(op);
-  return it == classes.end() ? "add" : it->second;
-}
+std::string sfp_function_class(const std::string& op) { return sfp_op_class(op); }
 
 std::uint64_t sfp_cycles(const SfpConfig& sfp, const std::string& op, Dtype dtype, std::uint64_t elements,
                          int corelets, std::uint64_t rows) {

@@ -54,8 +54,6 @@ bool lower_shared(LowerContext& ctx, const Op& op, const std::string& kernel, co
   if (!tile) return false;
   auto mt = split_even(mshare, tile->m), nt = split_even(nshare, tile->n), kt = split_even(K, tile->k);
   const int a_hbm = ctx.hbm[op.inputs[0]], b_hbm = ctx.hbm[op.inputs[1]], c_hbm = ctx.hbm[op.outputs[0]];
-  const auto ea = static_cast<std::int64_t>(dtype_bytes(A.dtype, 1));
-  const auto eb = static_cast<std::int64_t>(dtype_bytes(B.dtype, 1));
   const CoreGroup all{0, R * Cn, 0, 0};
   auto row_group = [&](int r) { return CoreGroup{r * Cn, Cn, nshare, 0}; };
 
@@ -68,7 +66,8 @@ bool lower_shared(LowerContext& ctx, const Op& op, const std::string& kernel, co
       SlicePattern p = block(A, r * mshare + mrow, band, kr.begin, kr.size);
       Task t = group_task(name + "/r" + std::to_string(r), UnitKind::dma, "load", rg, A.dtype);
       Access rd = hbm_slice(a_hbm, p, 0, rg);
-      rd.offset = affine_from(rg.first, static_cast<std::int64_t>(p.offset), band * K * ea);
+      rd.offset = affine_from(rg.first, static_cast<std::int64_t>(p.offset),
+                              static_cast<std::int64_t>(dtype_bytes(A.dtype, static_cast<std::uint64_t>(band * K))));
       t.reads.push_back(rd);
       for (int d = 0; d < Cn; ++d) {
         Access w = whole(buf, p.total_bytes());
@@ -88,7 +87,8 @@ bool lower_shared(LowerContext& ctx, const Op& op, const std::string& kernel, co
       SlicePattern p = block(B, kr.begin + r * band, band, col, ncols);
       Task t = group_task(name + "/r" + std::to_string(r), UnitKind::dma, "load", rg, B.dtype);
       Access rd = hbm_slice(b_hbm, p, 0, rg);
-      rd.offset = affine_from(rg.first, static_cast<std::int64_t>(p.offset), nshare * eb);
+      rd.offset = affine_from(rg.first, static_cast<std::int64_t>(p.offset),
+                              static_cast<std::int64_t>(dtype_bytes(B.dtype, static_cast<std::uint64_t>(nshare))));
       t.reads.push_back(rd);
       for (int i = 0; i < R; ++i) {
         Access w = whole(buf, p.total_bytes());

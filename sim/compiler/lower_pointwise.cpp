@@ -30,7 +30,8 @@ PointwisePlan plan(const OpGraph& g, const Op& op) {
   PointwisePlan p;
   const OpTensor& o = g.tensors[op.outputs[0]];
   p.out.tensor = &o;
-  if (op.op == "sum") {
+  const bool reduce = find_op_info(op.op)->kind == OpKind::reduce;
+  if (reduce) {
     const OpTensor& in = g.tensors[op.inputs[0]];
     int s = outermost_nontrivial(in.shape, op.dim);
     p.in.push_back(OperandSlicer{&in, s, false});
@@ -57,6 +58,8 @@ PointwisePlan plan(const OpGraph& g, const Op& op) {
 
 void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel) {
   const OpGraph& g = ctx.ops;
+  const bool reduction = find_op_info(op.op)->kind == OpKind::reduce;
+  if (reduction && lower_split_reduction(ctx, op, kernel)) return;
   PointwisePlan p = plan(g, op);
   std::uint64_t unit = p.out.unit_bytes(), fixed = p.out.fixed_bytes();
   for (const auto& s : p.in) {
@@ -86,10 +89,10 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
         int lx = emit_load(ctx, prefix + "/load_" + nm, prefix + "/" + nm, ctx.hbm[op.inputs[i]], in.dtype, sp,
                            p.in[i].unit_offset(), grp);
         compute.reads.push_back(whole(lx, sp.total_bytes()));
-        if (op.op == "sum") compute.elements = sp.elements;
+        if (reduction) compute.elements = sp.elements;
       }
       SlicePattern osp = p.out.slice(begin, tile.size);
-      if (op.op != "sum") compute.elements = osp.elements;
+      if (!reduction) compute.elements = osp.elements;
       int lx_out = ctx.builder.add_buffer(prefix + "/" + out.name, Space::lx, osp.total_bytes(), out.dtype);
       compute.writes.push_back(whole(lx_out, osp.total_bytes()));
       ctx.builder.add_task(std::move(compute));

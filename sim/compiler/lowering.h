@@ -21,7 +21,10 @@ struct LowerContext {
 
 // Elementwise (binary with broadcasting, unary) and sum.
 void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel);
-// 2-D matmul: M over cores, N and K tiled, fp32 accumulator chain along K.
+// A reduction with fewer kept elements than cores: the reduced dim over the cores, then a
+// tree of ring copies and SFP combines. false (nothing emitted) when it does not apply.
+bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& kernel);
+// 2-D matmul: a core grid over M and N, operands shared over the grid when the shape divides.
 void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel);
 
 // Shared helpers of the lowerings.

@@ -9,7 +9,11 @@ const std::vector<OpInfo>& op_catalog() {
   static const std::vector<OpInfo> ops = {
       {"add", OpKind::binary, 2, 1}, {"sub", OpKind::binary, 2, 1}, {"mul", OpKind::binary, 2, 1},
       {"div", OpKind::binary, 2, 1}, {"max", OpKind::binary, 2, 1}, {"neg", OpKind::unary, 1, 1},
-      {"copy", OpKind::unary, 1, 1}, {"exp", OpKind::unary, 1, 1},  {"sum", OpKind::reduce, 1, 1},
+      {"min", OpKind::binary, 2, 1}, {"copy", OpKind::unary, 1, 1}, {"abs", OpKind::unary, 1, 1},
+      {"relu", OpKind::unary, 1, 1}, {"exp", OpKind::unary, 1, 1},  {"log", OpKind::unary, 1, 1},
+      {"sqrt", OpKind::unary, 1, 1}, {"rsqrt", OpKind::unary, 1, 1}, {"reciprocal", OpKind::unary, 1, 1},
+      {"gelu", OpKind::unary, 1, 1}, {"silu", OpKind::unary, 1, 1}, {"tanh", OpKind::unary, 1, 1},
+      {"sum", OpKind::reduce, 1, 1}, {"mean", OpKind::reduce, 1, 1}, {"amax", OpKind::reduce, 1, 1},
       {"matmul", OpKind::matmul, 2, 1},
   };
   return ops;

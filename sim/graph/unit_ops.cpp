@@ -5,10 +5,28 @@
 
 namespace dfsim {
 
+namespace {
+
+// SFP ops and the function class that times them (docs/models.md, "SFP").
+const std::vector<std::pair<std::string, std::string>>& sfp_table() {
+  static const std::vector<std::pair<std::string, std::string>> t = {
+      {"add", "add"},   {"sub", "add"},        {"mul", "add"},   {"neg", "add"},   {"copy", "add"},
+      {"abs", "add"},   {"fma", "fma"},        {"max", "max"},   {"min", "max"},   {"relu", "max"},
+      {"exp", "exp"},   {"log", "log"},        {"sqrt", "rsqrt"}, {"rsqrt", "rsqrt"}, {"div", "div"},
+      {"reciprocal", "div"}, {"gelu", "gelu"}, {"silu", "gelu"}, {"tanh", "gelu"}, {"convert", "convert"},
+      {"sum", "reduce"}, {"mean", "reduce"},   {"amax", "reduce"}};
+  return t;
+}
+
+}  // namespace
+
 const std::vector<std::string>& unit_ops(UnitKind u) {
   static const std::vector<std::string> pt = {"matmul"};
-  static const std::vector<std::string> sfp = {"add", "sub", "mul", "div", "max",
-                                               "neg", "copy", "exp", "sum"};
+  static const std::vector<std::string> sfp = [] {
+    std::vector<std::string> v;
+    for (const auto& [op, cls] : sfp_table()) v.push_back(op);
+    return v;
+  }();
   static const std::vector<std::string> dma = {"load", "store", "copy"};
   static const std::vector<std::string> ring = {"copy"};
   switch (u) {
@@ -18,6 +36,13 @@ const std::vector<std::string>& unit_ops(UnitKind u) {
     case UnitKind::ring: return ring;
   }
   return sfp;
+}
+
+const std::string& sfp_op_class(const std::string& op) {
+  static const std::string fallback = "add";
+  for (const auto& [name, cls] : sfp_table())
+    if (name == op) return cls;
+  return fallback;
 }
 
 bool unit_accepts(UnitKind u, const std::string& op) {

@@ -70,7 +70,6 @@ bool all_equal(const std::vector<int>& v, int n) {
   return true;
 }
 
-// Every compute task's LX working set (its reads and writes) fits the half-LX budget.
 // Every compute task's tile fits the budget (half the usable LX). A matmul step's previous
 // accumulator (its third read) is the previous step's tile, counted there: with one step's A,
 // B and output in each half, the next step's loads can run while this one computes.
@@ -442,6 +441,45 @@ TEST_CASE("compiler: matmul tiles move the least off-chip traffic that fits") {
   // A tile whose rows do not split into the sharers is never chosen: with 24 sharers no
   // halving of 1024 rows (1024, 512, ... 1) is a multiple of 24.
   CHECK_FALSE(plan_matmul_tile(1024, 512, 4096, Dtype::fp16, 1589376 / 2, OperandSharing{24, 1}));
+}
+
+TEST_CASE("compiler: a reduction with few kept rows splits the reduced dim and combines over the ring") {
+  KernelGraph g = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "r",
+      "tensors": {"x": {"shape": [4, 262144], "dtype": "fp16"}, "y": {"shape": [4], "dtype": "fp16"}},
+      "inputs": ["x"], "outputs": ["y"],
+      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": -1}}]})"), 32);
+  // 4 kept rows cannot occupy 32 cores: each core sums 262144 / 32 = 8192 of every row (4 rows
+  // x 16 KiB, one tile), then a tree of 16 + 8 + 4 + 2 + 1 = 31 ring copies and 31 SFP adds
+  // leaves the 4 sums on core 0, which stores them: 2 + 62 + 1 = 65 templates.
+  CHECK(g.tasks.size() == 65);
+  int copies = 0, adds = 0;
+  for (const auto& t : g.tasks) {
+    if (t.unit == UnitKind::ring) {
+      ++copies;
+      // a sender gives its partial to the core below it
+      REQUIRE(t.writes[0].core);
+      CHECK(t.writes[0].core->at(t.first_core) < t.first_core);
+    }
+    if (t.unit == UnitKind::sfp && t.op == "add") {
+      ++adds;
+      CHECK(t.elements == 4);
+    }
+  }
+  CHECK(copies == 31);
+  CHECK(adds == 31);
+  ExpandedGraph eg = expand_graph(g, chip());
+  CHECK(all_equal(coverage(g, eg, "x", false), 1));  // every input byte read once
+  CHECK(all_equal(coverage(g, eg, "y", true), 1));   // every output byte written once
+  // The store depends on the whole tree: its one dependency is the last add on core 0.
+  const TaskInstance& store = eg.instances.back();
+  REQUIRE(store.deps.size() == 1);
+  CHECK(g.tasks[eg.instances[store.deps[0]].task].name == "sum_y/tree16/add_c0");
+  // With as many kept rows as cores, the kept dim is split as before (no ring).
+  KernelGraph wide = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "r",
+      "tensors": {"x": {"shape": [64, 4096], "dtype": "fp16"}, "y": {"shape": [64], "dtype": "fp16"}},
+      "inputs": ["x"], "outputs": ["y"],
+      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": -1}}]})"), 32);
+  for (const auto& t : wide.tasks) CHECK(t.unit != UnitKind::ring);
 }
 
 TEST_CASE("compiler: rejects more cores than the chip and rows that do not fit") {

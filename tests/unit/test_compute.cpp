@@ -167,6 +167,16 @@ TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores is peak minus fill and 
   CHECK(r.end == 2099968 * kCore);
 }
 
+TEST_CASE("compute: sfp gelu runs in its function class", "[compute][sfp]") {
+  ChipConfig cfg;  // gelu/silu/tanh class: 4 cycles per vector of 64 lanes
+  KernelGraph g = graph(R"({"name": "x", "space": "lx", "bytes": 200000, "preloaded": true},
+                           {"name": "y", "space": "lx", "bytes": 200000})",
+                        R"({"name": "g", "unit": "sfp", "op": "gelu", "core": 0, "elements": 100000,
+                            "reads": [{"buffer": "x", "bytes": 200000}], "writes": [{"buffer": "y", "bytes": 200000}]})");
+  // 100000 / 2 corelets = 50000 = 782 vectors of 64; x 4 cycles = 3128 + 8 pipeline = 3136
+  CHECK(run(g, cfg) == 3136 * kCore);
+}
+
 TEST_CASE("compute: real-memory 4096^3 fp16 on 32 cores lands at 65 to 85 percent of peak", "[compute][pt][calibration]") {
   // The card sustains ~1140 MAC/ns per core, 74 % of 1536 (spyre-public-facts.md). With
   // LPDDR5, operand sharing and no derating constant, the gap comes from DMA not hiding behind

@@ -1,11 +1,16 @@
 // Tests of the kernel graph format (loader checks, round trip) and of graph expansion.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "sim/common/error.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/op_shapes.h"
 #include "sim/graph/region_index.h"
+#include "sim/graph/unit_ops.h"
+#include "sim/common/json_io.h"
 
 using namespace dfsim;
 using Catch::Contains;
@@ -381,4 +386,22 @@ TEST_CASE("graph: a multicast load feeds readers on every destination core") {
   CHECK(g.tasks[x.instances[use.deps[0]].task].name == "reload");
   CHECK(x.instances[use.deps[0]].writes.size() == 2);
   CHECK(x.instances[use.deps[0]].writes[1].core == 1);
+}
+
+TEST_CASE("graph: the JSON Schemas list exactly the ops the readers accept") {
+  // The schemas are hand-written; the op lists live in unit_ops.cpp and op_shapes.cpp.
+  Json ks = load_json_file("docs/schemas/dfsim.kernels.schema.json");
+  std::vector<std::string> sfp_enum;
+  for (const Json& rule : ks["$defs"]["task"]["allOf"])
+    if (rule["if"]["properties"]["unit"]["const"] == "sfp") sfp_enum = rule["then"]["properties"]["op"]["enum"];
+  CHECK(sfp_enum == unit_ops(UnitKind::sfp));
+  Json os = load_json_file("docs/schemas/dfsim.ops.schema.json");
+  std::vector<std::string> op_enum;
+  for (const auto& [name, def] : os["$defs"].items())
+    if (def.contains("properties") && def["properties"].contains("op")) op_enum = def["properties"]["op"]["enum"];
+  std::vector<std::string> catalog;
+  for (const OpInfo& o : op_catalog()) catalog.push_back(o.name);
+  std::sort(op_enum.begin(), op_enum.end());
+  std::sort(catalog.begin(), catalog.end());
+  CHECK(op_enum == catalog);
 }

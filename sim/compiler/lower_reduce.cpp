@@ -1,0 +1,103 @@
+// Lowering of a reduction whose kept elements are too few to occupy the cores: the reduced
+// dim is split over the cores, each reduces its part (a chain of tiles), and the partials
+// meet in a binary tree over the ring (a reduce step is a ring copy plus an SFP combine).
+#include <fmt/format.h>
+
+#include "sim/common/error.h"
+#include "sim/compiler/lowering.h"
+#include "sim/compiler/tiling.h"
+
+namespace dfsim {
+
+namespace {
+
+// Elements of `s` in dims [from, to).
+std::uint64_t product(const Shape& s, std::size_t from, std::size_t to) {
+  std::uint64_t p = 1;
+  for (std::size_t i = from; i < to; ++i) p *= static_cast<std::uint64_t>(s[i]);
+  return p;
+}
+
+// Fewest elements of the reduced dim per core: one stick of fp16 per kept row.
+constexpr std::int64_t kMinPerCore = 64;
+
+}  // namespace
+
+bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& kernel) {
+  const OpGraph& g = ctx.ops;
+  const OpTensor& in = g.tensors[op.inputs[0]];
+  const OpTensor& out = g.tensors[op.outputs[0]];
+  const auto d = static_cast<std::size_t>(op.dim);
+  const std::uint64_t kept = product(in.shape, 0, d) * product(in.shape, d + 1, in.shape.size());
+  const std::int64_t extent = in.shape[d];
+  // Worth it only when splitting the kept elements would leave most cores idle.
+  int parts = static_cast<int>(std::min<std::int64_t>(ctx.cores, extent / kMinPerCore));
+  if (kept * 2 > static_cast<std::uint64_t>(ctx.cores) || parts < 2) return false;
+
+  const std::string combine = op.op == "amax" ? "max" : "add";
+  const std::uint64_t part_bytes = dtype_bytes(out.dtype, kept);
+  OperandSlicer src{&in, static_cast<int>(d), false};
+
+  // Phase 1: every core reduces its share of the dim, tile by tile; each tile's reduction
+  // also reads the previous tile's partial, so the last one holds the core's partial.
+  auto groups = divide_work(extent, parts);
+  parts = groups.back().first + groups.back().count;
+  std::vector<int> part(static_cast<std::size_t>(parts), -1);  // per core: LX buffer of its partial
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const CoreGroup& grp = groups[gi];
+    auto tiles = tile_units(grp.share, src.unit_bytes(), part_bytes, ctx.budget);
+    if (!tiles)
+      throw InputError(g.file, "/ops/" + std::to_string(op.index),
+                       op.op + ": one slice needs " + std::to_string(src.unit_bytes() + part_bytes) +
+                           " bytes of LX, more than the " + std::to_string(ctx.budget) + "-byte tile budget");
+    int prev = -1;
+    for (std::size_t ti = 0; ti < tiles->size(); ++ti) {
+      const TileRange& tile = (*tiles)[ti];
+      std::string prefix = fmt::format("{}/g{}/t{}", kernel, gi, ti);
+      SlicePattern sp = src.slice(grp.base + tile.begin, tile.size);
+      int lx = emit_load(ctx, prefix + "/load_" + in.name, prefix + "/" + in.name, ctx.hbm[op.inputs[0]], in.dtype,
+                         sp, src.unit_offset(), grp);
+      Task t = group_task(prefix + "/" + op.op, UnitKind::sfp, op.op, grp, out.dtype);
+      t.elements = sp.elements;
+      t.reads.push_back(whole(lx, sp.total_bytes()));
+      if (prev >= 0) t.reads.push_back(whole(prev, part_bytes));
+      prev = ctx.builder.add_buffer(prefix + "/partial", Space::lx, part_bytes, out.dtype);
+      t.writes.push_back(whole(prev, part_bytes));
+      ctx.builder.add_task(std::move(t));
+    }
+    for (int c = grp.first; c < grp.first + grp.count; ++c) part[static_cast<std::size_t>(c)] = prev;
+  }
+
+  // Phase 2: a binary tree over the ring. At step s, core r (a multiple of 2s) receives the
+  // partial of core r + s over the ring and combines it with its own on the SFP.
+  for (int s = 1; s < parts; s *= 2) {
+    std::string prefix = fmt::format("{}/tree{}", kernel, s);
+    int recv = ctx.builder.add_buffer(prefix + "/received", Space::lx, part_bytes, out.dtype);
+    int sum = ctx.builder.add_buffer(prefix + "/partial", Space::lx, part_bytes, out.dtype);
+    for (int r = 0; r + s < parts; r += 2 * s) {
+      CoreGroup sender{r + s, 1, 0, 0}, receiver{r, 1, 0, 0};
+      Task copy = group_task(fmt::format("{}/send_c{}", prefix, r + s), UnitKind::ring, "copy", sender, out.dtype);
+      copy.reads.push_back(whole(part[static_cast<std::size_t>(r + s)], part_bytes));
+      Access to = whole(recv, part_bytes);
+      to.core = Affine{0, r};
+      copy.writes.push_back(to);
+      ctx.builder.add_task(std::move(copy));
+      Task add = group_task(fmt::format("{}/{}_c{}", prefix, combine, r), UnitKind::sfp, combine, receiver, out.dtype);
+      add.elements = kept;
+      add.reads = {whole(part[static_cast<std::size_t>(r)], part_bytes), whole(recv, part_bytes)};
+      add.writes.push_back(whole(sum, part_bytes));
+      ctx.builder.add_task(std::move(add));
+      part[static_cast<std::size_t>(r)] = sum;
+    }
+  }
+
+  // Core 0 holds the result (for mean, the final scaling is taken as part of the last step).
+  SlicePattern whole_out;
+  whole_out.elements = kept;
+  whole_out.bytes = part_bytes;
+  emit_store(ctx, kernel + "/store_" + out.name, part[0], ctx.hbm[op.outputs[0]], out.dtype, whole_out, 0,
+             CoreGroup{0, 1, 0, 0});
+  return true;
+}
+
+}  // namespace dfsim
