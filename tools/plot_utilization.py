@@ -5,7 +5,7 @@ usage: tools/plot_utilization.py OUTPUT_DIR_OR_CSV [--out FILE] [--style heatmap
 
 Columns of utilization.csv are named "group/name" (see docs/outputs.md). Units are grouped
 by kind: the group for "memory" (DRAM channels) and "ring" (ring links), otherwise the
-part of the name before "." ("core 3/pt.1" -> pt, "core 0/dma" -> dma). Each kind is drawn
+part of the name before "." ("core 3/pt.1" -> pt, "core 0/dma in" -> dma). Each kind is drawn
 as the mean over its units, per bucket.
 
 Needs Debian's python3-numpy and python3-matplotlib (tools/install-deps.sh installs them).
@@ -31,6 +31,8 @@ def kind_of(column):
     group, _, name = column.partition("/")
     if group in ("memory", "ring"):
         return group
+    if name.startswith("dma"):  # "dma", or "dma in" / "dma out" with two DMA queues per core
+        return "dma"
     return name.split(".", 1)[0]
 
 

@@ -11,7 +11,7 @@ namespace dfsim {
 
 DmaEngine::DmaEngine(sc_core::sc_module_name n, Scheduler& s, Recorder& r, const ChipConfig& cfg, int core,
                      IMemory& mem, Ring& ring, std::vector<LxScratchpad*>& lx,
-                     const std::vector<std::uint64_t>& hbm_base)
+                     const std::vector<std::uint64_t>& hbm_base, const std::string& track_name)
     : TaskUnit(n, s, r),
       cfg_(cfg),
       core_(core),
@@ -23,11 +23,15 @@ DmaEngine::DmaEngine(sc_core::sc_module_name n, Scheduler& s, Recorder& r, const
       burst_bytes_(static_cast<std::uint64_t>(cfg.core.dma.stick_bytes) * cfg.core.dma.burst_sticks),
       lookahead_(ns_to_ticks(cfg.sim.dma_lookahead_ns)) {
   kind_ = "dma";
-  track_ = r.add_track("core " + std::to_string(core), "dma", "dma");
+  track_ = r.add_track("core " + std::to_string(core), track_name, "dma");
   SC_HAS_PROCESS(DmaEngine);
   SC_METHOD(step);
   sensitive << step_ev_;
   dont_initialize();
+}
+
+bool DmaEngine::outbound(const KernelGraph& g, const TaskInstance& t) {
+  return !t.reads.empty() && g.buffers[t.reads[0].buffer].space == Space::lx;
 }
 
 std::uint64_t DmaEngine::hbm_addr(const Region& r, std::uint64_t row, std::uint64_t off) const {
@@ -121,6 +125,7 @@ void DmaEngine::mem_done(std::uint64_t tag, Tick t) {
     t = end;
   } else if (p.next == Pending::Next::to_lx) {
     LxScratchpad* lx = lx_[p.core];
+    t = ring_.memory_port(t, p.core, p.bytes, false);
     Tick arrive = ring_.transfer(t, p.mc, p.core, p.bytes);
     Tick w = lx->write_time(p.bytes);
     lx->bytes_written += p.bytes;
@@ -164,7 +169,7 @@ std::uint32_t DmaEngine::issue_burst(Tick t) {
   if (x.dst_hbm) {
     std::uint64_t addr = hbm_addr(x.dst, row, off);
     int mc = ring_.controller_stop(mem_.channel_of(addr));
-    Tick at_mc = ring_.transfer(read_done, src_core, mc, bytes);
+    Tick at_mc = ring_.memory_port(ring_.transfer(read_done, src_core, mc, bytes), src_core, bytes, true);
     Pending pend;
     pend.bytes = bytes;
     mem_.send(MemRequest{addr, bytes, true, at_mc, this, new_slot(pend)});

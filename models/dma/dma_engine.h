@@ -1,11 +1,14 @@
 #pragma once
-// DMA engine of one core: cuts a transfer into bursts of at most burst_sticks sticks along
-// the rows of its off-chip side, issues one request every issue_cycles with at most
-// max_outstanding in flight, and moves each burst through memory, ring and LX port. A load
-// with several LX writes is a multicast: each burst is read once and the ring delivers it to
-// every destination core.
+// DMA engine (one queue) of one core: cuts a transfer into bursts of at most burst_sticks
+// sticks along the rows of its off-chip side, issues one request every issue_cycles (plus
+// stick_issue_cycles per stick) with at most max_outstanding in flight, and moves each burst
+// through memory, ring and LX port. A core has one such queue, or two (core.dma.queues):
+// inbound and outbound, each with its own request generator, running concurrently.
+// A load with several LX writes is a multicast: each burst is read once and the ring
+// delivers it to every destination core.
 #include <cstdint>
 #include <queue>
+#include <string>
 #include <vector>
 
 #include "models/common/task_unit.h"
@@ -23,13 +26,26 @@ struct DmaStats {
   std::uint64_t hbm_to_lx = 0, lx_to_hbm = 0, lx_to_lx = 0, hbm_to_hbm = 0;
   std::uint64_t bursts = 0, sticks = 0;
   std::uint64_t multicast_extra = 0;  // LX bytes delivered by multicast beyond the first copy
+  DmaStats& operator+=(const DmaStats& o) {
+    hbm_to_lx += o.hbm_to_lx;
+    lx_to_hbm += o.lx_to_hbm;
+    lx_to_lx += o.lx_to_lx;
+    hbm_to_hbm += o.hbm_to_hbm;
+    bursts += o.bursts;
+    sticks += o.sticks;
+    multicast_extra += o.multicast_extra;
+    return *this;
+  }
 };
 
 class DmaEngine : public TaskUnit, public MemClient {
  public:
   DmaEngine(sc_core::sc_module_name n, Scheduler& s, Recorder& r, const ChipConfig& cfg, int core,
-            IMemory& mem, Ring& ring, std::vector<LxScratchpad*>& lx, const std::vector<std::uint64_t>& hbm_base);
+            IMemory& mem, Ring& ring, std::vector<LxScratchpad*>& lx, const std::vector<std::uint64_t>& hbm_base,
+            const std::string& track_name = "dma");
   const DmaStats& stats() const { return stats_; }
+  // True for a transfer that reads LX (LX->HBM, LX->LX): the outbound queue's work.
+  static bool outbound(const KernelGraph& g, const TaskInstance& t);
   void mem_done(std::uint64_t tag, Tick t) override;
 
  private:

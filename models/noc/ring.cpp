@@ -22,6 +22,19 @@ void Ring::init(const ChipConfig& cfg, Recorder& rec) {
       mc_stops_.push_back(static_cast<int>((static_cast<long>(ch) * stops_) / cfg.memory.channels));
   }
   for (int& s : mc_stops_) s %= stops_;
+  port_bytes_per_cycle_ = cfg.memory.port_bytes_per_cycle;
+  for (int p = 0; p < cfg.memory.ports; ++p) {
+    port_in_.emplace_back(&rec, rec.add_track("ring", "mem port " + std::to_string(p) + " rd", "ring"));
+    port_out_.emplace_back(&rec, rec.add_track("ring", "mem port " + std::to_string(p) + " wr", "ring"));
+  }
+}
+
+Tick Ring::memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory) {
+  if (port_in_.empty()) return t;
+  std::size_t p = static_cast<std::size_t>(core) * port_in_.size() / static_cast<std::size_t>(stops_);
+  Resource& r = to_memory ? port_out_[p] : port_in_[p];
+  Tick occ = clk_.cycles((bytes + port_bytes_per_cycle_ - 1) / port_bytes_per_cycle_);
+  return r.reserve(t, occ) + occ;
 }
 
 int Ring::hops(int src, int dst) const {

@@ -2,6 +2,8 @@
 // Bidirectional ring joining the cores (stop i = core i) and the memory controllers (at
 // configured stops). Shortest-direction routing, cut-through, per-link bandwidth and hop
 // latency; each link is a resource, so transfers that share a link queue behind each other.
+// Optionally (memory.ports) the controllers reach the ring through a few ports, each the only
+// path for the off-chip traffic of a contiguous block of cores.
 #include <cstdint>
 #include <systemc>
 #include <vector>
@@ -24,6 +26,12 @@ class Ring : public sc_core::sc_module {
   // beyond it). Returns when the last byte has arrived at the last destination.
   Tick multicast(Tick t, int src, const std::vector<int>& dsts, std::uint64_t bytes);
 
+  // Passes `bytes` of off-chip traffic of `core` through its memory port (memory.ports), the
+  // head arriving at `t`: towards memory for writes, towards the cores for reads. Returns when
+  // the last byte has passed (t itself when there are no ports).
+  Tick memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory);
+  int memory_ports() const { return static_cast<int>(port_in_.size()); }
+
   int stops() const { return stops_; }
   int hops(int src, int dst) const;
   int controller_stop(int channel) const { return mc_stops_[channel % mc_stops_.size()]; }
@@ -37,6 +45,8 @@ class Ring : public sc_core::sc_module {
   Tick hop_ = 0;
   std::vector<Resource> cw_, ccw_;   // cw_[i]: i -> i+1, ccw_[i]: i -> i-1
   std::vector<int> mc_stops_;
+  std::vector<Resource> port_in_, port_out_;   // per memory port: reads to cores, writes to memory
+  int port_bytes_per_cycle_ = 64;
   std::uint64_t bytes_ = 0;
   // Sends one message `n` hops from `src` in one direction; returns when its head arrives.
   Tick send(Tick t, int src, int n, bool clockwise, Tick occ);

@@ -1,6 +1,6 @@
 // `dfsim calibrate`: runs the off-chip microbenchmarks (workloads/micro/) and the 32-core add
 // on a config and compares each figure with what was measured on a Spyre card
-// (../shared/calibration/spyre-public-facts.md). SystemC elaborates once per process, so each
+// (../shared/calibration/spyre-public-facts.md and spyre-device-records.csv). SystemC elaborates once per process, so each
 // run is a child process of this same binary (`dfsim run -q`), read back from summary.json.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <tuple>
 #include <sys/wait.h>
 
 #include "sim/app/cli.h"
@@ -100,11 +101,20 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     double simulated;
   };
   std::vector<Row> rows;
+  const double none = std::nan("");  // no published figure: shown, not scored
   const char* facts = "spyre-public-facts.md";
+  const char* records = "spyre-device-records.csv";
+  // The read:write mix (the V): one-direction streams, the balanced copy, and 3:1 / 1:3 between.
   double read32 = gbps(run.run("micro/read_sum.json", 32));
-  rows.push_back({{"read stream, 32 cores", 150, "GB/s", facts}, read32});
-  rows.push_back({{"write stream, 32 cores", 150, "GB/s", facts}, gbps(run.run("micro/write_outer.json", 32))});
+  rows.push_back({{"read stream 1:0, 32 cores", 150, "GB/s", facts}, read32});
+  rows.push_back({{"mix 3:1, 32 cores", none, "GB/s", ""}, gbps(run.run("micro/mix_3to1.json", 32))});
   rows.push_back({{"copy 1:1, 32 cores", 105, "GB/s", facts}, gbps(run.run("micro/copy.json", 32))});
+  rows.push_back({{"mix 1:3, 32 cores", none, "GB/s", ""}, gbps(run.run("micro/mix_1to3.json", 32))});
+  rows.push_back({{"write stream 0:1, 32 cores", 150, "GB/s", facts}, gbps(run.run("micro/write_outer.json", 32))});
+  // Balanced copies at sizes measured on the card (kernel time).
+  for (auto [w, name, us] : {std::tuple{"micro/copy_2048x4096.json", "copy 2048x4096 fp16, 32 cores", 283.712},
+                             std::tuple{"micro/copy_16384x4096.json", "copy 16384x4096 fp16, 32 cores", 2457.711}})
+    rows.push_back({{name, us, "us", records}, run.run(w, 32)["sim_time_ns"].get<double>() / 1000.0});
   const std::pair<int, double> scaling[] = {{1, 11}, {2, 22}, {4, 43}, {8, 54}, {16, 54}};
   for (auto [cores, pct] : scaling)
     rows.push_back({{fmt::format("read bandwidth, {} of 32 cores", cores), pct, "% of 32", facts},
@@ -112,16 +122,22 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   Json add = run.run("add_2048x1024.json", 32);
   rows.push_back({{"add 2048x1024 fp16, 32 cores", 108, "us", facts}, add["sim_time_ns"].get<double>() / 1000.0});
 
-  std::cout << fmt::format("calibration of {} against the measured card ({})\n\n", config, facts);
+  std::cout << fmt::format("calibration of {} against the measured card ({}, {})\n\n", config, facts, records);
   std::cout << fmt::format("{:<32} {:>10} {:>10} {:>8}  {}\n", "figure", "published", "simulated", "error %", "unit");
-  int within = 0;
+  int within = 0, scored = 0;
   for (const Row& r : rows) {
+    if (std::isnan(r.f.published)) {
+      std::cout << fmt::format("{:<32} {:>10} {:>10.1f} {:>8}  {}\n", r.f.name, "-", r.simulated, "-", r.f.unit);
+      continue;
+    }
     double err = 100.0 * (r.simulated - r.f.published) / r.f.published;
+    ++scored;
     within += std::fabs(err) <= 10.0;
     std::cout << fmt::format("{:<32} {:>10.1f} {:>10.1f} {:>8.1f}  {}\n", r.f.name, r.f.published, r.simulated, err,
                              r.f.unit);
   }
-  std::cout << fmt::format("\n{} of {} figures within 10 %\n", within, rows.size());
+  std::cout << fmt::format("\n{} of {} figures within 10 % (rows with no published figure are not scored)\n", within,
+                           scored);
   return 0;
 }
 

@@ -60,9 +60,10 @@ struct LxConfig {
 struct DmaConfig {
   int stick_bytes = 128;
   int burst_sticks = 32;                   // max sticks per burst request
-  int max_outstanding = 8;                 // requests in flight per core
+  int queues = 2;                          // 1: one queue for every transfer; 2: inbound + outbound
+  int max_outstanding = 8;                 // requests in flight per queue
   int issue_cycles = 4;                    // core cycles to issue one request
-  int stick_issue_cycles = 13;             // extra core cycles per stick of a request (word generation)
+  int stick_issue_cycles = 12;             // extra core cycles per stick of a request (word generation)
 };
 
 // One core: clock, corelets and their units.
@@ -96,13 +97,16 @@ struct Lpddr5Config {
   int tfaw = 16;                           // window holding at most four ACTs
   int rl = 17;                             // read command -> first data
   int wl = 9;                              // write command -> first data
-  int twtr = 10;                           // end of write data -> read command
-  int trtw = 14;                           // read command -> write command
+  int twtr = 14;                           // end of write data -> read command
+  int trtw = 18;                           // read command -> write command
   int trefi = 3125;                        // refresh interval (all-bank)
   int trfc = 224;                          // refresh cycle time (all-bank)
   int frontend_cycles = 8;                 // controller + PHY latency added to every access
-  int write_high = 32;                     // write queue entries that start a write drain
-  int write_low = 16;                      // a drain stops at this many entries
+  int twr = 28;                            // write recovery: end of write data -> PRE, same bank
+  int queue_depth = 32;                    // read and write queue entries the scheduler sees, each
+  int write_high = 24;                     // write queue entries that start a write drain
+  int write_low = 8;                       // a drain stops at this many entries
+  int min_batch = 2;                       // requests served before the bus may turn while the other side waits
 };
 
 // Off-chip memory (LPDDR5 on Spyre) and its controllers.
@@ -118,6 +122,8 @@ struct MemoryConfig {
   int turnaround_cycles = 16;              // bus read<->write switch, memory cycles
   std::uint64_t interleave_bytes = 4096;   // address interleave across channels
   std::vector<int> ring_stops;             // ring stop of each controller (empty: spread evenly)
+  int ports = 2;                           // ports between the controllers and the ring (0: unlimited)
+  int port_bytes_per_cycle = 54;           // per port per direction, core clock
   Lpddr5Config lpddr5;                     // used when impl = "lpddr5"
 };
 

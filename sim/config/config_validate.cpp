@@ -123,6 +123,17 @@ void check_config_relations(const ChipConfig& c, const Origins& origins, const s
          "expected a multiple of core.dma.stick_bytes (" + num(stick) + "), got " + num(c.memory.interleave_bytes),
          "/core/dma/stick_bytes",
          "expected a divisor of memory.interleave_bytes (" + num(c.memory.interleave_bytes) + "), got " + num(stick));
+  const auto& l5 = c.memory.lpddr5;
+  if (l5.write_low >= l5.write_high)
+    fail("/memory/lpddr5/write_low",
+         "expected less than memory.lpddr5.write_high (" + num(l5.write_high) + "), got " + num(l5.write_low),
+         "/memory/lpddr5/write_high",
+         "expected more than memory.lpddr5.write_low (" + num(l5.write_low) + "), got " + num(l5.write_high));
+  if (l5.write_high > l5.queue_depth)
+    fail("/memory/lpddr5/write_high",
+         "expected at most memory.lpddr5.queue_depth (" + num(l5.queue_depth) + "), got " + num(l5.write_high),
+         "/memory/lpddr5/queue_depth",
+         "expected at least memory.lpddr5.write_high (" + num(l5.write_high) + "), got " + num(l5.queue_depth));
   const auto& stops = c.memory.ring_stops;
   if (!stops.empty() && stops.size() != static_cast<std::size_t>(c.memory.channels))
     fail("/memory/ring_stops",

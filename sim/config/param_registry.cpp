@@ -133,7 +133,12 @@ std::vector<Param> build() {
                 DFSIM_FIELD(core.dma.stick_bytes)), 1, 65536),
       ints(make("core.dma.burst_sticks", T::Int, "sticks", "most sticks in one DMA burst request",
                 DFSIM_FIELD(core.dma.burst_sticks)), 1, 65536),
-      ints(make("core.dma.max_outstanding", T::Int, "requests", "DMA requests in flight per core",
+      ints(make("core.dma.queues", T::Int, "queues",
+                "DMA queues per core: 1 runs every transfer of the core in order on one engine; 2 gives "
+                "transfers that read off-chip memory (HBM->LX, HBM->HBM) and transfers that read LX "
+                "(LX->HBM, LX->LX) separate queues with their own request generator, running concurrently",
+                DFSIM_FIELD(core.dma.queues)), 1, 2),
+      ints(make("core.dma.max_outstanding", T::Int, "requests", "DMA requests in flight per DMA queue",
                 DFSIM_FIELD(core.dma.max_outstanding)), 1, 65536),
       ints(make("core.dma.issue_cycles", T::Int, "cycles", "core cycles to issue one DMA request",
                 DFSIM_FIELD(core.dma.issue_cycles)), 0, kBig),
@@ -164,6 +169,14 @@ std::vector<Param> build() {
       ints(make("memory.ring_stops", T::IntList, "ring stop",
                 "ring stop of each channel's controller, one per channel (< card.cores); empty: spread evenly",
                 DFSIM_FIELD(memory.ring_stops)), 0, 1023),
+      ints(make("memory.ports", T::Int, "ports",
+                "memory ports: all off-chip traffic of a contiguous block of card.cores / ports cores passes "
+                "one port between the memory controllers and the ring (port p serves cores "
+                "[p*cores/ports, (p+1)*cores/ports); with more ports than cores some stay unused); 0: no such limit",
+                DFSIM_FIELD(memory.ports)), 0, 1024),
+      ints(make("memory.port_bytes_per_cycle", T::Int, "B/cycle",
+                "bandwidth of each memory port per direction (reads to the cores, writes to memory), core clock",
+                DFSIM_FIELD(memory.port_bytes_per_cycle)), 1, 65536),
       ints(make("memory.lpddr5.bank_groups", T::Int, "banks", "lpddr5: bank groups per channel",
                 DFSIM_FIELD(memory.lpddr5.bank_groups)), 1, 64),
       ints(make("memory.lpddr5.banks_per_group", T::Int, "banks", "lpddr5: banks per bank group",
@@ -221,10 +234,22 @@ std::vector<Param> build() {
                 DFSIM_FIELD(memory.lpddr5.trfc)), 0, kBig),
       ints(make("memory.lpddr5.frontend_cycles", T::Int, "memory cycles", "lpddr5: controller and PHY latency added to every access",
                 DFSIM_FIELD(memory.lpddr5.frontend_cycles)), 0, kBig),
-      ints(make("memory.lpddr5.write_high", T::Int, "requests", "lpddr5: write-queue entries that start a write drain",
+      ints(make("memory.lpddr5.twr", T::Int, "memory cycles", "lpddr5: write recovery: end of write data to PRE of that bank",
+                DFSIM_FIELD(memory.lpddr5.twr)), 0, kBig),
+      ints(make("memory.lpddr5.queue_depth", T::Int, "requests",
+                "lpddr5: entries of the read queue and of the write queue of each channel controller; the "
+                "scheduler picks among these, later requests wait in arrival order (back-pressure)",
+                DFSIM_FIELD(memory.lpddr5.queue_depth)), 1, kBig),
+      ints(make("memory.lpddr5.write_high", T::Int, "requests",
+                "lpddr5: write-queue entries that start a write drain (reads are served first otherwise)",
                 DFSIM_FIELD(memory.lpddr5.write_high)), 1, kBig),
       ints(make("memory.lpddr5.write_low", T::Int, "requests", "lpddr5: a write drain stops at this many entries (< write_high)",
                 DFSIM_FIELD(memory.lpddr5.write_low)), 0, kBig),
+      ints(make("memory.lpddr5.min_batch", T::Int, "requests",
+                "lpddr5: while requests of the other direction wait, the controller serves at least this many "
+                "requests of one direction before it turns the bus around, and at most this many writes "
+                "per drain once reads wait (starvation bound)",
+                DFSIM_FIELD(memory.lpddr5.min_batch)), 1, kBig),
       choices(make("ring.impl", T::String, "", "on-chip network model (registered name)", DFSIM_FIELD(ring.impl)),
               {"ring"}),
       ints(make("ring.bytes_per_cycle", T::Int, "B/cycle", "ring bandwidth per direction per link, core clock",

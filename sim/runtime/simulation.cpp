@@ -46,7 +46,7 @@ Simulation::Simulation(const KernelGraph& g, const ExpandedGraph& x, const ChipC
   Card& card = system_->card();
   for (std::size_t i = 0; i < x.instances.size(); ++i) {
     const TaskInstance& t = x.instances[i];
-    sched_.bind(static_cast<int>(i), &card.core(t.core).unit(g.tasks[t.task].unit));
+    sched_.bind(static_cast<int>(i), &card.core(t.core).unit(g, t));
   }
 }
 

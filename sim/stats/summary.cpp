@@ -151,16 +151,7 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   }
   s["lx"] = {{"usable_bytes_per_core", cfg.core.lx.usable_bytes}, {"peak_bytes_max", peak_max}, {"peak_bytes_per_core", peaks}};
   DmaStats d;
-  for (int c = 0; c < card.cores(); ++c) {
-    const DmaStats& e = card.core(c).dma().stats();
-    d.hbm_to_lx += e.hbm_to_lx;
-    d.lx_to_hbm += e.lx_to_hbm;
-    d.lx_to_lx += e.lx_to_lx;
-    d.hbm_to_hbm += e.hbm_to_hbm;
-    d.bursts += e.bursts;
-    d.sticks += e.sticks;
-    d.multicast_extra += e.multicast_extra;
-  }
+  for (int c = 0; c < card.cores(); ++c) d += card.core(c).dma_stats();
   s["dma"] = {{"hbm_to_lx_bytes", d.hbm_to_lx}, {"lx_to_hbm_bytes", d.lx_to_hbm}, {"lx_to_lx_bytes", d.lx_to_lx},
               {"hbm_to_hbm_bytes", d.hbm_to_hbm}, {"bursts", d.bursts}, {"sticks", d.sticks},
               {"multicast_extra_bytes", d.multicast_extra}};

@@ -66,7 +66,7 @@ TEST_CASE("config: spyre.json holds the public Spyre figures", "[config]") {
   CHECK(c.core.dma.stick_bytes == 128);
   CHECK(c.core.dma.burst_sticks == 32);
   CHECK(c.memory.impl == "lpddr5");
-  CHECK(c.core.dma.stick_issue_cycles == 13);
+  CHECK(c.core.dma.stick_issue_cycles == 12);
   CHECK(c.memory.channels == 8);
   CHECK(c.memory.bus_bits == 32);
   CHECK(c.memory.data_rate_mtps == 6400);

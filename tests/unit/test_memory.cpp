@@ -22,9 +22,38 @@ namespace {
 constexpr Tick kCore = 666667;   // core clock 1500 MHz
 constexpr Tick kMem = 1250000;   // memory clock 800 MHz
 
+// The default (spyre) chip without memory ports: their occupancy is tested in test_models.cpp.
 ChipConfig lpddr5_cfg() {
   ChipConfig cfg;
   cfg.memory.impl = "lpddr5";
+  cfg.memory.ports = 0;
+  return cfg;
+}
+
+// Core 0 loads `n` bytes (HBM -> LX) and, independently, stores `n` preloaded LX bytes
+// (LX -> HBM): on two DMA queues the controllers see reads and writes at the same time.
+KernelGraph load_and_store(std::uint64_t n) {
+  std::string b = std::to_string(n);
+  std::string text = R"({"format": "dfsim.kernels", "version": 1, "name": "t", "cores": 1, "buffers": [
+      {"name": "x", "space": "hbm", "bytes": )" + b + R"(, "preloaded": true},
+      {"name": "xl", "space": "lx", "bytes": )" + b + R"(},
+      {"name": "yl", "space": "lx", "bytes": )" + b + R"(, "preloaded": true},
+      {"name": "y", "space": "hbm", "bytes": )" + b + R"(}],
+    "kernels": [{"name": "k", "tasks": [
+      {"name": "ld", "unit": "dma", "op": "load", "core": 0,
+       "reads": [{"buffer": "x", "bytes": )" + b + R"(}], "writes": [{"buffer": "xl", "bytes": )" + b + R"(}]},
+      {"name": "st", "unit": "dma", "op": "store", "core": 0,
+       "reads": [{"buffer": "yl", "bytes": )" + b + R"(}], "writes": [{"buffer": "y", "bytes": )" + b + "}]}]}]}";
+  return read_kernel_graph(Json::parse(text), "test.json");
+}
+
+// A chip whose one core pushes both DMA queues as hard as they go.
+ChipConfig saturating_cfg() {
+  ChipConfig cfg = lpddr5_cfg();
+  cfg.cores = 1;
+  cfg.core.dma.stick_issue_cycles = 0;
+  cfg.core.dma.max_outstanding = 64;
+  cfg.memory.lpddr5.trefi = 0;  // no refresh: turnarounds are the only bus switches counted
   return cfg;
 }
 
@@ -75,7 +104,7 @@ TEST_CASE("memory: lpddr5 stream never exceeds the nominal peak and conserves by
   Card& card = sim.system().card();
   CHECK(card.memory().stats().bytes_read == n);
   CHECK(card.memory().stats().bytes_written == 0);
-  CHECK(card.core(0).dma().stats().hbm_to_lx == n);
+  CHECK(card.core(0).dma_stats().hbm_to_lx == n);
   std::uint64_t sum = 0;
   for (const auto& c : card.memory().channel_stats()) sum += c.bytes_read;
   CHECK(sum == n);
@@ -101,6 +130,64 @@ TEST_CASE("memory: lpddr5 row-buffer-hostile stride pays a row cycle per access"
   CHECK(mem.row_misses() == 64);
   CHECK(r.end >= 63 * 49 * kMem);
   CHECK(r.end > 10 * ns_to_ticks(160));
+}
+
+TEST_CASE("memory: lpddr5 turns the bus after min_batch requests when both directions wait", "[memory][lpddr5]") {
+  // 256 KiB each way = 512 pieces of 512 B each way, 64 per channel per direction, arriving
+  // faster than the channel serves them. Reads go first until 24 writes (write_high) wait;
+  // from then on, with both sides waiting, the controller alternates batches of min_batch = 2:
+  // up to 64 / 2 write batches per channel, each with a turnaround there and back. Bounds per
+  // channel: at least 16 (a quarter of that), at most one per 2 requests, (64 + 64) / 2 = 64,
+  // plus 2 for the ends; x 8 channels.
+  ChipConfig cfg = saturating_cfg();
+  cfg.memory.lpddr5.min_batch = 2;
+  KernelGraph g = load_and_store(262144);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  const MemStats& m = sim.system().card().memory().stats();
+  CHECK(m.bytes_read == 262144);
+  CHECK(m.bytes_written == 262144);
+  CHECK(m.turnarounds >= 16 * 8);
+  CHECK(m.turnarounds <= 66 * 8);
+}
+
+TEST_CASE("memory: lpddr5 with a long min_batch turns the bus rarely", "[memory][lpddr5]") {
+  // The same traffic with min_batch = 64 (all the pieces of one direction of a channel):
+  // a channel serves one direction until it has none queued, so only a few switches per
+  // channel (reads first, then writes, plus what arrives late): at most 4 x 8 channels.
+  ChipConfig cfg = saturating_cfg();
+  cfg.memory.lpddr5.min_batch = 64;
+  KernelGraph g = load_and_store(262144);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  const MemStats& m = sim.system().card().memory().stats();
+  CHECK(m.turnarounds >= 1);
+  CHECK(m.turnarounds <= 32);
+}
+
+TEST_CASE("memory: lpddr5 read-to-write turnaround waits trtw after the last read command", "[memory][lpddr5]") {
+  // Core 0 loads 128 B from x (address 0) and stores 128 B to y (address 4096: buffers are
+  // aligned to memory.interleave_bytes = 4096). Without channel hashing both map to channel 0, row 0: x to bank group
+  // 0 bank 0, y (interleave block 8 -> bank group 1) to bank group 1 bank 0. In memory cycles:
+  //   load: reaches the controller at 0. ACT 0, tRCD 15 -> read commands at 15 (data) and 19
+  //         (inline-ECC column); next column slot 19 + tCCD_S 4 = 23.
+  //   store: reaches it after 1 core cycle (LX read). ACT at tRRD 4; column ready 4 + 15 = 19;
+  //         the bus last read at 19, so the write waits tRTW 18: commands at 37 and 41, data
+  //         41 + WL 9 .. + 4 = 54, + 8 frontend = 62.
+  //   load end: 19 + RL 17 + 4 = 40, + 8 = 48 memory cycles + 1 core cycle (LX write).
+  ChipConfig cfg = saturating_cfg();
+  cfg.memory.lpddr5.channel_xor = false;  // channel hashing would move y to channel 1
+  KernelGraph g = load_and_store(128);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  CHECK(sim.system().card().memory().stats().turnarounds == 1);
+  CHECK(r.end == 62 * kMem);
 }
 
 TEST_CASE("memory: lpddr5 channel hashing spreads a power-of-two stride over every channel", "[memory][lpddr5]") {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "models/chip/card.h"
 #include "sim/config/chip_config.h"
@@ -271,13 +272,30 @@ KernelGraph dma_load(std::uint64_t n, int core, int cores) {
                    b + "}]}");
 }
 
-// The spyre chip with the "simple" memory model and no per-stick DMA issue cost, whose
-// closed forms these DMA tests check (the LPDDR5 model has its own tests in test_memory.cpp).
+// The spyre chip with the "simple" memory model, no per-stick DMA issue cost and no memory
+// ports, whose closed forms these DMA tests check (the LPDDR5 model has its own tests in
+// test_memory.cpp; the ports have theirs below).
 ChipConfig simple_memory_chip() {
   ChipConfig cfg;
   cfg.memory.impl = "simple";
   cfg.core.dma.stick_issue_cycles = 0;
+  cfg.memory.ports = 0;
   return cfg;
+}
+
+// One HBM load of `n` bytes into LX on each of `cores_loading` (a list of core ids).
+KernelGraph dma_loads(std::uint64_t n, const std::vector<int>& cores_loading, int cores) {
+  std::string b = std::to_string(n), buffers, tasks;
+  for (int c : cores_loading) {
+    std::string s = std::to_string(c);
+    if (!buffers.empty()) buffers += ",", tasks += ",";
+    buffers += R"({"name": "x)" + s + R"(", "space": "hbm", "bytes": )" + b + R"(, "preloaded": true},
+                 {"name": "xl)" + s + R"(", "space": "lx", "bytes": )" + b + "}";
+    tasks += R"({"name": "ld)" + s + R"(", "unit": "dma", "op": "load", "core": )" + s +
+             R"(, "reads": [{"buffer": "x)" + s + R"(", "bytes": )" + b + R"(}], "writes": [{"buffer": "xl)" + s +
+             R"(", "bytes": )" + b + "}]}";
+  }
+  return graph(cores, buffers, tasks);
 }
 
 }  // namespace
@@ -312,9 +330,9 @@ TEST_CASE("models: a DMA load moves exactly its bytes and is no faster than peak
   CHECK(card.memory().stats().bytes_read == n);
   CHECK(card.memory().stats().bytes_written == 0);
   CHECK(card.memory().stats().reads == n / 4096);      // 64 bursts of 32 sticks
-  CHECK(card.core(0).dma().stats().hbm_to_lx == n);
-  CHECK(card.core(0).dma().stats().bursts == n / 4096);
-  CHECK(card.core(0).dma().stats().sticks == n / 128);
+  CHECK(card.core(0).dma_stats().hbm_to_lx == n);
+  CHECK(card.core(0).dma_stats().bursts == n / 4096);
+  CHECK(card.core(0).dma_stats().sticks == n / 128);
   CHECK(card.core(0).lx().bytes_written == n);
   // Roofline: 262144 B / 204.8 GB/s = 1280 ns at least
   CHECK(ticks_to_ns(r.end) >= n / cfg.memory_peak_gbps());
@@ -341,7 +359,7 @@ TEST_CASE("models: a DMA store writes exactly its bytes to DRAM", "[models][dma]
   CHECK(card.memory().stats().bytes_written == n);
   CHECK(card.memory().stats().bytes_read == 0);
   CHECK(card.memory().stats().turnarounds == 0);
-  CHECK(card.core(0).dma().stats().lx_to_hbm == n);
+  CHECK(card.core(0).dma_stats().lx_to_hbm == n);
   CHECK(card.core(0).lx().bytes_read == n);
   CHECK(ticks_to_ns(r.end) >= n / cfg.memory_peak_gbps());
 }
@@ -382,9 +400,86 @@ TEST_CASE("models: ideal memory leaves no stale DMA bursts behind", "[models][dm
   Card& card = sim.system().card();
   // Ideal memory is not touched: no DRAM traffic at all (and certainly not a part of it).
   CHECK(card.memory().stats().bytes_read == 0);
-  CHECK(card.core(0).dma().stats().lx_to_lx == 65536);
+  CHECK(card.core(0).dma_stats().lx_to_lx == 65536);
   // The copy cannot be faster than its LX read port: 65536 / 256 = 256 cycles
   CHECK(rec_of(sim, g, "cp").end - rec_of(sim, g, "cp").start >= 256 * kCore);
+}
+
+TEST_CASE("models: a memory port adds its occupancy to a one-burst load", "[models][dma][port]") {
+  ChipConfig cfg = simple_memory_chip();
+  cfg.memory.ports = 1;
+  cfg.memory.port_bytes_per_cycle = 32;
+  KernelGraph g = dma_load(128, 1, 2);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // As "a one-burst DMA load has a closed-form time" (105 ns + 2 hop + 1 ring + 1 LX core
+  // cycles) plus the port: 128 B / 32 B per cycle = 4 core cycles. 105 ns + 8 core cycles.
+  CHECK(r.end == ns_to_ticks(105) + 8 * kCore);
+}
+
+TEST_CASE("models: two cores behind one memory port share its bandwidth", "[models][dma][port]") {
+  // 4 cores, 2 ports: cores 0 and 1 use port 0. A port of 8 B/cycle (12 GB/s) is far below the
+  // memory (204.8 GB/s), so 2 x 64 KiB through it take at least 131072 / 8 = 16384 core cycles.
+  ChipConfig cfg = simple_memory_chip();
+  cfg.cores = 4;
+  cfg.memory.ports = 2;
+  cfg.memory.port_bytes_per_cycle = 8;
+  KernelGraph g = dma_loads(65536, {0, 1}, 4);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  CHECK(r.end >= 16384 * kCore);
+  CHECK(r.end < 16384 * kCore + ns_to_ticks(1000));  // and the port, not the memory, is the limit
+}
+
+TEST_CASE("models: two cores behind different memory ports do not share one", "[models][dma][port]") {
+  // Cores 0 and 2 use ports 0 and 1: each 64 KiB takes 65536 / 8 = 8192 cycles on its own port,
+  // in parallel, so well under the 16384 of a shared port.
+  ChipConfig cfg = simple_memory_chip();
+  cfg.cores = 4;
+  cfg.memory.ports = 2;
+  cfg.memory.port_bytes_per_cycle = 8;
+  KernelGraph g = dma_loads(65536, {0, 2}, 4);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  CHECK(r.end >= 8192 * kCore);
+  CHECK(r.end < 16384 * kCore);
+}
+
+TEST_CASE("models: with two DMA queues a core's load and store run at the same time", "[models][dma]") {
+  // A load (HBM -> LX, inbound queue) and an independent store (LX -> HBM, outbound queue) of
+  // core 0: both fire at t = 0. With core.dma.queues = 1 the store (higher instance id) would
+  // wait for the load to finish.
+  ChipConfig cfg = simple_memory_chip();
+  REQUIRE(cfg.core.dma.queues == 2);
+  const char* buffers = R"(
+    {"name": "x", "space": "hbm", "bytes": 65536, "preloaded": true},
+    {"name": "xl", "space": "lx", "bytes": 65536},
+    {"name": "yl", "space": "lx", "bytes": 65536, "preloaded": true},
+    {"name": "y", "space": "hbm", "bytes": 65536})";
+  const char* tasks = R"(
+    {"name": "ld", "unit": "dma", "op": "load", "core": 0,
+     "reads": [{"buffer": "x", "bytes": 65536}], "writes": [{"buffer": "xl", "bytes": 65536}]},
+    {"name": "st", "unit": "dma", "op": "store", "core": 0,
+     "reads": [{"buffer": "yl", "bytes": 65536}], "writes": [{"buffer": "y", "bytes": 65536}]})";
+  KernelGraph g = graph(1, buffers, tasks);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  CHECK(rec_of(sim, g, "ld").start == 0);
+  CHECK(rec_of(sim, g, "st").start == 0);
+  CHECK(rec_of(sim, g, "st").start < rec_of(sim, g, "ld").end);
+  Card& card = sim.system().card();
+  CHECK(card.core(0).dma(0).stats().hbm_to_lx == 65536);
+  CHECK(card.core(0).dma(0).stats().lx_to_hbm == 0);
+  CHECK(card.core(0).dma(1).stats().lx_to_hbm == 65536);
+  CHECK(card.core(0).dma_stats().hbm_to_lx + card.core(0).dma_stats().lx_to_hbm == 2 * 65536);
 }
 
 TEST_CASE("models: a multicast DMA load reads once and fills every destination LX", "[models][dma]") {

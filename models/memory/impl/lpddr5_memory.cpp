@@ -90,19 +90,42 @@ Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int i
 }
 
 void Lpddr5Channel::enqueue(const Entry& e) {
-  arriving_.push(e);
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(pool_.size());
+    pool_.push_back(e);
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    pool_[slot] = e;
+  }
+  (e.write ? arriving_writes_ : arriving_reads_).push(Arrival{e.arrival, e.seq, slot});
   Tick now = sim_now();
   Tick at = std::max({e.arrival, cmd_free_, now});
   wake_.notify(sc_core::sc_time::from_value(at - now));
 }
 
+// Moves requests that have reached the controller by `upto` into its queues, in arrival order,
+// while there is room; the rest wait (back-pressure towards the ring).
 void Lpddr5Channel::admit(Tick upto) {
-  while (!arriving_.empty() && arriving_.top().arrival <= upto) {
-    const Entry& e = arriving_.top();
-    (e.write ? writes_ : reads_).push_back(e);
-    arriving_.pop();
+  const std::size_t depth = static_cast<std::size_t>(mem_.t_.queue_depth);
+  for (auto* p : {&arriving_reads_, &arriving_writes_}) {
+    std::deque<Entry>& q = p == &arriving_reads_ ? reads_ : writes_;
+    while (!p->empty() && p->top().arrival <= upto && q.size() < depth) {
+      std::uint32_t slot = p->top().slot;
+      q.push_back(pool_[slot]);
+      free_slots_.push_back(slot);
+      p->pop();
+    }
   }
   max_queue = std::max<std::uint64_t>(max_queue, reads_.size() + writes_.size());
+}
+
+Tick Lpddr5Channel::next_arrival() const {
+  Tick t = ~Tick(0);
+  if (!arriving_reads_.empty()) t = std::min(t, arriving_reads_.top().arrival);
+  if (!arriving_writes_.empty()) t = std::min(t, arriving_writes_.top().arrival);
+  return t;
 }
 
 // All-bank refreshes due by `t`: each starts when due (or when the last column command has
@@ -124,13 +147,39 @@ void Lpddr5Channel::refresh_until(Tick t) {
   }
 }
 
-// FR-FCFS: the oldest request that hits an open row, else the oldest.
-int Lpddr5Channel::pick(std::deque<Entry>& q) const {
+// Earliest PRE of an open bank: tRAS after its ACT, after its last column command, tWR after
+// its last write data, and not before the request that needs it has arrived.
+Tick Lpddr5Channel::precharge_at(const Bank& b, Tick arrival) const {
+  const Lpddr5Config& c = mem_.t_;
+  const ClockDomain& clk = mem_.clk_;
+  return std::max({b.act + clk.cycles(c.tras), b.last_col + clk.cycles(c.tccd_l), b.wr_end + clk.cycles(c.twr),
+                   arrival});
+}
+
+// FR-FCFS: the oldest request whose column command can go at `d` (a hit on an open row, or a
+// bank opened ahead), else the one whose column command can go first; the queue is in
+// arrival order, so the scan stops at the first request that is ready.
+int Lpddr5Channel::pick(const std::deque<Entry>& q, Tick d) const {
+  const Lpddr5Config& c = mem_.t_;
+  const ClockDomain& clk = mem_.clk_;
+  const Tick trcd = clk.cycles(c.trcd), trp = clk.cycles(c.trp);
+  int best = 0;
+  Tick best_t = ~Tick(0);
   for (std::size_t i = 0; i < q.size(); ++i) {
-    const Bank& b = banks_[q[i].at.bank];
-    if (b.open && b.row == q[i].at.row) return static_cast<int>(i);
+    const Entry& e = q[i];
+    const Bank& b = banks_[e.at.bank];
+    Tick act;
+    if (b.open && b.row == e.at.row) act = b.act;
+    else if (b.open) act = precharge_at(b, e.arrival) + trp;
+    else act = std::max(b.ready, e.arrival);
+    Tick col = act + trcd;
+    if (col <= d) return static_cast<int>(i);
+    if (col < best_t) {
+      best = static_cast<int>(i);
+      best_t = col;
+    }
   }
-  return 0;
+  return best;
 }
 
 void Lpddr5Channel::serve(const Entry& e, Tick d) {
@@ -144,10 +193,9 @@ void Lpddr5Channel::serve(const Entry& e, Tick d) {
   } else {
     Tick act;
     if (b.open) {
-      // Row conflict: precharge (not before tRAS from its ACT, nor before its last column).
+      // Row conflict: precharge (not before tRAS from its ACT, its last column, tWR).
       ++row_conflicts;
-      Tick pre = std::max({b.act + clk.cycles(c.tras), b.last_col + clk.cycles(c.tccd_l), e.arrival});
-      act = pre + clk.cycles(c.trp);
+      act = precharge_at(b, e.arrival) + clk.cycles(c.trp);
     } else {
       ++row_misses;
       act = std::max(b.ready, e.arrival);
@@ -181,8 +229,12 @@ void Lpddr5Channel::serve(const Entry& e, Tick d) {
   Tick data_end = last_c + clk.cycles((e.write ? c.wl : c.rl) + burst_cycles_);
   b.last_col = last_c;
   cmd_free_ = last_c + clk.cycles(c.tccd_s);
-  if (e.write) write_data_end_ = data_end;
-  else last_read_cmd_ = last_c;
+  if (e.write) {
+    write_data_end_ = data_end;
+    b.wr_end = data_end;
+  } else {
+    last_read_cmd_ = last_c;
+  }
   any_ = true;
   last_write_ = e.write;
   last_bg_ = e.at.bank_group;
@@ -192,30 +244,45 @@ void Lpddr5Channel::serve(const Entry& e, Tick d) {
   mem_.piece_done(e.req, data_end + clk.cycles(c.frontend_cycles), e.bytes, e.write);
 }
 
+// Read/write arbitration: reads first; a write drain starts at write_high queued writes and
+// stops at write_low. While the other direction waits, the bus turns only after min_batch
+// requests (and a drain stops after min_batch writes once reads wait, so neither side starves).
+// With nothing of one direction queued, the other is served.
+bool Lpddr5Channel::serve_write() {
+  const Lpddr5Config& c = mem_.t_;
+  const std::size_t high = static_cast<std::size_t>(c.write_high), low = static_cast<std::size_t>(c.write_low);
+  if (writes_.empty()) return false;
+  if (reads_.empty()) return true;
+  if (draining_) return !(writes_.size() <= low || batch_ >= c.min_batch);
+  return writes_.size() >= high && batch_ >= c.min_batch;
+}
+
 void Lpddr5Channel::run() {
   ++ActivationCounter::value();
   const Tick now = sim_now();
-  const Lpddr5Config& c = mem_.t_;
   for (;;) {
     Tick d = std::max(now, cmd_free_);
     if (d > now) {
       // Busy until d: sleep until then (or until the first arrival, if nothing is queued).
       if (!reads_.empty() || !writes_.empty()) wake_.notify(sc_core::sc_time::from_value(d - now));
-      else if (!arriving_.empty())
-        wake_.notify(sc_core::sc_time::from_value(std::max(d, arriving_.top().arrival) - now));
+      else if (Tick a = next_arrival(); a != ~Tick(0))
+        wake_.notify(sc_core::sc_time::from_value(std::max(d, a) - now));
       break;
     }
     admit(d);
     if (reads_.empty() && writes_.empty()) {
-      if (!arriving_.empty()) wake_.notify(sc_core::sc_time::from_value(arriving_.top().arrival - now));
+      if (Tick a = next_arrival(); a != ~Tick(0)) wake_.notify(sc_core::sc_time::from_value(a - now));
       break;
     }
     refresh_until(d);
-    if (writes_.size() >= static_cast<std::size_t>(c.write_high)) draining_ = true;
-    if (draining_ && writes_.size() <= static_cast<std::size_t>(c.write_low)) draining_ = false;
-    bool w = draining_ ? !writes_.empty() : reads_.empty();
+    bool w = serve_write();
+    if (w != draining_) {
+      draining_ = w;
+      batch_ = 0;
+    }
+    ++batch_;
     std::deque<Entry>& q = w ? writes_ : reads_;
-    int i = pick(q);
+    int i = pick(q, d);
     Entry e = q[i];
     q.erase(q.begin() + i);
     rec_.counter(queue_counter_, d, static_cast<double>(reads_.size() + writes_.size()));
@@ -252,8 +319,9 @@ void Lpddr5Memory::send(MemRequest req) {
   o = Open{req.client, req.tag, 0, req.issued};
   const std::uint64_t block = map_.block_bytes();
   const std::uint32_t colb = map_.column_bytes();
+  // One piece per interleave block the request touches; counted first, so no list is built.
   std::uint64_t addr = req.addr, left = req.bytes;
-  std::vector<Lpddr5Channel::Entry> pieces;
+  o.pieces = static_cast<int>((addr % block + left + block - 1) / block);
   while (left > 0) {
     std::uint64_t in_block = addr % block;
     std::uint64_t n = std::min(left, block - in_block);
@@ -266,12 +334,10 @@ void Lpddr5Memory::send(MemRequest req) {
     e.bytes = static_cast<std::uint32_t>(n);
     e.write = req.write;
     e.seq = seq_++;
-    pieces.push_back(e);
+    chans_[e.at.channel]->enqueue(e);
     addr += n;
     left -= n;
   }
-  o.pieces = static_cast<int>(pieces.size());
-  for (const auto& e : pieces) chans_[e.at.channel]->enqueue(e);
 }
 
 void Lpddr5Memory::piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write) {

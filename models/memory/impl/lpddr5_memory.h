@@ -68,16 +68,28 @@ class Lpddr5Channel : public sc_core::sc_module {
     Tick act = 0;         // last ACT
     Tick ready = 0;       // earliest next ACT (after PRE + tRP, or refresh)
     Tick last_col = 0;    // last column command to it
+    Tick wr_end = 0;      // end of the last write data to it (tWR before PRE)
+  };
+  // An arrival waiting outside the controller queues: its order key and its slot in pool_
+  // (the heap moves these small keys, not whole entries).
+  struct Arrival {
+    Tick arrival = 0;
+    std::uint64_t seq = 0;
+    std::uint32_t slot = 0;
   };
   struct Later {
-    bool operator()(const Entry& a, const Entry& b) const {
+    bool operator()(const Arrival& a, const Arrival& b) const {
       return a.arrival != b.arrival ? a.arrival > b.arrival : a.seq > b.seq;
     }
   };
+  using Arrivals = std::priority_queue<Arrival, std::vector<Arrival>, Later>;
   void run();
   void admit(Tick upto);
+  Tick next_arrival() const;
   void refresh_until(Tick t);
-  int pick(std::deque<Entry>& q) const;
+  bool serve_write();
+  Tick precharge_at(const Bank& b, Tick arrival) const;
+  int pick(const std::deque<Entry>& q, Tick d) const;
   void serve(const Entry& e, Tick d);
 
   Lpddr5Memory& mem_;
@@ -85,9 +97,12 @@ class Lpddr5Channel : public sc_core::sc_module {
   Recorder& rec_;
   int track_ = -1, queue_counter_ = -1;
   std::vector<Bank> banks_;
-  std::priority_queue<Entry, std::vector<Entry>, Later> arriving_;  // not yet at the controller
-  std::deque<Entry> reads_, writes_;
-  bool draining_ = false;
+  Arrivals arriving_reads_, arriving_writes_;  // not yet in a controller queue (in arrival order)
+  std::vector<Entry> pool_;                    // the waiting entries, by slot
+  std::vector<std::uint32_t> free_slots_;
+  std::deque<Entry> reads_, writes_;           // the controller queues (at most queue_depth each), oldest first
+  bool draining_ = false;     // the bus is serving writes
+  int batch_ = 0;             // requests served since the bus last turned
   bool any_ = false, last_write_ = false;
   int last_bg_ = -1;
   Tick cmd_free_ = 0;        // next column command slot
