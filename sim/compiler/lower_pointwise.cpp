@@ -11,6 +11,9 @@ namespace dfsim {
 
 namespace {
 
+// Tiles per core of a software-pipelined elementwise op (see tile_units).
+constexpr int kPipelineTiles = 4;
+
 // Slicers of the inputs and the output, and the extent of the split dimension.
 struct PointwisePlan {
   std::vector<OperandSlicer> in;
@@ -97,7 +100,12 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
   const OpTensor& out = *p.out.tensor;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const CoreGroup& grp = groups[gi];
-    auto tiles = tile_units(grp.share, unit, fixed, ctx.budget);
+    // Elementwise ops are software-pipelined: at least kPipelineTiles tiles per core, so the
+    // loads of a tile overlap the store of the previous one. (Their split dim is the
+    // outermost non-trivial one, so tiles stay contiguous runs.) A reduction's output is
+    // small and its split may be strided, where cutting would shorten every row's run.
+    int min_tiles = reduction ? 1 : kPipelineTiles;
+    auto tiles = tile_units(grp.share, unit, fixed, ctx.budget, min_tiles);
     if (!tiles)
       throw InputError(g.file, "/ops/" + std::to_string(op.index),
                        op.op + ": one slice needs " + std::to_string(unit + fixed) + " bytes of LX, more than the " +

@@ -34,9 +34,12 @@ std::vector<TileRange> split_even(std::int64_t extent, std::int64_t max_tile) {
 }
 
 std::optional<std::vector<TileRange>> tile_units(std::int64_t share, std::uint64_t unit_bytes,
-                                                 std::uint64_t fixed_bytes, std::uint64_t budget) {
+                                                 std::uint64_t fixed_bytes, std::uint64_t budget, int min_tiles) {
   if (fixed_bytes + unit_bytes > budget) return std::nullopt;
   std::int64_t max_units = unit_bytes == 0 ? share : static_cast<std::int64_t>((budget - fixed_bytes) / unit_bytes);
+  std::int64_t pipelined = (share + min_tiles - 1) / min_tiles;
+  if (min_tiles > 1 && static_cast<std::uint64_t>(pipelined) * unit_bytes >= kMinPipelinedTileBytes)
+    max_units = std::min(max_units, pipelined);
   return split_even(share, std::clamp<std::int64_t>(max_units, 1, share));
 }
 

@@ -18,9 +18,13 @@ struct TileRange {
 std::vector<TileRange> split_even(std::int64_t extent, std::int64_t max_tile);
 
 // Tiles of a core's `share` units where each unit needs `unit_bytes` of LX and every tile
-// also needs `fixed_bytes`. nullopt if even one unit does not fit `budget`.
+// also needs `fixed_bytes`. nullopt if even one unit does not fit `budget`. With
+// `min_tiles` > 1 the share is cut into at least that many tiles as long as each keeps at
+// least kMinPipelinedTileBytes of per-unit data, so that a core's loads of one tile overlap
+// the store of the previous one (software pipelining).
+constexpr std::uint64_t kMinPipelinedTileBytes = 16384;
 std::optional<std::vector<TileRange>> tile_units(std::int64_t share, std::uint64_t unit_bytes,
-                                                 std::uint64_t fixed_bytes, std::uint64_t budget);
+                                                 std::uint64_t fixed_bytes, std::uint64_t budget, int min_tiles = 1);
 
 // Matmul tile shape: A (m x k) + B (k x n) + one fp32 accumulator (m x n) fit `budget`
 // (half the usable LX: the next step's A and B and the previous accumulator take the other

@@ -230,14 +230,16 @@ TEST_CASE("compiler: the shipped workloads load and compile") {
 TEST_CASE("compiler: add 2048x1024 on 32 cores") {
   KernelGraph g = compile(add_graph(), 32);
   // 2048 rows / 32 cores = 64 rows per core; a row needs 3 x 2048 B (a, b, y) of LX, and
-  // 64 x 6144 = 393216 <= 1589376 / 2, so one tile per core: load a, load b, add, store y
-  // = 4 SPMD templates x 32 cores = 128 instances.
+  // 64 x 6144 = 393216 <= 1589376 / 2 would fit one tile, but the output slices are
+  // contiguous, so the share is pipelined in 4 tiles of 16 rows (16 x 6144 = 96 KiB >= 16 KiB):
+  // 4 tiles x (load a, load b, add, store y) = 16 SPMD templates x 32 cores = 512 instances.
   REQUIRE(g.kernels.size() == 1);
-  CHECK(g.tasks.size() == 4);
-  CHECK(g.instance_count() == 128);
+  CHECK(g.tasks.size() == 16);
+  CHECK(g.instance_count() == 512);
   CHECK(dma_bytes(g, "load") == 2u * 2048 * 1024 * 2);   // 8 MiB: a and b, each read once
   CHECK(dma_bytes(g, "store") == 1u * 2048 * 1024 * 2);  // 4 MiB: y
   CHECK(g.tasks[0].reads[0].offset.alpha == 64 * 2048);  // each core moves 64 rows on
+  CHECK(g.tasks[4].reads[0].offset.beta == 16 * 2048);   // tile 1 starts 16 rows later
   check_tile_budget(g, 1589376 / 2);
 
   ExpandedGraph eg = expand_graph(g, chip());
@@ -247,6 +249,18 @@ TEST_CASE("compiler: add 2048x1024 on 32 cores") {
   const TaskInstance& add5 = eg.instances[eg.first_instance[2] + 5];
   CHECK(add5.deps == std::vector<int>{eg.first_instance[0] + 5, eg.first_instance[1] + 5});
   CHECK(eg.instances[eg.first_instance[3] + 5].deps == std::vector<int>{eg.first_instance[2] + 5});
+}
+
+TEST_CASE("compiler: small shares and reductions are not pipelined") {
+  // 64 rows of 64 fp16 per core: a tile of 16 rows would carry 16 x 3 x 128 = 6 KiB < 16 KiB.
+  KernelGraph small = compile(add_graph("2048", "64"), 32);
+  CHECK(small.tasks.size() == 4);
+  // A column sum (a strided slice per core) keeps one tile: cutting it would shorten rows.
+  KernelGraph cols = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
+      "tensors": {"x": {"shape": [1, 4096, 2048], "dtype": "fp16"}, "y": {"shape": [1, 2048], "dtype": "fp16"}},
+      "inputs": ["x"], "outputs": ["y"],
+      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 1}}]})"), 32);
+  CHECK(cols.tasks.size() == 3);
 }
 
 TEST_CASE("compiler: a smaller LX splits each core's share into tiles") {
@@ -299,8 +313,8 @@ TEST_CASE("compiler: a broadcast operand is loaded whole for each tile") {
   Json j = add_graph("2048", "1024");
   j["tensors"]["b"]["shape"] = {1024};
   KernelGraph g = compile(j, 32);
-  // a: 4 MiB once; b: 2 KiB per tile, 1 tile on each of 32 cores.
-  CHECK(dma_bytes(g, "load") == 2048u * 1024 * 2 + 32u * 1024 * 2);
+  // a: 4 MiB once; b: 2 KiB per tile, 4 pipelined tiles on each of 32 cores.
+  CHECK(dma_bytes(g, "load") == 2048u * 1024 * 2 + 4u * 32 * 1024 * 2);
   CHECK(dma_bytes(g, "store") == 2048u * 1024 * 2);
   CHECK(g.tasks[1].reads[0].offset.alpha == 0);
 }
