@@ -82,6 +82,7 @@ std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::
       for (auto kt : halvings(k)) {
         MatmulTile t{mt, nt, kt};
         if (matmul_tile_bytes(t, in) > budget) continue;
+        if (sh.reduce_partials && 3 * dtype_bytes(Dtype::fp32, static_cast<std::uint64_t>(mt * nt)) > budget) continue;
         if (!splits_into(m, mt, sh.a_sharers) || !splits_into(k, kt, sh.b_sharers)) continue;
         std::uint64_t traffic = matmul_block_traffic(m, n, k, t, in, sh);
         if (!best || traffic < best_traffic || (traffic == best_traffic && key(t) > key(*best))) {

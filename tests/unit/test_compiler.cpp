@@ -580,6 +580,70 @@ TEST_CASE("compiler: LX planning never keeps what a matmul reads or what does no
   CHECK(h.find_buffer("z@lx") < 0);
 }
 
+namespace {
+
+Json forced_matmul(const std::string& wd, int cores) {
+  return Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "mm",
+      "tensors": {"a": {"shape": [256, 512], "dtype": "fp16"}, "b": {"shape": [512, 256], "dtype": "fp16"},
+                  "c": {"shape": [256, 256], "dtype": "fp16"}},
+      "inputs": ["a", "b"], "outputs": ["c"],
+      "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"], "attrs": {"work_division": )" + wd + R"(}}],
+      "compile": {"cores": )" + std::to_string(cores) + "}}");
+}
+
+}  // namespace
+
+TEST_CASE("compiler: a forced work division splits K over grids and reduces over the ring") {
+  // m 2 x n 2 x k 2 = 8 cores: grid g (cores 4g .. 4g+3) multiplies K range [256 g, 256 g + 256)
+  // of a 128 x 128 block per core; one 128 x 128 x 256 tile each (A 64 KiB + B 64 KiB + fp32
+  // partial 64 KiB fits; 3 partials = 192 KiB too).
+  KernelGraph g = compile(forced_matmul(R"({"m": 2, "n": 2, "k": 2})", 8), 8);
+  std::uint64_t macs = 0;
+  int sends = 0, adds = 0;
+  for (const auto& t : g.tasks) {
+    if (t.unit == UnitKind::pt) {
+      macs += t.m * t.n * t.k * t.core_count;
+      CHECK(t.dtype == Dtype::fp32);  // every PT step ends in an fp32 partial
+    }
+    if (t.unit == UnitKind::ring) {
+      ++sends;
+      CHECK(t.first_core == 4);                  // grid 1 sends ...
+      CHECK(t.writes[0].core->at(4) == 0);       // ... core for core to grid 0
+    }
+    if (t.unit == UnitKind::sfp) {
+      ++adds;
+      CHECK(t.dtype == Dtype::fp16);  // the last step of the tree writes the output dtype
+      CHECK(t.elements == 128u * 128);
+    }
+  }
+  CHECK(macs == 256u * 256 * 512);
+  CHECK(sends == 1);
+  CHECK(adds == 1);
+  CHECK(dma_bytes(g, "load") == (256u * 512 + 512u * 256) * 2);  // each operand byte once
+  CHECK(dma_bytes(g, "store") == 256u * 256 * 2);
+  ExpandedGraph eg = expand_graph(g, chip());
+  CHECK(all_equal(coverage(g, eg, "c", true), 1));
+  CHECK(all_equal(coverage(g, eg, "a", false), 1));
+  // Without k the forced grid uses m x n cores and no ring.
+  KernelGraph two = compile(forced_matmul(R"({"m": 2, "n": 1})", 8), 8);
+  int max_core = 0;
+  for (const auto& t : two.tasks) {
+    CHECK(t.unit != UnitKind::ring);
+    max_core = std::max(max_core, t.first_core + t.core_count);
+  }
+  CHECK(max_core == 2);
+}
+
+TEST_CASE("compiler: forced work divisions that cannot run are rejected with the JSON path") {
+  REQUIRE_THROWS_WITH(compile(forced_matmul(R"({"m": 4, "n": 4, "k": 4})", 32), 32),
+                      Contains("w.json: /ops/0/attrs/work_division: needs m x n x k = 4 x 4 x 4 = 64 cores, the program has 32"));
+  REQUIRE_THROWS_WITH(compile(forced_matmul(R"({"m": 3, "n": 1, "k": 2})", 32), 32),
+                      Contains("w.json: /ops/0/attrs/work_division: k = 2 needs M, N and K divisible by m, n and k"));
+  REQUIRE_THROWS_WITH(ops(forced_matmul(R"({"m": 0})", 8)),
+                      Contains("w.json: /ops/0/attrs/work_division/m: expected an integer in [1, 256], got 0"));
+  REQUIRE_THROWS_WITH(ops(forced_matmul(R"({"q": 2})", 8)), Contains("w.json: /ops/0/attrs/work_division/q"));
+}
+
 TEST_CASE("compiler: rejects more cores than the chip and rows that do not fit") {
   REQUIRE_THROWS_WITH(compile(add_graph(), 64), Contains("w.json: /compile/cores: asks for 64 cores, the chip has 32"));
   REQUIRE_THROWS_WITH(compile(add_graph(), 32, 8192),
