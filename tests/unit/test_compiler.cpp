@@ -309,14 +309,34 @@ TEST_CASE("compiler: uneven splits cover every row exactly once") {
   CHECK(g.tasks[4].reads[0].offset.beta == 992 * 64 * 2);
 }
 
-TEST_CASE("compiler: a broadcast operand is loaded whole for each tile") {
+TEST_CASE("compiler: a broadcast operand is loaded once and multicast to every core") {
   Json j = add_graph("2048", "1024");
   j["tensors"]["b"]["shape"] = {1024};
   KernelGraph g = compile(j, 32);
-  // a: 4 MiB once; b: 2 KiB per tile, 4 pipelined tiles on each of 32 cores.
-  CHECK(dma_bytes(g, "load") == 2048u * 1024 * 2 + 4u * 32 * 1024 * 2);
+  // a: 4 MiB once; b (2 KiB, not a multiple of 32 sticks) loaded whole by core 0 and
+  // delivered to all 32 cores, where every tile reads it.
+  CHECK(dma_bytes(g, "load") == 2048u * 1024 * 2 + 1024u * 2);
   CHECK(dma_bytes(g, "store") == 2048u * 1024 * 2);
-  CHECK(g.tasks[1].reads[0].offset.alpha == 0);
+  const Task& b = g.tasks[0];
+  CHECK(b.op == "load");
+  CHECK(b.core_count == 1);
+  CHECK(b.writes.size() == 32);
+  int bl = b.writes[0].buffer;
+  ExpandedGraph eg = expand_graph(g, chip());
+  for (const auto& inst : eg.instances)
+    if (g.tasks[inst.task].unit == UnitKind::sfp) {
+      bool reads_b = false;
+      for (const Region& r : inst.reads) reads_b = reads_b || (r.buffer == bl && r.core == inst.core);
+      CHECK(reads_b);
+    }
+  // 32 KiB (a multiple of 32 sticks) is loaded in 32 bands of 1 KiB, one per core.
+  Json wide = add_graph("2048", "16384");
+  wide["tensors"]["b"]["shape"] = {16384};
+  KernelGraph w = compile(wide, 32);
+  CHECK(w.tasks[0].core_count == 32);
+  CHECK(w.tasks[0].reads[0].bytes == 1024);
+  CHECK(w.tasks[0].reads[0].offset.alpha == 1024);
+  CHECK(dma_bytes(w, "load") == 2048u * 16384 * 2 + 16384u * 2);
 }
 
 TEST_CASE("compiler: softmax chain sum then broadcast mul on 1 core") {
