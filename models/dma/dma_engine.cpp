@@ -96,7 +96,8 @@ std::uint64_t DmaEngine::new_slot(const Pending& p) {
   return tag;
 }
 
-void DmaEngine::burst_done(Tick t) {
+void DmaEngine::burst_done(Tick t, Tick issued) {
+  stats_.burst_time += t - issued;
   completions_.push(t);
   // Completions reported from inside step() are seen by it; others need a wake-up.
   if (!in_step_) step_ev_.notify(sc_core::sc_time::from_value(t - sim_now()));
@@ -114,7 +115,7 @@ void DmaEngine::mem_done(std::uint64_t tag, Tick t) {
     // Multicast: every destination writes the burst once the ring has delivered it to the
     // last of them (a few hops' latency of pessimism for the nearer ones).
     const std::vector<int>& dsts = fanouts_[p.fanout];
-    Tick arrive = ring_.multicast(t, p.mc, dsts, p.bytes);
+    Tick arrive = ring_.multicast(ring_.memory_port(t, dsts, p.bytes), p.mc, dsts, p.bytes);
     Tick end = arrive;
     for (int c : dsts) {
       LxScratchpad* lx = lx_[c];
@@ -131,7 +132,7 @@ void DmaEngine::mem_done(std::uint64_t tag, Tick t) {
     lx->bytes_written += p.bytes;
     t = lx->write_port().reserve(arrive, w) + w;
   }
-  burst_done(t);
+  burst_done(t, p.issued);
 }
 
 std::uint32_t DmaEngine::issue_burst(Tick t) {
@@ -150,6 +151,7 @@ std::uint32_t DmaEngine::issue_burst(Tick t) {
     std::uint64_t addr = hbm_addr(x.src, row, off);
     Pending pend;
     pend.bytes = bytes;
+    pend.issued = t;
     if (x.dst_hbm) {
       pend.next = Pending::Next::write_hbm;
       pend.write_addr = hbm_addr(x.dst, row, off);
@@ -172,13 +174,14 @@ std::uint32_t DmaEngine::issue_burst(Tick t) {
     Tick at_mc = ring_.memory_port(ring_.transfer(read_done, src_core, mc, bytes), src_core, bytes, true);
     Pending pend;
     pend.bytes = bytes;
+    pend.issued = t;
     mem_.send(MemRequest{addr, bytes, true, at_mc, this, new_slot(pend)});
   } else {
     LxScratchpad* dst = lx_[dst_core];
     Tick arrive = ring_.transfer(read_done, src_core, dst_core, bytes);
     Tick w = dst->write_time(bytes);
     dst->bytes_written += bytes;
-    burst_done(dst->write_port().reserve(arrive, w) + w);
+    burst_done(dst->write_port().reserve(arrive, w) + w, t);
   }
   return bytes;
 }
@@ -210,6 +213,7 @@ void DmaEngine::step() {
     if (full) retire();
     std::uint32_t bytes = issue_burst(t);
     ++outstanding_;
+    stats_.max_outstanding = std::max(stats_.max_outstanding, outstanding_);
     std::uint64_t sticks = (bytes + dc.stick_bytes - 1) / dc.stick_bytes;
     next_issue_ = t + clk_.cycles(dc.issue_cycles + dc.stick_issue_cycles * sticks);
   }

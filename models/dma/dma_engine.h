@@ -6,6 +6,7 @@
 // inbound and outbound, each with its own request generator, running concurrently.
 // A load with several LX writes is a multicast: each burst is read once and the ring
 // delivers it to every destination core.
+#include <algorithm>
 #include <cstdint>
 #include <queue>
 #include <string>
@@ -26,7 +27,11 @@ struct DmaStats {
   std::uint64_t hbm_to_lx = 0, lx_to_hbm = 0, lx_to_lx = 0, hbm_to_hbm = 0;
   std::uint64_t bursts = 0, sticks = 0;
   std::uint64_t multicast_extra = 0;  // LX bytes delivered by multicast beyond the first copy
+  Tick burst_time = 0;                // sum over bursts of issue -> completion
+  int max_outstanding = 0;            // most bursts in flight at once
   DmaStats& operator+=(const DmaStats& o) {
+    burst_time += o.burst_time;
+    max_outstanding = std::max(max_outstanding, o.max_outstanding);
     hbm_to_lx += o.hbm_to_lx;
     lx_to_hbm += o.lx_to_hbm;
     lx_to_lx += o.lx_to_lx;
@@ -57,6 +62,7 @@ class DmaEngine : public TaskUnit, public MemClient {
     int fanout = -1;                   // multicast: index into fanouts_ (then `core` is unused)
     std::uint32_t bytes = 0;
     std::uint64_t write_addr = 0;
+    Tick issued = 0;
   };
   // Where the bytes of the current task go, burst by burst.
   struct Transfer {
@@ -70,7 +76,7 @@ class DmaEngine : public TaskUnit, public MemClient {
   void start(int inst) override;
   void step();
   std::uint32_t issue_burst(Tick t);  // returns the burst's bytes
-  void burst_done(Tick t);
+  void burst_done(Tick t, Tick issued);
   std::uint64_t new_slot(const Pending& p);
   int fanout_of(const std::vector<Region>& writes);
   std::uint64_t hbm_addr(const Region& r, std::uint64_t row, std::uint64_t off) const;

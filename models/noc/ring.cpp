@@ -37,6 +37,19 @@ Tick Ring::memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory) {
   return r.reserve(t, occ) + occ;
 }
 
+Tick Ring::memory_port(Tick t, const std::vector<int>& cores, std::uint64_t bytes) {
+  if (port_in_.empty()) return t;
+  std::vector<char> used(port_in_.size(), 0);
+  Tick end = t;
+  for (int c : cores) {
+    std::size_t p = static_cast<std::size_t>(c) * port_in_.size() / static_cast<std::size_t>(stops_);
+    if (used[p]) continue;
+    used[p] = 1;
+    end = std::max(end, memory_port(t, c, bytes, false));
+  }
+  return end;
+}
+
 int Ring::hops(int src, int dst) const {
   int fwd = ((dst - src) % stops_ + stops_) % stops_;
   return std::min(fwd, stops_ - fwd);

@@ -30,6 +30,9 @@ class Ring : public sc_core::sc_module {
   // head arriving at `t`: towards memory for writes, towards the cores for reads. Returns when
   // the last byte has passed (t itself when there are no ports).
   Tick memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory);
+  // The same for a multicast read delivered to `cores`: the bytes pass each port that serves
+  // one of them once; returns when the last port has passed them.
+  Tick memory_port(Tick t, const std::vector<int>& cores, std::uint64_t bytes);
   int memory_ports() const { return static_cast<int>(port_in_.size()); }
 
   int stops() const { return stops_; }

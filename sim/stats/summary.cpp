@@ -154,7 +154,14 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   for (int c = 0; c < card.cores(); ++c) d += card.core(c).dma_stats();
   s["dma"] = {{"hbm_to_lx_bytes", d.hbm_to_lx}, {"lx_to_hbm_bytes", d.lx_to_hbm}, {"lx_to_lx_bytes", d.lx_to_lx},
               {"hbm_to_hbm_bytes", d.hbm_to_hbm}, {"bursts", d.bursts}, {"sticks", d.sticks},
-              {"multicast_extra_bytes", d.multicast_extra}};
+              {"multicast_extra_bytes", d.multicast_extra},
+              {"mean_burst_latency_ns", round6(d.bursts ? ns(d.burst_time) / static_cast<double>(d.bursts) : 0.0)},
+              {"max_outstanding", d.max_outstanding}};
+  // Little's law: bursts in flight on average while a DMA queue is busy.
+  if (s.contains("units") && s["units"]["by_kind"].contains("dma")) {
+    double busy = s["units"]["by_kind"]["dma"]["busy_ns"].get<double>();
+    s["dma"]["mean_outstanding"] = round6(busy > 0 ? ns(d.burst_time) / busy : 0.0);
+  }
   s["ring"] = {{"bytes_carried", card.ring().bytes_carried()}};
 
   // Where the time went.

@@ -316,6 +316,11 @@ TEST_CASE("models: a one-burst DMA load has a closed-form time", "[models][dma]"
   CHECK(s["dma"]["bursts"] == 1);
   CHECK(s["dma"]["sticks"] == 1);
   CHECK(s["ring"]["bytes_carried"] == 128);
+  // The one burst was in flight from its issue at 0 to the end: latency = the run, and on
+  // average one burst was outstanding while the queue was busy (Little's law).
+  CHECK(s["dma"]["max_outstanding"] == 1);
+  CHECK(s["dma"]["mean_burst_latency_ns"].get<double>() == Approx(ticks_to_ns(r.end)).epsilon(1e-9));
+  CHECK(s["dma"]["mean_outstanding"].get<double>() == Approx(1.0).epsilon(1e-6));
 }
 
 TEST_CASE("models: a DMA load moves exactly its bytes and is no faster than peak bandwidth", "[models][dma]") {
