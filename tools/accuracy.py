@@ -24,6 +24,7 @@ each record's hbm_bytes):
   does for a repeated input.
 """
 import argparse
+import re
 import csv
 import json
 import math
@@ -100,8 +101,8 @@ def to_graph(rec):
     r, c = int(rec["rows"]), int(rec["cols"])
     n = int(rec["N"]) if rec["N"] else c
     params = rec["params"]
-    if any(k in params for k in ("WD_M=", "WD_N=", "WD_K=", "WD_B=", "WD_LAYOUT")):
-        return None, "forced work division / layout not supported by the compiler yet"
+    if any(k in params for k in ("WD_B=", "WD_LAYOUT")):
+        return None, "batch work division / operand layout not supported by the compiler yet"
     if int(rec["tiles"] or 0) >= 2:
         return None, "coarse tiling loop (BENCH_TILES) not supported yet"
     if o == "add":
@@ -130,9 +131,18 @@ def to_graph(rec):
         ts = {k: [r, c] for k in ("a", "b", "c", "d", "y", "z")}
         return graph(o, cores, ts, ["a", "b", "c", "d"], ["y", "z"],
                      [op("add", ["a", "b"], ["y"]), op("add", ["c", "d"], ["z"])]), None
-    if o == "mm":
-        return graph(o, cores, {"a": [r, c], "b": [c, n], "y": [r, n]}, ["a", "b"], ["y"],
-                     [op("matmul", ["a", "b"], ["y"])]), None
+    if o in ("mm", "mmwd"):
+        # mmwd forces the card's work division: WD_M x WD_N cores over [M, N], WD_K over K.
+        wd = {}
+        for key in ("M", "N", "K"):
+            m = re.search(rf"\bWD_{key}=(\d+)", params)
+            if m:
+                wd[key.lower()] = int(m.group(1))
+        attrs = {"work_division": wd} if wd else {}
+        mm = {"op": "matmul", "inputs": ["a", "b"], "outputs": ["y"]}
+        if attrs:
+            mm["attrs"] = attrs
+        return graph(o, cores, {"a": [r, c], "b": [c, n], "y": [r, n]}, ["a", "b"], ["y"], [mm]), None
     if o == "transpose":
         return graph(o, cores, {"x": [r, c], "y": [c, r]}, ["x"], ["y"],
                      [op("transpose", ["x"], ["y"], dims=[1, 0])]), None

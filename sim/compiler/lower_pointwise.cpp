@@ -100,6 +100,17 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
   for (std::size_t i = 0; i < p.in.size(); ++i) count(p.in[i], op.inputs[i]);
   auto groups = divide_work(p.extent, ctx.cores);
   const OpTensor& out = *p.out.tensor;
+  // A broadcast operand (read whole by every tile of every core) is loaded once for the op
+  // and multicast to all its cores, where it stays for the whole kernel.
+  const int used = groups.back().first + groups.back().count;
+  std::vector<int> broadcast(p.in.size(), -1);
+  for (std::size_t i = 0; i < p.in.size(); ++i)
+    if (!p.in[i].follows_split() && ctx.lx[op.inputs[i]] < 0 && used > 1) {
+      const OpTensor& in = *p.in[i].tensor;
+      broadcast[i] = emit_broadcast_load(ctx, kernel + "/load_" + in.name + fmt::format(".{}", i),
+                                         kernel + "/" + in.name + fmt::format(".{}", i), ctx.hbm[op.inputs[i]],
+                                         in.dtype, p.in[i].slice(0, 1), used);
+    }
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const CoreGroup& grp = groups[gi];
     // Elementwise ops are software-pipelined: at least kPipelineTiles tiles per core, so the
@@ -127,6 +138,10 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
         if (int kept = ctx.lx[op.inputs[i]]; kept >= 0) {
           // Kept in LX by the producer: read this tile's part of the core's slice.
           compute.reads.push_back(lx_part(kept, p.in[i], tile));
+          continue;
+        }
+        if (broadcast[i] >= 0) {
+          compute.reads.push_back(whole(broadcast[i], sp.total_bytes()));
           continue;
         }
         int lx = emit_load(ctx, prefix + "/load_" + nm, prefix + "/" + nm, ctx.hbm[op.inputs[i]], in.dtype, sp,

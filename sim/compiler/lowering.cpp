@@ -40,6 +40,32 @@ int emit_load(LowerContext& ctx, const std::string& task_name, const std::string
   return lx;
 }
 
+int emit_broadcast_load(LowerContext& ctx, const std::string& task_name, const std::string& lx_name, int hbm_buffer,
+                        Dtype dtype, const SlicePattern& p, int cores) {
+  const std::uint64_t bytes = p.total_bytes(), stick = 128;
+  int lx = ctx.builder.add_buffer(lx_name, Space::lx, bytes, dtype);
+  const bool banded = p.rows == 1 && bytes % (static_cast<std::uint64_t>(cores) * stick) == 0;
+  const int loaders = banded ? cores : 1;
+  const std::uint64_t band = bytes / static_cast<std::uint64_t>(loaders);
+  Task t = group_task(task_name, UnitKind::dma, "load", CoreGroup{0, loaders, 0, 0}, dtype);
+  Access rd;
+  rd.buffer = hbm_buffer;
+  rd.offset = Affine{static_cast<std::int64_t>(band), static_cast<std::int64_t>(p.offset)};
+  rd.bytes = banded ? band : p.bytes;
+  rd.rows = banded ? 1 : p.rows;
+  rd.stride = banded ? 0 : p.stride;
+  if (loaders == 1) rd.offset = Affine{0, static_cast<std::int64_t>(p.offset)};
+  t.reads.push_back(rd);
+  for (int d = 0; d < cores; ++d) {
+    Access w = whole(lx, band);
+    w.offset = Affine{loaders == 1 ? 0 : static_cast<std::int64_t>(band), 0};
+    w.core = Affine{0, d};
+    t.writes.push_back(w);
+  }
+  ctx.builder.add_task(std::move(t));
+  return lx;
+}
+
 void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,
                 const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g) {
   Task t = group_task(task_name, UnitKind::dma, "store", g, dtype);

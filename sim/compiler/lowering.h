@@ -53,6 +53,11 @@ Access hbm_slice(int buffer, const SlicePattern& p, std::uint64_t unit_offset, c
 // A load of `p` into a new LX buffer `lx_name`; returns the LX buffer.
 int emit_load(LowerContext& ctx, const std::string& task_name, const std::string& lx_name, int hbm_buffer,
               Dtype dtype, const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
+// A load of `p` (the same bytes for every core) into a new LX buffer on each of cores
+// [0, cores): read once and multicast. When `p` is one run that splits into `cores` bands of
+// whole sticks, core c loads band c; otherwise core 0 loads it all. Returns the LX buffer.
+int emit_broadcast_load(LowerContext& ctx, const std::string& task_name, const std::string& lx_name, int hbm_buffer,
+                        Dtype dtype, const SlicePattern& p, int cores);
 void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,
                 const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
 

@@ -73,15 +73,18 @@ bool splits_into(std::int64_t extent, std::int64_t tile, int parts) {
 std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in,
                                            std::uint64_t budget, OperandSharing sh) {
   // Among the tiles that fit, the one that moves the fewest bytes off-chip for the whole
-  // block; ties prefer more MACs per tile (fewer tasks), then a longer k, then a taller m.
+  // block; ties prefer more MACs per tile (fewer tasks), then balanced n and k (the
+  // contiguous runs of the B and A bands: the shorter of them is longest), then a longer k,
+  // then a taller m.
   std::optional<MatmulTile> best;
   std::uint64_t best_traffic = 0;
-  auto key = [](const MatmulTile& t) { return std::make_tuple(t.m * t.n * t.k, t.k, t.m); };
+  auto key = [](const MatmulTile& t) { return std::make_tuple(t.m * t.n * t.k, std::min(t.n, t.k), t.k, t.m); };
   for (auto mt : halvings(m))
     for (auto nt : halvings(n))
       for (auto kt : halvings(k)) {
         MatmulTile t{mt, nt, kt};
         if (matmul_tile_bytes(t, in) > budget) continue;
+        if (sh.reduce_partials && 3 * dtype_bytes(Dtype::fp32, static_cast<std::uint64_t>(mt * nt)) > budget) continue;
         if (!splits_into(m, mt, sh.a_sharers) || !splits_into(k, kt, sh.b_sharers)) continue;
         std::uint64_t traffic = matmul_block_traffic(m, n, k, t, in, sh);
         if (!best || traffic < best_traffic || (traffic == best_traffic && key(t) > key(*best))) {

@@ -39,6 +39,8 @@ std::uint64_t matmul_tile_bytes(const MatmulTile& t, Dtype in);
 // (A split along m, B along k) and multicasting it. 1 and 1: every core loads its own tiles.
 struct OperandSharing {
   int a_sharers = 1, b_sharers = 1;
+  // K split over grids: a tile's fp32 partial, the one received and their sum must fit too.
+  bool reduce_partials = false;
 };
 
 // Off-chip bytes of A and B that an m x n x k block loads when tiled by `t` (loop order m, n,

@@ -1,6 +1,7 @@
 #pragma once
 // In-memory form of an op graph ("format": "dfsim.ops", v1): tensors, ops, compile options.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,19 @@ struct OpTensor {
   std::uint64_t bytes() const { return dtype_bytes(dtype, elements()); }
 };
 
+// A forced work division of a matmul: an m x n grid of cores over [M, N], repeated k times
+// over K (the card's WD_M, WD_N, WD_K).
+struct WorkDivision {
+  int m = 1, n = 1, k = 1;
+};
+
 // One op: kind, operand tensor indices, attributes (resolved).
 struct Op {
   std::string op;                  // a name of op_catalog() (op_shapes.h)
   std::vector<int> inputs, outputs;
   int dim = -1;                    // reductions: reduced dim; cat: concatenated dim; normalised to [0, rank)
   bool keepdim = false;            // reductions
+  std::optional<WorkDivision> work_division;  // matmul: forced; absent: the compiler chooses
   std::vector<int> perm;           // transpose: output dim i is input dim perm[i]
   int index = 0;                   // position in the file's "ops" list
 };

@@ -78,6 +78,21 @@ void check_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v) {
     op.dim = static_cast<int>(d < 0 ? d + rank : d);
     op.keepdim = attrs.get_bool("keepdim", false);
     expect = reduce_shape(a, op.dim, op.keepdim);
+  } else if (info.kind == OpKind::matmul) {
+    attrs.only_keys({"work_division"});
+    if (attrs.has("work_division")) {
+      JsonView w = attrs.at("work_division");
+      w.expect_object();
+      w.only_keys({"m", "n", "k"});
+      WorkDivision wd;
+      const Shape& b = g.tensors[op.inputs[1]].shape;
+      // Each part must get at least one row, column or k index (and parts are cores).
+      auto most = [](const Shape& s, std::size_t d) { return std::min<std::int64_t>(s.size() == 2 ? s[d] : 1, 1 << 20); };
+      wd.m = static_cast<int>(w.get_int("m", 1, 1, most(a, 0)));
+      wd.n = static_cast<int>(w.get_int("n", 1, 1, most(b, 1)));
+      wd.k = static_cast<int>(w.get_int("k", 1, 1, most(a, 1)));
+      op.work_division = wd;
+    }
   } else {
     attrs.only_keys({});
   }

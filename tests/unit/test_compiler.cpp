@@ -309,14 +309,34 @@ TEST_CASE("compiler: uneven splits cover every row exactly once") {
   CHECK(g.tasks[4].reads[0].offset.beta == 992 * 64 * 2);
 }
 
-TEST_CASE("compiler: a broadcast operand is loaded whole for each tile") {
+TEST_CASE("compiler: a broadcast operand is loaded once and multicast to every core") {
   Json j = add_graph("2048", "1024");
   j["tensors"]["b"]["shape"] = {1024};
   KernelGraph g = compile(j, 32);
-  // a: 4 MiB once; b: 2 KiB per tile, 4 pipelined tiles on each of 32 cores.
-  CHECK(dma_bytes(g, "load") == 2048u * 1024 * 2 + 4u * 32 * 1024 * 2);
+  // a: 4 MiB once; b (2 KiB, not a multiple of 32 sticks) loaded whole by core 0 and
+  // delivered to all 32 cores, where every tile reads it.
+  CHECK(dma_bytes(g, "load") == 2048u * 1024 * 2 + 1024u * 2);
   CHECK(dma_bytes(g, "store") == 2048u * 1024 * 2);
-  CHECK(g.tasks[1].reads[0].offset.alpha == 0);
+  const Task& b = g.tasks[0];
+  CHECK(b.op == "load");
+  CHECK(b.core_count == 1);
+  CHECK(b.writes.size() == 32);
+  int bl = b.writes[0].buffer;
+  ExpandedGraph eg = expand_graph(g, chip());
+  for (const auto& inst : eg.instances)
+    if (g.tasks[inst.task].unit == UnitKind::sfp) {
+      bool reads_b = false;
+      for (const Region& r : inst.reads) reads_b = reads_b || (r.buffer == bl && r.core == inst.core);
+      CHECK(reads_b);
+    }
+  // 32 KiB (a multiple of 32 sticks) is loaded in 32 bands of 1 KiB, one per core.
+  Json wide = add_graph("2048", "16384");
+  wide["tensors"]["b"]["shape"] = {16384};
+  KernelGraph w = compile(wide, 32);
+  CHECK(w.tasks[0].core_count == 32);
+  CHECK(w.tasks[0].reads[0].bytes == 1024);
+  CHECK(w.tasks[0].reads[0].offset.alpha == 1024);
+  CHECK(dma_bytes(w, "load") == 2048u * 16384 * 2 + 16384u * 2);
 }
 
 TEST_CASE("compiler: softmax chain sum then broadcast mul on 1 core") {
@@ -412,11 +432,11 @@ TEST_CASE("compiler: matmul 1024 on 32 cores shares operands over a 4x8 grid") {
   // 4x8 and 8x4; the first found, 4 x 8, wins. Block 256 x 128; A shared by the 8 cores of a
   // grid row, B by the 4 of a grid column. Tile (budget 1589376 / 2 = 794688 B for A + B + one
   // fp32 accumulator): 256x128x512 (256 + 128 + 128 KiB) and 256x64x1024 (512 + 128 + 64 KiB)
-  // both move A/8 + B/4 = 64 + 64 KiB per block; equal MACs per tile, the longer k wins: one
-  // k-step, so the A tile is loaded once per block.
-  // Templates: load A per grid row (4) + 2 n tiles x (load B per grid row (4) + one matmul
-  // over all 32 cores + store per grid row (4)) = 4 + 2 x 9 = 22. Instances: a grid-row
-  // template has 8, the matmul 32: 4 x 8 + 2 x (4 x 8 + 32 + 4 x 8) = 224.
+  // both move A/8 + B/4 = 64 + 64 KiB per block with equal MACs per tile; the balanced one
+  // (min(n, k) = 128 against 64: longer contiguous runs in both bands) wins: one n tile of
+  // 2 k-steps. Templates: 2 k-steps x (load A per grid row (4) + load B per grid row (4) +
+  // one matmul over all 32 cores) + store per grid row (4) = 22. Instances: a grid-row
+  // template has 8, the matmul 32: 2 x (4 x 8 + 4 x 8 + 32) + 4 x 8 = 224.
   CHECK(g.tasks.size() == 22);
   CHECK(g.instance_count() == 224);
   // Every operand byte is read off-chip once: A and B are 2 MiB each.
@@ -428,7 +448,7 @@ TEST_CASE("compiler: matmul 1024 on 32 cores shares operands over a 4x8 grid") {
       CHECK((t.writes.size() == 8 || t.writes.size() == 4));  // a grid row, or a grid column
       multicasts += t.writes.size() > 1;
     }
-  CHECK(multicasts == 12);
+  CHECK(multicasts == 16);  // 2 k-steps x (4 A + 4 B)
 }
 
 TEST_CASE("compiler: matmul tiles move the least off-chip traffic that fits") {
@@ -578,6 +598,70 @@ TEST_CASE("compiler: LX planning never keeps what a matmul reads or what does no
   CHECK(h.find_buffer("s@lx") >= 0);  // 2 KiB
   CHECK(h.find_buffer("y@lx") < 0);
   CHECK(h.find_buffer("z@lx") < 0);
+}
+
+namespace {
+
+Json forced_matmul(const std::string& wd, int cores) {
+  return Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "mm",
+      "tensors": {"a": {"shape": [256, 512], "dtype": "fp16"}, "b": {"shape": [512, 256], "dtype": "fp16"},
+                  "c": {"shape": [256, 256], "dtype": "fp16"}},
+      "inputs": ["a", "b"], "outputs": ["c"],
+      "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"], "attrs": {"work_division": )" + wd + R"(}}],
+      "compile": {"cores": )" + std::to_string(cores) + "}}");
+}
+
+}  // namespace
+
+TEST_CASE("compiler: a forced work division splits K over grids and reduces over the ring") {
+  // m 2 x n 2 x k 2 = 8 cores: grid g (cores 4g .. 4g+3) multiplies K range [256 g, 256 g + 256)
+  // of a 128 x 128 block per core; one 128 x 128 x 256 tile each (A 64 KiB + B 64 KiB + fp32
+  // partial 64 KiB fits; 3 partials = 192 KiB too).
+  KernelGraph g = compile(forced_matmul(R"({"m": 2, "n": 2, "k": 2})", 8), 8);
+  std::uint64_t macs = 0;
+  int sends = 0, adds = 0;
+  for (const auto& t : g.tasks) {
+    if (t.unit == UnitKind::pt) {
+      macs += t.m * t.n * t.k * t.core_count;
+      CHECK(t.dtype == Dtype::fp32);  // every PT step ends in an fp32 partial
+    }
+    if (t.unit == UnitKind::ring) {
+      ++sends;
+      CHECK(t.first_core == 4);                  // grid 1 sends ...
+      CHECK(t.writes[0].core->at(4) == 0);       // ... core for core to grid 0
+    }
+    if (t.unit == UnitKind::sfp) {
+      ++adds;
+      CHECK(t.dtype == Dtype::fp16);  // the last step of the tree writes the output dtype
+      CHECK(t.elements == 128u * 128);
+    }
+  }
+  CHECK(macs == 256u * 256 * 512);
+  CHECK(sends == 1);
+  CHECK(adds == 1);
+  CHECK(dma_bytes(g, "load") == (256u * 512 + 512u * 256) * 2);  // each operand byte once
+  CHECK(dma_bytes(g, "store") == 256u * 256 * 2);
+  ExpandedGraph eg = expand_graph(g, chip());
+  CHECK(all_equal(coverage(g, eg, "c", true), 1));
+  CHECK(all_equal(coverage(g, eg, "a", false), 1));
+  // Without k the forced grid uses m x n cores and no ring.
+  KernelGraph two = compile(forced_matmul(R"({"m": 2, "n": 1})", 8), 8);
+  int max_core = 0;
+  for (const auto& t : two.tasks) {
+    CHECK(t.unit != UnitKind::ring);
+    max_core = std::max(max_core, t.first_core + t.core_count);
+  }
+  CHECK(max_core == 2);
+}
+
+TEST_CASE("compiler: forced work divisions that cannot run are rejected with the JSON path") {
+  REQUIRE_THROWS_WITH(compile(forced_matmul(R"({"m": 4, "n": 4, "k": 4})", 32), 32),
+                      Contains("w.json: /ops/0/attrs/work_division: needs m x n x k = 4 x 4 x 4 = 64 cores, the program has 32"));
+  REQUIRE_THROWS_WITH(compile(forced_matmul(R"({"m": 3, "n": 1, "k": 2})", 32), 32),
+                      Contains("w.json: /ops/0/attrs/work_division: k = 2 needs M, N and K divisible by m, n and k"));
+  REQUIRE_THROWS_WITH(ops(forced_matmul(R"({"m": 0})", 8)),
+                      Contains("w.json: /ops/0/attrs/work_division/m: expected an integer in [1, 256], got 0"));
+  REQUIRE_THROWS_WITH(ops(forced_matmul(R"({"q": 2})", 8)), Contains("w.json: /ops/0/attrs/work_division/q"));
 }
 
 TEST_CASE("compiler: rejects more cores than the chip and rows that do not fit") {
