@@ -9,9 +9,19 @@ line per record and the RMS error per category; `--csv FILE` writes the rows.
 Usage: tools/accuracy.py [--dfsim build/release/dfsim] [--config configs/spyre.json]
                          [--records FILE] [--set key=value ...] [--csv FILE] [--only OP,...]
 
-Ops not expressible yet (cat, transposes,
-forced work division, batched matmul, fused multi-op kernels, softmax) are listed as
-skipped with the reason, so the report says what it does not cover.
+Ops not expressible yet (forced work division, batched matmul, fused multi-op kernels,
+softmax) are listed as skipped with the reason, so the report says what it does not cover.
+
+Data-movement records (shapes from ../shared/calibration/bench-ops.md, checked against
+each record's hbm_bytes):
+- `transpose`: x [R, C] -> [C, R], `transpose` with dims [1, 0] (the stick dim changes);
+  hbm_bytes = 2 * R*C*2 (read once, written once).
+- `transpose_outer`: x [R, TO_MID, C] -> [TO_MID, R, C], dims [1, 0, 2] (stick dim kept);
+  TO_MID from the record's params, default 8. Assumed because hbm_bytes = 2 * R*TO_MID*C*2
+  in every record (e.g. 2048x512 without TO_MID: 32 MiB = 2 * 2048*8*512*2).
+- `cat0` / `cat1`: cat([x, x], dim 0 / 1) of x [R, C] -> [2R, C] / [R, 2C]. hbm_bytes =
+  3 * R*C*2: x is read once and its two copies written, which is what dfsim's cat lowering
+  does for a repeated input.
 """
 import argparse
 import re
@@ -76,6 +86,15 @@ def chain_sep(n, r, c, cores):
     return graph(f"add{n}_sep", cores, ts, [f"t{i}" for i in range(n)], ["y"], ops)
 
 
+def param(params, key, default):
+    """KEY=value from a record's space-separated params, else `default`."""
+    for kv in params.split():
+        k, _, v = kv.partition("=")
+        if k == key:
+            return v
+    return default
+
+
 def to_graph(rec):
     """The op graph of a device record, or (None, reason) when dfsim cannot express it."""
     o, cores = rec["op"], int(rec["cores"])
@@ -124,6 +143,18 @@ def to_graph(rec):
         if attrs:
             mm["attrs"] = attrs
         return graph(o, cores, {"a": [r, c], "b": [c, n], "y": [r, n]}, ["a", "b"], ["y"], [mm]), None
+    if o == "transpose":
+        return graph(o, cores, {"x": [r, c], "y": [c, r]}, ["x"], ["y"],
+                     [op("transpose", ["x"], ["y"], dims=[1, 0])]), None
+    if o == "transpose_outer":
+        mid = int(param(params, "TO_MID", 8))
+        return graph(o, cores, {"x": [r, mid, c], "y": [mid, r, c]}, ["x"], ["y"],
+                     [op("transpose", ["x"], ["y"], dims=[1, 0, 2])]), None
+    if o in ("cat0", "cat1"):
+        d = int(o[3])
+        out = [2 * r, c] if d == 0 else [r, 2 * c]
+        return graph(o, cores, {"x": [r, c], "y": out}, ["x"], ["y"],
+                     [op("cat", ["x", "x"], ["y"], dim=d)]), None
     if o in ("add3", "add4", "add5", "add6"):
         return None, "fused multi-op kernel (the compiler emits one kernel per op)"
     return None, f"op {o} not expressible yet"

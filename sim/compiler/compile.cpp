@@ -21,6 +21,7 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores)
   const std::uint64_t usable = config.core.lx.usable_bytes;
   ResidencyPlan residency = plan_residency(ops, ops.compile.lx_planning, cores, usable);
   LowerContext ctx{builder, ops, {}, cores, usable / 2, {}};
+  ctx.stick_bytes = config.core.dma.stick_bytes;
   for (std::size_t t = 0; t < ops.tensors.size(); ++t) {
     const OpTensor& x = ops.tensors[t];
     ctx.hbm.push_back(builder.add_buffer(x.name, Space::hbm, x.bytes(), x.dtype, ops.is_input(static_cast<int>(t))));
@@ -32,7 +33,10 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores)
     std::string kernel = op.op + "_" + ops.tensors[op.outputs[0]].name;
     ctx.budget = residency.tile_budget[static_cast<std::size_t>(oi)];
     builder.begin_kernel(kernel);
-    if (find_op_info(op.op)->kind == OpKind::matmul) lower_matmul(ctx, op, kernel);
+    const OpKind kind = find_op_info(op.op)->kind;
+    if (kind == OpKind::matmul) lower_matmul(ctx, op, kernel);
+    else if (kind == OpKind::transpose) lower_transpose(ctx, op, kernel);
+    else if (kind == OpKind::cat) lower_cat(ctx, op, kernel);
     else lower_pointwise(ctx, op, kernel);
   }
   KernelGraph g = builder.take();

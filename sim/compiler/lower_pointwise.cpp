@@ -71,7 +71,9 @@ PointwisePlan plan(const OpGraph& g, const Op& op) {
 
 std::optional<TensorSplit> tensor_split(const OpGraph& g, const Op& op, int tensor, int cores) {
   const OpKind kind = find_op_info(op.op)->kind;
-  if (kind == OpKind::matmul || split_reduction_applies(g, op, cores)) return std::nullopt;
+  if (kind == OpKind::matmul || kind == OpKind::transpose || kind == OpKind::cat ||
+      split_reduction_applies(g, op, cores))
+    return std::nullopt;
   PointwisePlan p = plan(g, op);
   if (op.outputs[0] == tensor) return TensorSplit{p.out.dim, p.extent};
   for (std::size_t i = 0; i < op.inputs.size(); ++i)

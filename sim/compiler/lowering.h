@@ -19,6 +19,7 @@ struct LowerContext {
   int cores = 1;               // cores to divide each op over
   std::uint64_t budget = 0;    // LX bytes one tile's buffers may take (half the usable LX)
   std::vector<int> lx;         // per op graph tensor: its LX buffer when kept in LX, else -1
+  std::uint64_t stick_bytes = 128;  // core.dma.stick_bytes: the DMA word, the unit of layout
 };
 
 // How a pointwise op or reduction divides one of its tensors over the cores: the tensor's
@@ -39,6 +40,10 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
 bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& kernel);
 // 2-D matmul: a core grid over M and N, operands shared over the grid when the shape divides.
 void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel);
+// Data movement through LX, DMA only (lower_transpose.cpp, lower_cat.cpp); a transpose that
+// moves the stick dim adds one SFP copy pass per tile for the element reshuffle.
+void lower_transpose(LowerContext& ctx, const Op& op, const std::string& kernel);
+void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel);
 
 // Shared helpers of the lowerings.
 Task group_task(const std::string& name, UnitKind unit, const std::string& op, const CoreGroup& g, Dtype dtype);

@@ -33,9 +33,10 @@ struct WorkDivision {
 struct Op {
   std::string op;                  // a name of op_catalog() (op_shapes.h)
   std::vector<int> inputs, outputs;
-  int dim = -1;                    // reductions: reduced dim, normalised to [0, rank)
+  int dim = -1;                    // reductions: reduced dim; cat: concatenated dim; normalised to [0, rank)
   bool keepdim = false;            // reductions
   std::optional<WorkDivision> work_division;  // matmul: forced; absent: the compiler chooses
+  std::vector<int> perm;           // transpose: output dim i is input dim perm[i]
   int index = 0;                   // position in the file's "ops" list
 };
 

@@ -54,10 +54,18 @@ OpTensor read_tensor(const std::string& name, const JsonView& v) {
   return t;
 }
 
+}  // namespace
+
+// Data-movement ops (transpose, cat): op_graph_move.cpp.
+void check_move_op(const OpGraph& g, Op& op, const JsonView& v, const JsonView& attrs);
+
+namespace {
+
 // Attributes, shape inference and the declared output shape of one op.
 void check_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v) {
   static const Json empty = Json::object();
   JsonView attrs = v.has("attrs") ? v.at("attrs") : JsonView(empty, v.file(), v.path() + "/attrs");
+  if (info.kind == OpKind::transpose || info.kind == OpKind::cat) return check_move_op(g, op, v, attrs);
   const Shape& a = g.tensors[op.inputs[0]].shape;
   Shape expect;
   if (info.kind == OpKind::reduce) {
@@ -127,9 +135,10 @@ Op read_op(const OpGraph& g, const std::vector<std::string>& names, const JsonVi
   }
   op.inputs = read_tensor_list(g, names, v.at("inputs"), /*allow_repeats=*/true);  // add(x, x) is fine
   op.outputs = read_tensor_list(g, names, v.at("outputs"));
-  if (static_cast<int>(op.inputs.size()) != info->inputs)
-    v.at("inputs").fail(op.op + " takes " + std::to_string(info->inputs) + " input(s), got " +
-                        std::to_string(op.inputs.size()));
+  if (info->variadic ? static_cast<int>(op.inputs.size()) < info->inputs
+                     : static_cast<int>(op.inputs.size()) != info->inputs)
+    v.at("inputs").fail(op.op + " takes " + std::to_string(info->inputs) + (info->variadic ? " or more" : "") +
+                        " input(s), got " + std::to_string(op.inputs.size()));
   if (static_cast<int>(op.outputs.size()) != info->outputs)
     v.at("outputs").fail(op.op + " has " + std::to_string(info->outputs) + " output(s), got " +
                          std::to_string(op.outputs.size()));

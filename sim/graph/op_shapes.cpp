@@ -15,6 +15,7 @@ const std::vector<OpInfo>& op_catalog() {
       {"gelu", OpKind::unary, 1, 1}, {"silu", OpKind::unary, 1, 1}, {"tanh", OpKind::unary, 1, 1},
       {"sum", OpKind::reduce, 1, 1}, {"mean", OpKind::reduce, 1, 1}, {"amax", OpKind::reduce, 1, 1},
       {"matmul", OpKind::matmul, 2, 1},
+      {"transpose", OpKind::transpose, 1, 1}, {"cat", OpKind::cat, 2, 1, /*variadic=*/true},
   };
   return ops;
 }
@@ -50,6 +51,12 @@ Shape reduce_shape(const Shape& in, int dim, bool keepdim) {
     else if (keepdim) out.push_back(1);
   }
   if (out.empty()) out.push_back(1);  // a full reduction of a 1-D tensor is a 1-element tensor
+  return out;
+}
+
+Shape permute_shape(const Shape& in, const std::vector<int>& dims) {
+  Shape out;
+  for (int d : dims) out.push_back(in[static_cast<std::size_t>(d)]);
   return out;
 }
 

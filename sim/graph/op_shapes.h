@@ -8,14 +8,15 @@
 
 namespace dfsim {
 
-enum class OpKind { binary, unary, reduce, matmul };
+enum class OpKind { binary, unary, reduce, matmul, transpose, cat };
 
 // What the op graph format knows about one op.
 struct OpInfo {
   std::string name;
   OpKind kind;
-  int inputs;
+  int inputs;               // exact count, or the least count when variadic
   int outputs;
+  bool variadic = false;    // takes `inputs` or more inputs (cat)
 };
 
 const std::vector<OpInfo>& op_catalog();
@@ -29,5 +30,8 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 
 // Output shape of sum over `dim` (normalised).
 Shape reduce_shape(const Shape& in, int dim, bool keepdim);
+
+// Output shape of a transpose: out[i] = in[dims[i]] (dims a permutation of the input's dims).
+Shape permute_shape(const Shape& in, const std::vector<int>& dims);
 
 }  // namespace dfsim

@@ -104,7 +104,8 @@ constexpr std::uint64_t kMiB = 1u << 20;
 TEST_CASE("e2e: every shipped workload has an end-to-end test", "[e2e]") {
   // Add a test case below when adding a workload.
   std::set<std::string> covered = {"add_2048x1024.json", "matmul_1024.json", "matmul_4096.json",
-                                   "softmax_chain_512x1024.json", "sum_4x262144.json"};
+                                   "softmax_chain_512x1024.json", "sum_4x262144.json",
+                                   "transpose_cat_2048x1024.json"};
   std::set<std::string> shipped;
   for (const auto& e : std::filesystem::directory_iterator("workloads"))
     if (e.path().extension() == ".json") shipped.insert(e.path().filename().string());
@@ -119,6 +120,18 @@ TEST_CASE("e2e: add_2048x1024 on spyre", "[e2e]") {
   CHECK(s["compute"]["macs"] == 0);
   CHECK(s["cores_used"] == 32);
   CHECK(s["roofline"]["bound_by"] == "memory");
+}
+
+TEST_CASE("e2e: transpose_cat_2048x1024 on spyre moves every byte once", "[e2e]") {
+  auto s = run_checked("workloads/transpose_cat_2048x1024.json", "configs/spyre.json");
+  // transpose: x (2048 x 1024 x 2 B = 4 MiB) read once, xt (4 MiB) written once; cat: xt
+  // (4 MiB) and w (1024 x 512 x 2 B = 1 MiB) read once, y (1024 x 2560 x 2 B = 5 MiB) written
+  // once: 9 MiB each way, no MACs.
+  CHECK(s["offchip"]["bytes_read"] == 9 * kMiB);
+  CHECK(s["offchip"]["bytes_written"] == 9 * kMiB);
+  CHECK(s["compute"]["macs"] == 0);
+  CHECK(s["cores_used"] == 32);
+  CHECK(s["kernels"].size() == 2);
 }
 
 TEST_CASE("e2e: matmul_1024 on spyre", "[e2e]") {
