@@ -1,5 +1,7 @@
 // Validation of the data-movement ops of the op graph: transpose (attrs.dims, a permutation)
 // and cat (attrs.dim, 2+ inputs equal outside that dim). Both move bytes and cannot convert.
+#include <fmt/format.h>
+
 #include <string>
 
 #include "sim/graph/op_graph.h"
@@ -9,9 +11,7 @@ namespace dfsim {
 
 namespace {
 
-std::string rank_range(std::int64_t rank) {
-  return "[" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "]";
-}
+std::string rank_range(std::int64_t rank) { return fmt::format("[{}, {}]", -rank, rank - 1); }
 
 // attrs.dims: one entry per input dim, each in [-rank, rank), together a permutation.
 std::vector<int> read_permutation(const JsonView& attrs, std::int64_t rank) {
