@@ -221,6 +221,13 @@ std::string summary_text(const OJson& s) {
   for (auto& [k, v] : s["units"]["by_kind"].items())
     kinds += fmt::format("  {} {:.0f}%", k, 100 * v["mean_utilization"].get<double>());
   out += "  busy     " + kinds + "\n";
+  const auto& d = s["dma"];
+  if (d["bursts"].get<std::uint64_t>() > 0 && d.contains("mean_outstanding")) {
+    // Near the cap, the queues wait on the memory's latency rather than on their issue rate.
+    int cap = s["config_resolved"]["core"]["dma"]["max_outstanding"].get<int>();
+    out += fmt::format("  dma       {:.1f} of {} bursts in flight per busy queue, {:.0f} ns from issue to LX or DRAM\n",
+                       d["mean_outstanding"].get<double>(), cap, d["mean_burst_latency_ns"].get<double>());
+  }
   if (s.contains("critical_path")) {
     std::string parts;
     for (auto& [k, v] : s["critical_path"]["busy_ns"].items()) parts += fmt::format("  {} {:.1f} us", k, v.get<double>() / 1000);
