@@ -1,5 +1,6 @@
-// Lowering of elementwise ops and sum: split the outermost non-reduced dim, tile, and emit
-// per tile a load per input, one SFP task and a store.
+// Lowering of elementwise ops and row reductions: split the outermost non-reduced dim, tile,
+// and emit per tile a load per input, one SFP task and a store (intermediates kept in LX and
+// broadcast operands loaded once skip their load; kept outputs skip their store).
 #include <fmt/format.h>
 
 #include "sim/common/error.h"
