@@ -1,6 +1,8 @@
 // Param: type names, range text and checking of one value against its registration.
 #include "sim/config/params.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -62,9 +64,8 @@ std::string Param::range_text() const {
       return "in [" + std::to_string(int_min) + ", " + std::to_string(int_max) + "]";
     case ParamType::Double:
     case ParamType::StringDoubleMap: {
-      std::string lo = (num_min_open ? "(" : "[") + num_text(num_min);
-      if (std::isinf(num_max)) return (num_min_open ? "> " : ">= ") + num_text(num_min);
-      return "in " + lo + ", " + num_text(num_max) + "]";
+      if (std::isinf(num_max)) return fmt::format("{} {}", num_min_open ? ">" : ">=", num_text(num_min));
+      return fmt::format("in {}{}, {}]", num_min_open ? "(" : "[", num_text(num_min), num_text(num_max));
     }
     case ParamType::String:
       if (choices.empty()) return "";
