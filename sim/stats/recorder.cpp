@@ -5,7 +5,11 @@
 namespace dfsim {
 
 int Recorder::add_track(std::string group, std::string name, std::string kind) {
-  tracks_.push_back(Track{std::move(group), std::move(name), std::move(kind), 0, 0, {}, {}});
+  Track t;
+  t.group = std::move(group);
+  t.name = std::move(name);
+  t.kind = std::move(kind);
+  tracks_.push_back(std::move(t));
   return static_cast<int>(tracks_.size()) - 1;
 }
 
