@@ -39,15 +39,24 @@ int cmd_info(const std::vector<std::string>& args) {
                              c.pt_macs_per_cycle(d), core, core * c.cores, 2 * core * c.cores / 1000);
   }
   std::cout << fmt::format("  SFP per corelet  {} lanes\n", c.core.sfp.lanes);
-  std::cout << fmt::format("  LX per core      {} B ({:.2f} MiB), {} B usable by programs\n", c.core.lx.bytes,
-                           c.core.lx.bytes / 1048576.0, c.core.lx.usable_bytes);
+  std::cout << fmt::format("  LX per core      {} B ({:.2f} MiB), {} B usable by programs, allocated {}\n",
+                           c.core.lx.bytes, c.core.lx.bytes / 1048576.0, c.core.lx.usable_bytes,
+                           c.core.lx.allocation == "program_order" ? "in program order" : "first come first served");
   std::cout << fmt::format("  off-chip         {} model, {} channels x {}-bit x {} MT/s = {:.1f} GB/s peak{}\n",
                            c.memory.impl, c.memory.channels, c.memory.bus_bits, c.memory.data_rate_mtps,
                            c.memory_peak_gbps(), c.memory.ideal ? " (ideal: no time)" : "");
   std::cout << fmt::format("  ring             {} B/cycle per direction per link = {:.1f} GB/s, {} cycles per hop\n",
                            c.ring.bytes_per_cycle, c.ring_gbps_per_direction(), c.ring.hop_cycles);
-  std::cout << fmt::format("  DMA              {} B sticks, bursts of up to {} sticks, {} requests in flight per core\n",
-                           c.core.dma.stick_bytes, c.core.dma.burst_sticks, c.core.dma.max_outstanding);
+  if (c.memory.ports > 0)
+    std::cout << fmt::format("  memory ports     {}, one per {} of the ring, {:.1f} GB/s per direction each\n",
+                             c.memory.ports, c.memory.ports == 2 ? "half" : "part",
+                             c.memory.port_bytes_per_cycle * c.core.clock_mhz / 1000.0);
+  const DmaConfig& d = c.core.dma;
+  std::cout << fmt::format("  DMA              {} per core ({}), {} B sticks, bursts of up to {} sticks,\n"
+                           "                   {} requests in flight per queue, {} cycles per request + {} per stick\n",
+                           d.queues == 2 ? "2 queues" : "1 queue",
+                           d.queues == 2 ? "loads; stores and LX copies" : "every transfer", d.stick_bytes,
+                           d.burst_sticks, d.max_outstanding, d.issue_cycles, d.stick_issue_cycles);
   return 0;
 }
 

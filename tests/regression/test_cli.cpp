@@ -287,6 +287,9 @@ TEST_CASE("cli: info prints the spyre figures", "[cli]") {
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Contains("204.8"));   // 8 channels x 32 bit x 6400 MT/s
   CHECK_THAT(r.out, Contains("49152.0")); // fp16 MAC/ns per card: 32 x 2 x 8x8 x 8 x 1.5 GHz
+  CHECK_THAT(r.out, Contains("81.0 GB/s per direction"));  // memory port: 54 B/cycle x 1.5 GHz
+  CHECK_THAT(r.out, Contains("2 queues per core"));
+  CHECK_THAT(r.out, Contains("allocated in program order"));
   Result s = dfsim("info -c configs/spyre.json --set memory.channels=4");
   CHECK(s.code == 0);
   CHECK_THAT(s.out, Contains("102.4"));
