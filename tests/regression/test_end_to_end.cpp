@@ -104,7 +104,7 @@ constexpr std::uint64_t kMiB = 1u << 20;
 TEST_CASE("e2e: every shipped workload has an end-to-end test", "[e2e]") {
   // Add a test case below when adding a workload.
   std::set<std::string> covered = {"add_2048x1024.json", "matmul_1024.json", "matmul_4096.json",
-                                   "softmax_chain_512x1024.json", "sum_4x262144.json",
+                                   "softmax_chain_512x1024.json", "sum_4x262144.json", "mlp_block_512x2048.json",
                                    "transpose_cat_2048x1024.json"};
   std::set<std::string> shipped;
   for (const auto& e : std::filesystem::directory_iterator("workloads"))
@@ -165,6 +165,17 @@ TEST_CASE("e2e: sum_4x262144 on spyre reduces across cores over the ring", "[e2e
   // 31 ring copies of a 4-element fp16 partial (8 B), one message each.
   CHECK(s["ring"]["bytes_carried"].get<std::uint64_t>() >= 31 * 8);
   CHECK(s["roofline"]["bound_by"] == "memory");
+}
+
+TEST_CASE("e2e: mlp_block_512x2048 on spyre runs a transformer MLP block", "[e2e]") {
+  auto s = run_checked("workloads/mlp_block_512x2048.json", "configs/spyre.json");
+  CHECK(s["compute"]["macs"].get<std::uint64_t>() == 2ull * 512 * 2048 * 8192);
+  // Reads: x (2 MiB) and w1 (32) by the first matmul, h (8) by gelu, g (8) and w2 (32) by the
+  // second matmul, x and z (2 + 2) by the add: 86 MiB; every weight byte once (operand
+  // sharing). Writes: h, g (8 + 8), z, y (2 + 2) = 20 MiB.
+  CHECK(s["offchip"]["bytes_read"] == 86 * kMiB);
+  CHECK(s["offchip"]["bytes_written"] == 20 * kMiB);
+  CHECK(s["kernels"].size() == 4);
 }
 
 TEST_CASE("e2e: softmax_chain_512x1024 on spyre", "[e2e]") {
