@@ -8,20 +8,9 @@
 #include "sim/common/error.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
+#include "sim/graph/op_shapes.h"
 
 namespace dfsim {
-
-namespace {
-
-constexpr int kPipelineTiles = 4;  // as elementwise ops: a core's loads overlap its stores
-
-std::uint64_t product(const Shape& s, std::size_t from, std::size_t to) {
-  std::uint64_t p = 1;
-  for (std::size_t i = from; i < to; ++i) p *= static_cast<std::uint64_t>(s[i]);
-  return p;
-}
-
-}  // namespace
 
 void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel) {
   const OpGraph& g = ctx.ops;
@@ -31,7 +20,7 @@ void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel) {
   const std::size_t rank = y.shape.size();
   // The output as [outer, row]: outer = dims before d; input i fills the columns
   // [pos_i, pos_i + x_i.shape[d] * inner) of every row.
-  const std::uint64_t inner = product(y.shape, d + 1, rank);
+  const std::uint64_t inner = dims_product(y.shape, d + 1, rank);
   const std::uint64_t yrow = static_cast<std::uint64_t>(y.shape[d]) * inner;
   std::vector<std::uint64_t> pos;
   std::uint64_t at = 0;
@@ -54,10 +43,10 @@ void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel) {
     // one contiguous run of x).
     std::size_t s = 0;
     while (s + 1 < rank && x.shape[s] == 1) ++s;
-    const std::uint64_t unit = product(x.shape, s + 1, rank);  // x elements per unit of s
+    const std::uint64_t unit = dims_product(x.shape, s + 1, rank);  // x elements per unit of s
     const std::uint64_t row = static_cast<std::uint64_t>(x.shape[d]) * inner;
     // In y, a unit of s is `mid` rows of `row` elements, yrow apart (s before d), or one run.
-    const std::uint64_t mid = s < d ? product(x.shape, s + 1, d) : 0;
+    const std::uint64_t mid = s < d ? dims_product(x.shape, s + 1, d) : 0;
     auto groups = divide_work(x.shape[s], ctx.cores);
     const std::string suffix = i > 0 ? fmt::format(".{}", i) : "";
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {

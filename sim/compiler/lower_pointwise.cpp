@@ -12,9 +12,6 @@ namespace dfsim {
 
 namespace {
 
-// Tiles per core of a software-pipelined elementwise op (see tile_units).
-constexpr int kPipelineTiles = 4;
-
 // Slicers of the inputs and the output, and the extent of the split dimension.
 struct PointwisePlan {
   std::vector<OperandSlicer> in;

@@ -12,12 +12,6 @@ namespace dfsim {
 
 namespace {
 
-// Elements of `s` in dims [from, to).
-std::uint64_t product(const Shape& s, std::size_t from, std::size_t to) {
-  std::uint64_t p = 1;
-  for (std::size_t i = from; i < to; ++i) p *= static_cast<std::uint64_t>(s[i]);
-  return p;
-}
 
 // Fewest elements of the reduced dim per core: one stick of fp16 per kept row.
 constexpr std::int64_t kMinPerCore = 64;
@@ -26,7 +20,7 @@ constexpr std::int64_t kMinPerCore = 64;
 int split_parts(const OpGraph& g, const Op& op, int cores) {
   const OpTensor& in = g.tensors[op.inputs[0]];
   const auto d = static_cast<std::size_t>(op.dim);
-  const std::uint64_t kept = product(in.shape, 0, d) * product(in.shape, d + 1, in.shape.size());
+  const std::uint64_t kept = dims_product(in.shape, 0, d) * dims_product(in.shape, d + 1, in.shape.size());
   // Worth it only when splitting the kept elements would leave most cores idle.
   int parts = static_cast<int>(std::min<std::int64_t>(cores, in.shape[d] / kMinPerCore));
   return kept * 2 > static_cast<std::uint64_t>(cores) || parts < 2 ? 0 : parts;
@@ -43,7 +37,7 @@ bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& k
   const OpTensor& in = g.tensors[op.inputs[0]];
   const OpTensor& out = g.tensors[op.outputs[0]];
   const auto d = static_cast<std::size_t>(op.dim);
-  const std::uint64_t kept = product(in.shape, 0, d) * product(in.shape, d + 1, in.shape.size());
+  const std::uint64_t kept = dims_product(in.shape, 0, d) * dims_product(in.shape, d + 1, in.shape.size());
   const std::int64_t extent = in.shape[d];
   int parts = split_parts(g, op, ctx.cores);
   if (parts == 0) return false;

@@ -11,6 +11,7 @@
 #include "sim/common/error.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
+#include "sim/graph/op_shapes.h"
 
 namespace dfsim {
 
@@ -19,12 +20,9 @@ namespace {
 // Loads per tile above which a stick-keeping transpose reshuffles on the SFP instead of
 // gathering run by run (many tiny DMA tasks).
 constexpr std::int64_t kMaxGatherLoads = 64;
-constexpr int kPipelineTiles = 4;  // as elementwise ops: a core's loads overlap its stores
 
 std::int64_t product(const Shape& s, std::size_t from, std::size_t to) {
-  std::int64_t p = 1;
-  for (std::size_t i = from; i < to; ++i) p *= s[i];
-  return p;
+  return static_cast<std::int64_t>(dims_product(s, from, to));
 }
 
 // The transpose with size-1 dims dropped and input dims that stay adjacent and in order

@@ -1,17 +1,9 @@
 // Slicing of HBM tensors along the split dimension (see slicing.h).
 #include "sim/compiler/slicing.h"
 
+#include "sim/graph/op_shapes.h"
+
 namespace dfsim {
-
-namespace {
-
-std::uint64_t product(const Shape& s, std::size_t from, std::size_t to) {
-  std::uint64_t p = 1;
-  for (std::size_t i = from; i < to; ++i) p *= static_cast<std::uint64_t>(s[i]);
-  return p;
-}
-
-}  // namespace
 
 SlicePattern OperandSlicer::slice(std::int64_t begin, std::int64_t len) const {
   const Shape& s = tensor->shape;
@@ -23,7 +15,7 @@ SlicePattern OperandSlicer::slice(std::int64_t begin, std::int64_t len) const {
     return p;
   }
   auto d = static_cast<std::size_t>(dim);
-  std::uint64_t outer = product(s, 0, d), inner = product(s, d + 1, s.size());
+  std::uint64_t outer = dims_product(s, 0, d), inner = dims_product(s, d + 1, s.size());
   auto extent = static_cast<std::uint64_t>(s[d]);
   std::uint64_t b = pinned ? 0 : static_cast<std::uint64_t>(begin);
   std::uint64_t n = pinned ? 1 : static_cast<std::uint64_t>(len);
@@ -41,12 +33,12 @@ SlicePattern OperandSlicer::slice(std::int64_t begin, std::int64_t len) const {
 
 std::uint64_t OperandSlicer::unit_offset() const {
   if (!follows_split()) return 0;
-  return dtype_bytes(tensor->dtype, product(tensor->shape, dim + 1, tensor->shape.size()));
+  return dtype_bytes(tensor->dtype, dims_product(tensor->shape, dim + 1, tensor->shape.size()));
 }
 
 std::uint64_t OperandSlicer::unit_bytes() const {
   if (!follows_split()) return 0;
-  return dtype_bytes(tensor->dtype, product(tensor->shape, 0, dim) * product(tensor->shape, dim + 1, tensor->shape.size()));
+  return dtype_bytes(tensor->dtype, dims_product(tensor->shape, 0, dim) * dims_product(tensor->shape, dim + 1, tensor->shape.size()));
 }
 
 std::uint64_t OperandSlicer::fixed_bytes() const {

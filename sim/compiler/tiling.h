@@ -23,6 +23,8 @@ std::vector<TileRange> split_even(std::int64_t extent, std::int64_t max_tile);
 // least kMinPipelinedTileBytes of per-unit data, so that a core's loads of one tile overlap
 // the store of the previous one (software pipelining).
 constexpr std::uint64_t kMinPipelinedTileBytes = 16384;
+// Tiles per core of a software-pipelined lowering (elementwise ops, transpose, cat).
+constexpr int kPipelineTiles = 4;
 std::optional<std::vector<TileRange>> tile_units(std::int64_t share, std::uint64_t unit_bytes,
                                                  std::uint64_t fixed_bytes, std::uint64_t budget, int min_tiles = 1);
 

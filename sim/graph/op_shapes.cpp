@@ -26,6 +26,12 @@ const OpInfo* find_op_info(const std::string& name) {
   return nullptr;
 }
 
+std::uint64_t dims_product(const Shape& s, std::size_t from, std::size_t to) {
+  std::uint64_t p = 1;
+  for (std::size_t i = from; i < to; ++i) p *= static_cast<std::uint64_t>(s[i]);
+  return p;
+}
+
 std::string shape_str(const Shape& s) {
   std::string out = "[";
   for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);

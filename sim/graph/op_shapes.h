@@ -23,6 +23,8 @@ const std::vector<OpInfo>& op_catalog();
 const OpInfo* find_op_info(const std::string& name);
 
 std::string shape_str(const Shape& s);
+// Elements in dims [from, to) of `s` (1 for an empty range).
+std::uint64_t dims_product(const Shape& s, std::size_t from, std::size_t to);
 
 // Numpy-style broadcast of two shapes (aligned on the right, size-1 dims stretch).
 // Returns nullopt if they do not broadcast.

@@ -10,8 +10,11 @@
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
+#include "tests/unit/coverage.h"
 
 using namespace dfsim;
+using dfsim::testing::all_equal;
+using dfsim::testing::coverage;
 using Catch::Contains;
 
 namespace {
@@ -50,24 +53,6 @@ std::uint64_t dma_bytes(const KernelGraph& g, const std::string& op) {
   for (const auto& t : g.tasks)
     if (t.unit == UnitKind::dma && t.op == op) n += t.reads[0].total_bytes() * t.core_count;
   return n;
-}
-
-// How many times each byte of HBM buffer `name` is written (write=true) or read by DMA.
-std::vector<int> coverage(const KernelGraph& g, const ExpandedGraph& eg, const std::string& name, bool write) {
-  int b = g.find_buffer(name);
-  std::vector<int> hits(g.buffers[b].bytes, 0);
-  for (const auto& inst : eg.instances)
-    for (const auto& r : write ? inst.writes : inst.reads)
-      if (r.buffer == b)
-        for (std::uint64_t row = 0; row < r.rows; ++row)
-          for (std::uint64_t x = 0; x < r.bytes; ++x) ++hits[r.offset + row * r.stride + x];
-  return hits;
-}
-
-bool all_equal(const std::vector<int>& v, int n) {
-  for (int x : v)
-    if (x != n) return false;
-  return true;
 }
 
 // Every compute task's tile fits the budget (half the usable LX). A matmul step's previous

@@ -11,8 +11,11 @@
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
+#include "tests/unit/coverage.h"
 
 using namespace dfsim;
+using dfsim::testing::all_equal;
+using dfsim::testing::coverage;
 using Catch::Contains;
 
 namespace {
@@ -58,21 +61,6 @@ Json cat_graph(const std::map<std::string, std::vector<std::int64_t>>& ins, cons
 }
 
 OpGraph ops(const Json& j) { return read_op_graph(j, "w.json"); }
-
-std::vector<int> coverage(const KernelGraph& g, const ExpandedGraph& eg, const std::string& name, bool write) {
-  int b = g.find_buffer(name);
-  std::vector<int> hits(g.buffers[static_cast<std::size_t>(b)].bytes, 0);
-  for (const auto& inst : eg.instances)
-    for (const auto& r : write ? inst.writes : inst.reads)
-      if (r.buffer == b)
-        for (std::uint64_t row = 0; row < r.rows; ++row)
-          for (std::uint64_t x = 0; x < r.bytes; ++x) ++hits[r.offset + row * r.stride + x];
-  return hits;
-}
-
-bool all_equal(const std::vector<int>& v, int n) {
-  return std::all_of(v.begin(), v.end(), [n](int x) { return x == n; });
-}
 
 // Plays the DMA tasks of a compiled graph on byte labels: every byte of an input buffer holds
 // "input index << 32 | offset", a DMA moves the i-th byte it reads to the i-th byte it writes.
