@@ -132,6 +132,23 @@ TEST_CASE("memory: lpddr5 row-buffer-hostile stride pays a row cycle per access"
   CHECK(r.end > 10 * ns_to_ticks(160));
 }
 
+namespace {
+
+// 256 KiB loaded and 256 KiB stored at once on the saturating config with `min_batch`; the
+// memory's totals. (One simulation: call it once per test case.)
+MemStats mixed_traffic(int min_batch) {
+  ChipConfig cfg = saturating_cfg();
+  cfg.memory.lpddr5.min_batch = min_batch;
+  KernelGraph g = load_and_store(262144);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  return sim.system().card().memory().stats();
+}
+
+}  // namespace
+
 TEST_CASE("memory: lpddr5 turns the bus after min_batch requests when both directions wait", "[memory][lpddr5]") {
   // 256 KiB each way = 512 pieces of 512 B each way, 64 per channel per direction, arriving
   // faster than the channel serves them. Reads go first until 24 writes (write_high) wait;
@@ -139,14 +156,7 @@ TEST_CASE("memory: lpddr5 turns the bus after min_batch requests when both direc
   // up to 64 / 2 write batches per channel, each with a turnaround there and back. Bounds per
   // channel: at least 16 (a quarter of that), at most one per 2 requests, (64 + 64) / 2 = 64,
   // plus 2 for the ends; x 8 channels.
-  ChipConfig cfg = saturating_cfg();
-  cfg.memory.lpddr5.min_batch = 2;
-  KernelGraph g = load_and_store(262144);
-  ExpandedGraph x = expand_graph(g, cfg);
-  Simulation sim(g, x, cfg);
-  RunResult r = sim.run();
-  REQUIRE(r.ok());
-  const MemStats& m = sim.system().card().memory().stats();
+  MemStats m = mixed_traffic(2);
   CHECK(m.bytes_read == 262144);
   CHECK(m.bytes_written == 262144);
   CHECK(m.turnarounds >= 16 * 8);
@@ -157,14 +167,7 @@ TEST_CASE("memory: lpddr5 with a long min_batch turns the bus rarely", "[memory]
   // The same traffic with min_batch = 64 (all the pieces of one direction of a channel):
   // a channel serves one direction until it has none queued, so only a few switches per
   // channel (reads first, then writes, plus what arrives late): at most 4 x 8 channels.
-  ChipConfig cfg = saturating_cfg();
-  cfg.memory.lpddr5.min_batch = 64;
-  KernelGraph g = load_and_store(262144);
-  ExpandedGraph x = expand_graph(g, cfg);
-  Simulation sim(g, x, cfg);
-  RunResult r = sim.run();
-  REQUIRE(r.ok());
-  const MemStats& m = sim.system().card().memory().stats();
+  MemStats m = mixed_traffic(64);
   CHECK(m.turnarounds >= 1);
   CHECK(m.turnarounds <= 32);
 }
