@@ -2,6 +2,7 @@
 // m x n with a chain of k-steps, each a PT task reading A(m,k), B(k,n) and the previous fp32
 // accumulator.
 #include <fmt/format.h>
+#include <stdexcept>
 
 #include "sim/common/error.h"
 #include "sim/compiler/lowering.h"
@@ -269,8 +270,14 @@ void lower_per_core(LowerContext& ctx, const Op& op, const std::string& kernel, 
 
 }  // namespace
 
-void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel) {
+bool matmul_epilogue_ok(const OpGraph&, const Op&, const std::vector<int>&, const Op&) {
+  return false;  // not lowered yet: the fusion pass keeps matmuls in kernels of their own
+}
+
+void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, const std::vector<int>& epilogue) {
   const OpGraph& g = ctx.ops;
+  if (!epilogue.empty())
+    throw std::logic_error("lower_matmul: epilogue fusion is not implemented yet");
   std::int64_t M = g.tensors[op.inputs[0]].shape[0], K = g.tensors[op.inputs[0]].shape[1];
   std::int64_t N = g.tensors[op.inputs[1]].shape[1];
   // A grid of cores over [M, N]: grid row r takes an M slice, grid column c an N slice; the

@@ -39,7 +39,14 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
 // tree of ring copies and SFP combines. false (nothing emitted) when it does not apply.
 bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& kernel);
 // 2-D matmul: a core grid over M and N, operands shared over the grid when the shape divides.
-void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel);
+// `epilogue`: op graph op indices, in order, of elementwise ops fused after the matmul (the
+// first reads the matmul's output, each next one the previous one's; their other operands are
+// loaded per output tile); they run on the SFP as each output tile is stored, and the last
+// one's output tensor is what the kernel stores. Empty: the matmul's own output is stored.
+void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, const std::vector<int>& epilogue = {});
+// Whether the fusion pass may append op `next` to the epilogue of `matmul` (whose current
+// epilogue is `epilogue`): an elementwise op whose running operand is the previous output.
+bool matmul_epilogue_ok(const OpGraph& g, const Op& matmul, const std::vector<int>& epilogue, const Op& next);
 // Data movement through LX, DMA only (lower_transpose.cpp, lower_cat.cpp); a transpose that
 // moves the stick dim adds one SFP copy pass per tile for the element reshuffle.
 void lower_transpose(LowerContext& ctx, const Op& op, const std::string& kernel);
