@@ -1,6 +1,7 @@
 #pragma once
 // In-memory form of an op graph ("format": "dfsim.ops", v1): tensors, ops, compile options.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ struct Op {
   std::optional<WorkDivision> work_division;  // matmul: forced; absent: the compiler chooses
   std::vector<int> perm;           // transpose: output dim i is input dim perm[i]
   int index = 0;                   // position in the file's "ops" list
+  // Effective compile options of this op (graph-level "compile" merged with the op's own
+  // "compile" and the CLI flags). split: cores along each named dim (B, M, N, K for the
+  // matmul family; d0, d1, ... output dims for the others); tiles: a sequential coarse-tile
+  // loop of that many iterations over the named dim. Empty: the compiler chooses.
+  std::map<std::string, std::int64_t> split, tiles;
 };
 
 // Which intermediate tensors the compiler keeps in LX between kernels (docs/compiler.md):
@@ -50,6 +56,9 @@ const char* lx_planning_name(LxPlanning p);
 struct CompileOptions {
   int cores = 1;                   // cores to divide each op over
   LxPlanning lx_planning = LxPlanning::none;
+  bool fuse = true;                // fuse elementwise chains, reductions and matmul epilogues into kernels
+  // Device dimension order of a tensor (by name): the last axis is the stick dimension.
+  std::map<std::string, std::vector<int>> layouts;
 };
 
 // A validated op graph: shapes inferred and checked, acyclic, every used tensor produced.
