@@ -12,6 +12,8 @@
 
 namespace dfsim {
 
+struct CompileReport;
+
 int cmd_run(const std::vector<std::string>& args);
 int cmd_compile(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
@@ -31,8 +33,9 @@ LxPlanning parse_lx_planning(const std::string& s);
 
 // A workload file (op graph compiled on the fly, or compiled kernel graph) as a kernel graph,
 // with the overrides applied to an op graph. `format` receives the file's format.
+// With `report`, an op graph's compile report goes there (a kernel graph leaves it empty).
 KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const CompileOverrides& over,
-                          std::string* format);
+                          std::string* format, CompileReport* report = nullptr);
 inline KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, int cores, std::string* format) {
   return load_workload(file, cfg, CompileOverrides{cores, std::nullopt}, format);
 }

@@ -6,6 +6,7 @@
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
 #include "sim/common/error.h"
+#include "sim/compiler/compile_report.h"
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
 
@@ -17,6 +18,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   std::vector<std::string> sets;
   int cores = 0;
   std::string lx_planning;
+  bool explain = false;
   opts.add_options()
       ("input", po::value(&input)->required(), "op graph (dfsim.ops)")
       ("output,o", po::value(&output)->required(), "kernel graph to write (dfsim.kernels)")
@@ -24,11 +26,14 @@ int cmd_compile(const std::vector<std::string>& args) {
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value")
       ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores)")
       ("lx-planning", po::value(&lx_planning),
-       "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)");
+       "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)")
+      ("explain", po::bool_switch(&explain),
+       "print, per kernel, the ops in it, the split and why, tile loops, LX-resident buffers, operand sharing, "
+       "off-chip bytes per buffer, the roofline bound and warnings (docs/outputs.md)");
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
-  if (!parse_options("compile", "OPS.json -o KERNELS.json [--config FILE] [--cores N] [--lx-planning P]",
+  if (!parse_options("compile", "OPS.json -o KERNELS.json [--config FILE] [--cores N] [--lx-planning P] [--explain]",
                      "dfsim compile workloads/matmul_1024.json -o matmul.kernels.json --cores 8", opts, &pos, args, vm))
     return 0;
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
@@ -37,7 +42,8 @@ int cmd_compile(const std::vector<std::string>& args) {
   if (config.empty()) config = default_config_path();
   ChipConfig cfg = load_chip_config(config, sets);
   std::string format;
-  KernelGraph g = load_workload(input, cfg, over, &format);
+  CompileReport report;
+  KernelGraph g = load_workload(input, cfg, over, &format, &report);
   if (format != "dfsim.ops") throw InputError(input, "/format", "expected an op graph (\"dfsim.ops\")");
   expand_graph(g, cfg);  // the compiled graph must pass the loader's checks
   std::string tmp = output + ".tmp";
@@ -52,6 +58,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   if (ec) throw InputError(output, "", "cannot be written: " + ec.message());
   std::cout << output << ": " << g.tasks.size() << " task templates in " << g.kernels.size() << " kernels, "
             << g.buffers.size() << " buffers, " << g.cores << " cores\n";
+  if (explain) std::cout << report.text();
   return 0;
 }
 

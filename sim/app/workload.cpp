@@ -27,7 +27,7 @@ LxPlanning parse_lx_planning(const std::string& s) {
 }
 
 KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const CompileOverrides& over,
-                          std::string* format) {
+                          std::string* format, CompileReport* report) {
   Json j = load_json_file(file);
   std::string f = detect_format(j);
   if (format) *format = f;
@@ -39,7 +39,7 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
                        "the program asks for " + std::to_string(n) + " cores, the config \"" + cfg.name +
                            "\" has " + std::to_string(cfg.cores));
     if (over.lx_planning) ops.compile.lx_planning = *over.lx_planning;
-    KernelGraph g = compile_ops(ops, cfg, n);
+    KernelGraph g = compile_ops(ops, cfg, n, report);
     g.file = file;
     return g;
   }

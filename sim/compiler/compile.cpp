@@ -3,6 +3,7 @@
 #include "sim/compiler/compile.h"
 
 #include "sim/common/error.h"
+#include "sim/compiler/compile_report.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/residency.h"
 #include "sim/config/chip_config.h"
@@ -11,7 +12,7 @@
 
 namespace dfsim {
 
-KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores) {
+KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores, CompileReport* report) {
   if (cores < 1 || cores > config.cores)
     throw InputError(ops.file, "/compile/cores",
                      "asks for " + std::to_string(cores) + " cores, the chip has " + std::to_string(config.cores));
@@ -22,6 +23,8 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores)
   ResidencyPlan residency = plan_residency(ops, ops.compile.lx_planning, cores, usable);
   LowerContext ctx{builder, ops, {}, cores, usable / 2, {}};
   ctx.stick_bytes = config.core.dma.stick_bytes;
+  ctx.chip = &config;
+  ctx.report = report;
   for (std::size_t t = 0; t < ops.tensors.size(); ++t) {
     const OpTensor& x = ops.tensors[t];
     ctx.hbm.push_back(builder.add_buffer(x.name, Space::hbm, x.bytes(), x.dtype, ops.is_input(static_cast<int>(t))));
@@ -35,6 +38,7 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores)
     builder.begin_kernel(kernel);
     const OpKind kind = find_op_info(op.op)->kind;
     if (kind == OpKind::matmul) lower_matmul(ctx, op, kernel);
+    else if (kind == OpKind::sdpa) lower_sdpa(ctx, op, kernel);
     else if (kind == OpKind::transpose) lower_transpose(ctx, op, kernel);
     else if (kind == OpKind::cat) lower_cat(ctx, op, kernel);
     else lower_pointwise(ctx, op, kernel);
@@ -43,6 +47,7 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores)
   g.description = "compiled by dfsim from " + (ops.file.empty() ? ops.name : ops.file) + " for " +
                   std::to_string(cores) + " cores";
   check_kernel_graph(g);
+  if (report) report->measure(g, config);
   return g;
 }
 

@@ -6,10 +6,12 @@
 namespace dfsim {
 
 struct ChipConfig;
+struct CompileReport;
 
 // Compiles every op of `ops` into one kernel, dividing the work over `cores` cores of
 // `config`. Throws InputError (the op graph's file and JSON path) when `cores` exceeds the
 // chip or an op cannot be tiled into half of the usable LX.
-KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores);
+// With `report`, what the compiler decided per kernel goes there too (compile_report.h).
+KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores, CompileReport* report = nullptr);
 
 }  // namespace dfsim

@@ -1,303 +1,509 @@
-// Lowering of 2-D matmul [M,K] @ [K,N]: a grid of cores over M and N; per core, tiles of
-// m x n with a chain of k-steps, each a PT task reading A(m,k), B(k,n) and the previous fp32
-// accumulator.
+// Lowering of the matmul family (matmul with batch dims and transposed operands, linear):
+// a plan (matmul_plan.h) divides batches, M, N and K over the cores; per core, tiles of m x n
+// with a chain of k-steps on the PT; the A tile of a grid row and the B tile of a grid column
+// are loaded once, in bands, and multicast; K parts meet in a ring tree; an epilogue of
+// elementwise ops runs on the SFP before each output tile is stored.
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "sim/common/error.h"
+#include "sim/compiler/compile_report.h"
 #include "sim/compiler/lowering.h"
-#include "sim/compiler/tiling.h"
+#include "sim/compiler/matmul_plan.h"
+#include "sim/compiler/spmd_merge.h"
+#include "sim/graph/op_shapes.h"
 
 namespace dfsim {
 
 namespace {
 
-// Byte pattern of the sub-matrix rows [r, r+nr) x cols [c, c+nc) of a row-major matrix.
-SlicePattern block(const OpTensor& t, std::int64_t r, std::int64_t nr, std::int64_t c, std::int64_t nc) {
-  auto cols = static_cast<std::uint64_t>(t.shape[1]);
-  SlicePattern p;
-  p.elements = static_cast<std::uint64_t>(nr * nc);
-  p.offset = dtype_bytes(t.dtype, static_cast<std::uint64_t>(r) * cols + static_cast<std::uint64_t>(c));
-  if (static_cast<std::uint64_t>(nc) == cols || nr == 1) {
-    p.bytes = dtype_bytes(t.dtype, p.elements);
-  } else {
-    p.rows = static_cast<std::uint64_t>(nr);
-    p.bytes = dtype_bytes(t.dtype, static_cast<std::uint64_t>(nc));
-    p.stride = dtype_bytes(t.dtype, cols);
-  }
-  return p;
+// One elementwise op applied to each output tile: `operand` (an op graph tensor, or -1 for a
+// unary op or one whose operands are both the running tile) in `view`, or a row vector [N].
+struct EpilogueStep {
+  std::string op;
+  int operand = -1;
+  bool row_vector = false;
+  StoredMatrix view;  // operand laid out like the output (when not a row vector)
+  Dtype out = Dtype::fp16;
+};
+
+// A tensor that broadcasts to the output [..., M, N] as a row vector: every dim 1 but the last.
+bool is_row_vector(const Shape& s, std::int64_t n) {
+  return s.back() == n && dims_product(s, 0, s.size() - 1) == 1;
 }
 
-InputError no_tile(const LowerContext& ctx, const Op& op) {
-  return InputError(ctx.ops.file, "/ops/" + std::to_string(op.index),
-                    "matmul: even a 1x1x1 tile does not fit the " + std::to_string(ctx.budget) + "-byte tile budget");
-}
-
-// An affine value that is `at_first` on core `first` and grows by `step` per core.
-Affine affine_from(int first, std::int64_t at_first, std::int64_t step) {
-  return Affine{step, at_first - step * first};
-}
-
-// Operand sharing over the grid: when M and N divide evenly over it, every core runs the same
-// tiles, so the A tile of a grid row is identical on its C cores and the B tile of a grid
-// column on its R cores. Each core loads 1/C of the A tile (a band of its rows) and 1/R of
-// the B tile (a band of its k rows) and multicasts them over the ring: every operand byte
-// crosses the off-chip bus once per tile instead of once per core.
-//
-// With `ksplit` > 1 (a forced work division), K is divided over `ksplit` such grids (grid g
-// on cores [g R C, (g+1) R C) takes K range g): each ends a tile's k chain with an fp32
-// partial, and the partials of one output tile meet in a binary tree over the ring (a ring
-// copy and an SFP add per step) before grid 0 stores the tile.
-//
-// Returns false (nothing emitted) when the shape does not divide evenly or no tile splits
-// into the bands.
-bool lower_shared(LowerContext& ctx, const Op& op, const std::string& kernel, const CoreGrid& grid, int ksplit) {
-  const OpGraph& g = ctx.ops;
-  const OpTensor& A = g.tensors[op.inputs[0]];
-  const OpTensor& B = g.tensors[op.inputs[1]];
-  const OpTensor& C = g.tensors[op.outputs[0]];
-  std::int64_t M = A.shape[0], K = A.shape[1], N = B.shape[1];
-  const int R = grid.rows, Cn = grid.cols, RC = R * Cn;
-  if (RC * ksplit < 2 || M % R != 0 || N % Cn != 0 || K % ksplit != 0) return false;
-  const std::int64_t mshare = M / R, nshare = N / Cn, kpart = K / ksplit;
-  OperandSharing sharing{Cn, R, ksplit > 1};
-  auto tile = plan_matmul_tile(mshare, nshare, kpart, A.dtype, ctx.budget, sharing);
-  if (!tile) return false;
-  auto mt = split_even(mshare, tile->m), nt = split_even(nshare, tile->n), kt = split_even(kpart, tile->k);
-  const int a_hbm = ctx.hbm[op.inputs[0]], b_hbm = ctx.hbm[op.inputs[1]], c_hbm = ctx.hbm[op.outputs[0]];
-  // The cores of K group kk: all of its grid, or its grid row r.
-  auto grid_group = [&](int kk) { return CoreGroup{kk * RC, RC, 0, 0}; };
-  auto row_group = [&](int kk, int r) { return CoreGroup{kk * RC + r * Cn, Cn, nshare, 0}; };
-  auto kname = [&](const std::string& prefix, int kk) { return ksplit > 1 ? prefix + "/g" + std::to_string(kk) : prefix; };
-
-  // Core r*Cn + j of grid row r loads band j of the A tile (rows [row, row+mrows) of grid row
-  // r's M slice, k range kr) and multicasts it to the Cn cores of its grid row.
-  auto load_a = [&](const std::string& name, int kk, int buf, std::int64_t mrow, std::int64_t mrows, const TileRange& kr) {
-    std::int64_t band = mrows / Cn;
-    for (int r = 0; r < R; ++r) {
-      CoreGroup rg = row_group(kk, r);
-      SlicePattern p = block(A, r * mshare + mrow, band, kr.begin, kr.size);
-      Task t = group_task(name + "/r" + std::to_string(r), UnitKind::dma, "load", rg, A.dtype);
-      Access rd = hbm_slice(a_hbm, p, 0, rg);
-      rd.offset = affine_from(rg.first, static_cast<std::int64_t>(p.offset),
-                              static_cast<std::int64_t>(dtype_bytes(A.dtype, static_cast<std::uint64_t>(band * K))));
-      t.reads.push_back(rd);
-      for (int d = 0; d < Cn; ++d) {
-        Access w = whole(buf, p.total_bytes());
-        w.offset = affine_from(rg.first, 0, static_cast<std::int64_t>(p.total_bytes()));
-        w.core = Affine{0, rg.first + d};
-        t.writes.push_back(w);
-      }
-      ctx.builder.add_task(std::move(t));
-    }
+std::vector<EpilogueStep> epilogue_steps(const OpGraph& g, const MatmulProblem& p, const Op& op,
+                                         const std::vector<int>& epilogue) {
+  std::vector<EpilogueStep> steps;
+  auto operand_step = [&](const std::string& name, int tensor) {
+    EpilogueStep s;
+    s.op = name;
+    s.operand = tensor;
+    const OpTensor& t = g.tensors[static_cast<std::size_t>(tensor)];
+    s.row_vector = is_row_vector(t.shape, p.N);
+    s.view = p.c;
+    s.view.tensor = &t;
+    s.view.index = tensor;
+    s.out = p.c.tensor->dtype;
+    return s;
   };
-  // Core r*Cn + j loads band r of the B tile of grid column j (k rows of kr, columns
-  // [col, col+ncols) of column j's N slice) and multicasts it to the R cores of column j.
-  auto load_b = [&](const std::string& name, int kk, int buf, std::int64_t col, std::int64_t ncols, const TileRange& kr) {
-    std::int64_t band = kr.size / R;
-    for (int r = 0; r < R; ++r) {
-      CoreGroup rg = row_group(kk, r);
-      SlicePattern p = block(B, kr.begin + r * band, band, col, ncols);
-      Task t = group_task(name + "/r" + std::to_string(r), UnitKind::dma, "load", rg, B.dtype);
-      Access rd = hbm_slice(b_hbm, p, 0, rg);
-      rd.offset = affine_from(rg.first, static_cast<std::int64_t>(p.offset),
-                              static_cast<std::int64_t>(dtype_bytes(B.dtype, static_cast<std::uint64_t>(nshare))));
-      t.reads.push_back(rd);
-      for (int i = 0; i < R; ++i) {
-        Access w = whole(buf, p.total_bytes());
-        w.offset = Affine{0, r * static_cast<std::int64_t>(p.total_bytes())};
-        w.core = Affine{1, (i - r) * Cn};
-        t.writes.push_back(w);
-      }
-      ctx.builder.add_task(std::move(t));
-    }
-  };
-  // K range of group kk, k-step ki.
-  auto krange = [&](int kk, std::size_t ki) { return TileRange{kk * kpart + kt[ki].begin, kt[ki].size}; };
-
-  for (std::size_t mi = 0; mi < mt.size(); ++mi) {
-    std::int64_t mrow = mt[mi].begin, mrows = mt[mi].size;
-    std::string mp = kernel + "/m" + std::to_string(mi);
-    const std::uint64_t ab = dtype_bytes(A.dtype, static_cast<std::uint64_t>(mrows * kt[0].size));
-    // With a single k-step, the A tile is loaded once and shared by every n tile.
-    std::vector<int> a_shared(static_cast<std::size_t>(ksplit), -1);
-    if (kt.size() == 1)
-      for (int kk = 0; kk < ksplit; ++kk) {
-        std::string p = kname(mp, kk);
-        a_shared[static_cast<std::size_t>(kk)] = ctx.builder.add_buffer(p + "/" + A.name, Space::lx, ab, A.dtype);
-        load_a(p + "/load_" + A.name, kk, a_shared[static_cast<std::size_t>(kk)], mrow, mrows, krange(kk, 0));
-      }
-    for (std::size_t ni = 0; ni < nt.size(); ++ni) {
-      std::string np = mp + "/n" + std::to_string(ni);
-      std::int64_t col = nt[ni].begin, ncols = nt[ni].size;
-      const auto elems = static_cast<std::uint64_t>(mrows * ncols);
-      std::vector<int> part(static_cast<std::size_t>(ksplit), -1);  // per K group: its result
-      for (int kk = 0; kk < ksplit; ++kk) {
-        int acc = -1;
-        std::uint64_t acc_bytes = 0;
-        for (std::size_t ki = 0; ki < kt.size(); ++ki) {
-          std::string kp = kname(np, kk) + "/k" + std::to_string(ki);
-          bool last = ki + 1 == kt.size();
-          auto ksz = static_cast<std::uint64_t>(kt[ki].size);
-          int a = a_shared[static_cast<std::size_t>(kk)];
-          std::uint64_t abk = dtype_bytes(A.dtype, static_cast<std::uint64_t>(mrows) * ksz);
-          if (a < 0) {
-            a = ctx.builder.add_buffer(kp + "/" + A.name, Space::lx, abk, A.dtype);
-            load_a(kp + "/load_" + A.name, kk, a, mrow, mrows, krange(kk, ki));
-          }
-          std::uint64_t bb = dtype_bytes(B.dtype, ksz * static_cast<std::uint64_t>(ncols));
-          int b = ctx.builder.add_buffer(kp + "/" + B.name, Space::lx, bb, B.dtype);
-          load_b(kp + "/load_" + B.name, kk, b, col, ncols, krange(kk, ki));
-          // The chain ends in the output dtype, or in an fp32 partial when K is split.
-          Dtype od = last && ksplit == 1 ? C.dtype : Dtype::fp32;
-          std::uint64_t ob = dtype_bytes(od, elems);
-          int out = ctx.builder.add_buffer(kp + (last && ksplit == 1 ? "/" + C.name : "/acc"), Space::lx, ob, od);
-          Task pt = group_task(kp + "/matmul", UnitKind::pt, "matmul", grid_group(kk), od);
-          pt.m = static_cast<std::uint64_t>(mrows);
-          pt.n = static_cast<std::uint64_t>(ncols);
-          pt.k = ksz;
-          pt.reads = {whole(a, abk), whole(b, bb)};
-          if (acc >= 0) pt.reads.push_back(whole(acc, acc_bytes));
-          pt.writes.push_back(whole(out, ob));
-          ctx.builder.add_task(std::move(pt));
-          acc = out;
-          acc_bytes = ob;
-        }
-        part[static_cast<std::size_t>(kk)] = acc;
-      }
-      // K groups' partials meet in a binary tree: at step s, grid kk + s sends its partial
-      // to grid kk (a multiple of 2s), core for core, and grid kk adds the two.
-      for (int s = 1; s < ksplit; s *= 2)
-        for (int kk = 0; kk + s < ksplit; kk += 2 * s) {
-          std::string tp = np + "/tree" + std::to_string(s) + "/g" + std::to_string(kk);
-          bool final = kk == 0 && 2 * s >= ksplit;
-          const std::uint64_t pb = dtype_bytes(Dtype::fp32, elems);
-          int recv = ctx.builder.add_buffer(tp + "/received", Space::lx, pb, Dtype::fp32);
-          Task copy = group_task(tp + "/send", UnitKind::ring, "copy", grid_group(kk + s), Dtype::fp32);
-          copy.reads.push_back(whole(part[static_cast<std::size_t>(kk + s)], pb));
-          Access to = whole(recv, pb);
-          to.core = Affine{1, -s * RC};
-          copy.writes.push_back(to);
-          ctx.builder.add_task(std::move(copy));
-          Dtype od = final ? C.dtype : Dtype::fp32;
-          int sum = ctx.builder.add_buffer(tp + (final ? "/" + C.name : "/partial"), Space::lx, dtype_bytes(od, elems), od);
-          Task add = group_task(tp + "/add", UnitKind::sfp, "add", grid_group(kk), od);
-          add.elements = elems;
-          add.reads = {whole(part[static_cast<std::size_t>(kk)], pb), whole(recv, pb)};
-          add.writes.push_back(whole(sum, dtype_bytes(od, elems)));
-          ctx.builder.add_task(std::move(add));
-          part[static_cast<std::size_t>(kk)] = sum;
-        }
-      for (int r = 0; r < R; ++r)
-        emit_store(ctx, np + "/store_" + C.name + "/r" + std::to_string(r), part[0], c_hbm, C.dtype,
-                   block(C, r * mshare + mrow, mrows, col, ncols), static_cast<std::uint64_t>(dtype_bytes(C.dtype, 1)),
-                   row_group(0, r));
-    }
+  if (p.bias >= 0) steps.push_back(operand_step("add", p.bias));
+  int running = op.outputs[0];
+  for (int e : epilogue) {
+    const Op& next = g.ops[static_cast<std::size_t>(e)];
+    EpilogueStep s;
+    s.op = next.op;
+    for (int in : next.inputs)
+      if (in != running) s = operand_step(next.op, in);
+    s.out = g.tensors[static_cast<std::size_t>(next.outputs[0])].dtype;
+    steps.push_back(s);
+    running = next.outputs[0];
   }
-  return true;
+  return steps;
 }
 
-// Every core loads its own A and B tiles. The cores of one grid row that get a full N share
-// form an SPMD group: A is the same for all of them, B and C move by one N share per core.
-void lower_per_core(LowerContext& ctx, const Op& op, const std::string& kernel, const CoreGrid& grid) {
-  const OpGraph& g = ctx.ops;
-  const OpTensor& A = g.tensors[op.inputs[0]];
-  const OpTensor& B = g.tensors[op.inputs[1]];
-  const OpTensor& C = g.tensors[op.outputs[0]];
-  std::int64_t M = A.shape[0], K = A.shape[1], N = B.shape[1];
-  std::uint64_t b_col = dtype_bytes(B.dtype, 1), c_col = dtype_bytes(C.dtype, 1);
-  auto mgroups = divide_work(M, grid.rows);
-  auto ngroups = divide_work(N, grid.cols);
-  int gi = 0;
-  for (const CoreGroup& mg : mgroups)
-    for (int r = mg.first; r < mg.first + mg.count; ++r)
-      for (const CoreGroup& ng : ngroups) {
-        CoreGroup grp{r * grid.cols + ng.first, ng.count, ng.share, ng.base};
-        std::int64_t row0 = mg.start(r), mshare = mg.share;
-        auto tile = plan_matmul_tile(mshare, ng.share, K, A.dtype, ctx.budget);
-        if (!tile) throw no_tile(ctx, op);
-        auto mt = split_even(mshare, tile->m), nt = split_even(ng.share, tile->n), kt = split_even(K, tile->k);
-        std::string gp = kernel + "/g" + std::to_string(gi++);
-        for (std::size_t mi = 0; mi < mt.size(); ++mi) {
-          std::int64_t row = row0 + mt[mi].begin, mrows = mt[mi].size;
-          std::string mp = gp + "/m" + std::to_string(mi);
-          // With a single k-step, the A tile is loaded once and shared by every n tile.
-          int a_shared = -1;
-          std::uint64_t a_bytes = 0;
-          if (kt.size() == 1) {
-            SlicePattern ap = block(A, row, mrows, 0, K);
-            a_bytes = ap.total_bytes();
-            a_shared = emit_load(ctx, mp + "/load_" + A.name, mp + "/" + A.name, ctx.hbm[op.inputs[0]], A.dtype, ap, 0, grp);
-          }
-          for (std::size_t ni = 0; ni < nt.size(); ++ni) {
-            std::string np = mp + "/n" + std::to_string(ni);
-            std::int64_t col = ng.base + nt[ni].begin, ncols = nt[ni].size;
-            int acc = -1;
-            std::uint64_t acc_bytes = 0;
-            for (std::size_t ki = 0; ki < kt.size(); ++ki) {
-              std::string kp = np + "/k" + std::to_string(ki);
-              bool last = ki + 1 == kt.size();
-              int a = a_shared;
-              std::uint64_t ab = a_bytes;
-              if (a < 0) {
-                SlicePattern ap = block(A, row, mrows, kt[ki].begin, kt[ki].size);
-                ab = ap.total_bytes();
-                a = emit_load(ctx, kp + "/load_" + A.name, kp + "/" + A.name, ctx.hbm[op.inputs[0]], A.dtype, ap, 0, grp);
-              }
-              SlicePattern bp = block(B, kt[ki].begin, kt[ki].size, col, ncols);
-              int b = emit_load(ctx, kp + "/load_" + B.name, kp + "/" + B.name, ctx.hbm[op.inputs[1]], B.dtype, bp,
-                                b_col, grp);
-              Dtype od = last ? C.dtype : Dtype::fp32;
-              std::uint64_t ob = dtype_bytes(od, static_cast<std::uint64_t>(mrows * ncols));
-              int out = ctx.builder.add_buffer(kp + (last ? "/" + C.name : "/acc"), Space::lx, ob, od);
-              Task pt = group_task(kp + "/matmul", UnitKind::pt, "matmul", grp, od);
-              pt.m = static_cast<std::uint64_t>(mrows);
-              pt.n = static_cast<std::uint64_t>(ncols);
-              pt.k = static_cast<std::uint64_t>(kt[ki].size);
-              pt.reads = {whole(a, ab), whole(b, bp.total_bytes())};
-              if (acc >= 0) pt.reads.push_back(whole(acc, acc_bytes));
-              pt.writes.push_back(whole(out, ob));
-              ctx.builder.add_task(std::move(pt));
-              acc = out;
-              acc_bytes = ob;
+// A core's place in the plan and the ranges it owns.
+struct CoreRange {
+  int bg = 0, kk = 0, r = 0, c = 0;
+  std::int64_t b0 = 0, nb = 0, m0 = 0, nm = 0, n0 = 0, nn = 0, k0 = 0, nk = 0;
+};
+
+std::int64_t clip(std::int64_t begin, std::int64_t size, std::int64_t extent) {
+  return std::max<std::int64_t>(0, std::min(begin + size, extent) - begin);
+}
+
+class MatmulEmitter {
+ public:
+  MatmulEmitter(LowerContext& ctx, const MatmulProblem& p, const MatmulPlan& plan, std::vector<EpilogueStep> steps,
+                const OpTensor& stored, int stored_hbm, std::string kernel)
+      : ctx_(ctx), p_(p), plan_(plan), steps_(std::move(steps)), out_(stored), out_hbm_(stored_hbm),
+        kernel_(std::move(kernel)) {
+    const int R = plan.rows, C = plan.cols, KS = plan.ksplit;
+    for (int x = 0; x < plan.cores(); ++x) {
+      CoreRange cr;
+      cr.c = x % C;
+      cr.r = (x / C) % R;
+      cr.kk = (x / (C * R)) % KS;
+      cr.bg = x / (C * R * KS);
+      cr.b0 = cr.bg * plan.bshare;
+      cr.nb = clip(cr.b0, plan.bshare, p.batches);
+      cr.m0 = cr.r * plan.mshare;
+      cr.nm = clip(cr.m0, plan.mshare, p.M);
+      cr.n0 = cr.c * plan.nshare;
+      cr.nn = clip(cr.n0, plan.nshare, p.N);
+      cr.k0 = cr.kk * plan.kpart;
+      cr.nk = clip(cr.k0, plan.kpart, p.K);
+      cores_.push_back(cr);
+    }
+    mt_ = split_even(plan.mshare, plan.tile.m);
+    nt_ = split_even(plan.nshare, plan.tile.n);
+    kt_ = split_even(plan.kpart, plan.tile.k);
+  }
+
+  void emit() {
+    const std::int64_t nb = plan_.bshare;
+    for (std::int64_t j = 0; j < nb; ++j) {
+      std::string bp = kernel_ + (nb > 1 ? "/b" + std::to_string(j) : "");
+      std::map<std::pair<std::size_t, std::size_t>, int> b_kept;  // (ni, ki) -> resident B tile
+      for (std::size_t mi = 0; mi < mt_.size(); ++mi) {
+        std::string mp = bp + "/m" + std::to_string(mi);
+        int a_shared = kt_.size() == 1 ? load_a(mp, j, mi, std::nullopt, 0) : -1;
+        for (std::size_t ni = 0; ni < nt_.size(); ++ni) {
+          std::string np = mp + "/n" + std::to_string(ni);
+          std::vector<int> cur(cores_.size(), -1);
+          for (std::size_t ki = 0; ki < kt_.size(); ++ki) {
+            std::string kp = np + "/k" + std::to_string(ki);
+            int a = a_shared >= 0 ? a_shared : load_a(kp, j, mi, ni, ki);
+            int b;
+            if (plan_.b_resident && mi > 0) {
+              b = b_kept.at({ni, ki});
+            } else {
+              b = load_b(kp, j, mi, ni, ki);
+              if (plan_.b_resident) b_kept[{ni, ki}] = b;
             }
-            emit_store(ctx, np + "/store_" + C.name, acc, ctx.hbm[op.outputs[0]], C.dtype,
-                       block(C, row, mrows, col, ncols), c_col, grp);
+            matmul_step(kp, j, mi, ni, ki, a, b, cur);
           }
+          reduce_parts(np, j, mi, ni, cur);
+          run_epilogue(np, j, mi, ni, cur);
+          store(np, j, mi, ni, cur);
         }
       }
+    }
+  }
+
+ private:
+  // The core's tile extents (0 when it has no work there).
+  std::int64_t tile_m(const CoreRange& c, std::size_t mi) const { return clip(mt_[mi].begin, mt_[mi].size, c.nm); }
+  std::int64_t tile_n(const CoreRange& c, std::size_t ni) const { return clip(nt_[ni].begin, nt_[ni].size, c.nn); }
+  std::int64_t tile_k(const CoreRange& c, std::size_t ki) const { return clip(kt_[ki].begin, kt_[ki].size, c.nk); }
+  bool active(const CoreRange& c, std::int64_t j) const { return j < c.nb; }
+  int core_of(int bg, int kk, int r, int c) const {
+    return ((bg * plan_.ksplit + kk) * plan_.rows + r) * plan_.cols + c;
+  }
+
+  // Loads a tile of `m` (stored rows [sr, sr+snr) x cols [sc, sc+snc) of batch b) into `buf`
+  // on every core of `sharers`: sharer i loads band i of the rows and multicasts it.
+  void band_load(CoreTasks& tasks, const StoredMatrix& m, int hbm, int buf, std::int64_t b, std::int64_t sr,
+                 std::int64_t snr, std::int64_t sc, std::int64_t snc, const std::vector<int>& sharers) {
+    const auto n = static_cast<std::int64_t>(sharers.size());
+    const std::int64_t h = (snr + n - 1) / n;
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int64_t rows = clip(i * h, h, snr);
+      if (rows == 0) continue;
+      SlicePattern pat = m.stored_block(b, sr + i * h, rows, sc, snc);
+      Task t = group_task("", UnitKind::dma, "load", CoreGroup{sharers[static_cast<std::size_t>(i)], 1, 0, 0},
+                          m.tensor->dtype);
+      t.reads.push_back(hbm_slice(hbm, pat, 0, CoreGroup{}));
+      for (int d : sharers) {
+        Access w = whole(buf, pat.total_bytes());
+        w.offset.beta = static_cast<std::int64_t>(dtype_bytes(m.tensor->dtype, static_cast<std::uint64_t>(i * h * snc)));
+        w.core = Affine{0, d};
+        t.writes.push_back(w);
+      }
+      tasks.add(std::move(t));
+    }
+  }
+
+  // The A tile (m tile mi, k step ki or the core's whole K part) of every grid row, shared by
+  // the row's cores that have an n tile ni (any n tile when ni is absent).
+  int load_a(const std::string& prefix, std::int64_t j, std::size_t mi, std::optional<std::size_t> ni, std::size_t ki) {
+    const std::int64_t ksz = kt_[ki].size;
+    int buf = ctx_.builder.add_buffer(prefix + "/" + p_.a.tensor->name, Space::lx,
+                                      dtype_bytes(p_.a.tensor->dtype, static_cast<std::uint64_t>(mt_[mi].size * ksz)),
+                                      p_.a.tensor->dtype);
+    CoreTasks tasks(prefix + "/load_" + p_.a.tensor->name);
+    for (std::size_t x = 0; x < cores_.size(); ++x) {
+      const CoreRange& cr = cores_[x];
+      if (cr.c != 0 || !active(cr, j)) continue;  // one band set per grid row
+      std::int64_t m = tile_m(cr, mi), k = tile_k(cr, ki);
+      if (m == 0 || k == 0) continue;
+      std::vector<int> sharers;
+      for (int c = 0; c < plan_.cols; ++c) {
+        const CoreRange& o = cores_[static_cast<std::size_t>(core_of(cr.bg, cr.kk, cr.r, c))];
+        if (ni ? tile_n(o, *ni) > 0 : o.nn > 0) sharers.push_back(core_of(cr.bg, cr.kk, cr.r, c));
+      }
+      std::int64_t m0 = cr.m0 + mt_[mi].begin, k0 = cr.k0 + kt_[ki].begin;
+      auto [sr, snr, sc, snc] = p_.a.transposed ? std::tuple{k0, k, m0, m} : std::tuple{m0, m, k0, k};
+      band_load(tasks, p_.a, ctx_.hbm[p_.a.index], buf, cr.b0 + j, sr, snr, sc, snc, sharers);
+    }
+    tasks.flush(ctx_.builder);
+    return buf;
+  }
+
+  // The B tile (k step ki, n tile ni) of every grid column, shared by the column's cores that
+  // have an m tile mi.
+  int load_b(const std::string& prefix, std::int64_t j, std::size_t mi, std::size_t ni, std::size_t ki) {
+    int buf = ctx_.builder.add_buffer(prefix + "/" + p_.b.tensor->name, Space::lx,
+                                      dtype_bytes(p_.b.tensor->dtype, static_cast<std::uint64_t>(kt_[ki].size * nt_[ni].size)),
+                                      p_.b.tensor->dtype);
+    CoreTasks tasks(prefix + "/load_" + p_.b.tensor->name);
+    for (std::size_t x = 0; x < cores_.size(); ++x) {
+      const CoreRange& cr = cores_[x];
+      if (cr.r != 0 || !active(cr, j)) continue;  // one band set per grid column
+      std::int64_t n = tile_n(cr, ni), k = tile_k(cr, ki);
+      if (n == 0 || k == 0) continue;
+      std::vector<int> sharers;
+      for (int r = 0; r < plan_.rows; ++r) {
+        const CoreRange& o = cores_[static_cast<std::size_t>(core_of(cr.bg, cr.kk, r, cr.c))];
+        if (plan_.b_resident ? o.nm > 0 : tile_m(o, mi) > 0) sharers.push_back(core_of(cr.bg, cr.kk, r, cr.c));
+      }
+      std::int64_t n0 = cr.n0 + nt_[ni].begin, k0 = cr.k0 + kt_[ki].begin;
+      auto [sr, snr, sc, snc] = p_.b.transposed ? std::tuple{n0, n, k0, k} : std::tuple{k0, k, n0, n};
+      band_load(tasks, p_.b, ctx_.hbm[p_.b.index], buf, cr.b0 + j, sr, snr, sc, snc, sharers);
+    }
+    tasks.flush(ctx_.builder);
+    return buf;
+  }
+
+  // Lazily created LX buffers of one step, by name.
+  int buffer(const std::string& name, Dtype dt, std::uint64_t elements) {
+    auto it = made_.find(name);
+    if (it != made_.end()) return it->second;
+    return made_[name] = ctx_.builder.add_buffer(name, Space::lx, dtype_bytes(dt, elements), dt);
+  }
+
+  Dtype matmul_out() const { return ctx_.ops.tensors[static_cast<std::size_t>(op_out_)].dtype; }
+
+  void matmul_step(const std::string& kp, std::int64_t j, std::size_t mi, std::size_t ni, std::size_t ki, int a, int b,
+                   std::vector<int>& cur) {
+    CoreTasks tasks(kp + "/matmul");
+    const auto full = static_cast<std::uint64_t>(mt_[mi].size * nt_[ni].size);
+    for (std::size_t x = 0; x < cores_.size(); ++x) {
+      const CoreRange& cr = cores_[x];
+      std::int64_t m = tile_m(cr, mi), n = tile_n(cr, ni), k = tile_k(cr, ki);
+      if (!active(cr, j) || m == 0 || n == 0 || k == 0) continue;
+      const bool last = ki + 1 == kt_.size() || tile_k(cr, ki + 1) == 0;
+      const bool final = last && plan_.ksplit == 1;
+      const Dtype od = final ? matmul_out() : Dtype::fp32;
+      int out = buffer(kp + (final ? "/" + ctx_.ops.tensors[static_cast<std::size_t>(op_out_)].name : "/acc"), od, full);
+      const auto elems = static_cast<std::uint64_t>(m * n);
+      Task t = group_task("", UnitKind::pt, "matmul", CoreGroup{static_cast<int>(x), 1, 0, 0}, od);
+      t.m = static_cast<std::uint64_t>(m);
+      t.n = static_cast<std::uint64_t>(n);
+      t.k = static_cast<std::uint64_t>(k);
+      t.reads = {whole(a, dtype_bytes(p_.a.tensor->dtype, static_cast<std::uint64_t>(m * k))),
+                 whole(b, dtype_bytes(p_.b.tensor->dtype, static_cast<std::uint64_t>(k * n)))};
+      if (cur[x] >= 0) t.reads.push_back(whole(cur[x], dtype_bytes(Dtype::fp32, elems)));
+      t.writes.push_back(whole(out, dtype_bytes(od, elems)));
+      tasks.add(std::move(t));
+      cur[x] = out;
+    }
+    tasks.flush(ctx_.builder);
+  }
+
+  // K parts meet in a binary tree: at step s, K group kk + s sends its partial to group kk (a
+  // multiple of 2s), core for core, and group kk adds the two on its SFP.
+  void reduce_parts(const std::string& np, std::int64_t j, std::size_t mi, std::size_t ni, std::vector<int>& cur) {
+    const int KS = plan_.ksplit, RC = plan_.rows * plan_.cols;
+    const auto full = static_cast<std::uint64_t>(mt_[mi].size * nt_[ni].size);
+    for (int s = 1; s < KS; s *= 2) {
+      const bool final = 2 * s >= KS;
+      std::string tp = np + "/tree" + std::to_string(s);
+      int recv = buffer(tp + "/received", Dtype::fp32, full);
+      const Dtype od = final ? matmul_out() : Dtype::fp32;
+      int sum = buffer(tp + (final ? "/" + ctx_.ops.tensors[static_cast<std::size_t>(op_out_)].name : "/partial"), od, full);
+      CoreTasks send(tp + "/send"), add(tp + "/add");
+      std::vector<int> next = cur;
+      for (std::size_t x = 0; x < cores_.size(); ++x) {
+        const CoreRange& cr = cores_[x];
+        std::int64_t m = tile_m(cr, mi), n = tile_n(cr, ni);
+        if (!active(cr, j) || m == 0 || n == 0 || cr.kk % (2 * s) != 0) continue;
+        const auto elems = static_cast<std::uint64_t>(m * n);
+        const auto from = static_cast<std::size_t>(static_cast<int>(x) + s * RC);
+        const bool partner = cr.kk + s < KS && cur[from] >= 0;
+        if (partner) {
+          Task c = group_task("", UnitKind::ring, "copy", CoreGroup{static_cast<int>(from), 1, 0, 0}, Dtype::fp32);
+          c.reads.push_back(whole(cur[from], dtype_bytes(Dtype::fp32, elems)));
+          Access to = whole(recv, dtype_bytes(Dtype::fp32, elems));
+          to.core = Affine{0, static_cast<int>(x)};
+          c.writes.push_back(to);
+          send.add(std::move(c));
+        }
+        // Group kk adds the received partial (or, without a partner, converts its own).
+        Task a = group_task("", UnitKind::sfp, partner ? "add" : "copy", CoreGroup{static_cast<int>(x), 1, 0, 0}, od);
+        a.elements = elems;
+        a.reads.push_back(whole(cur[x], dtype_bytes(Dtype::fp32, elems)));
+        if (partner) a.reads.push_back(whole(recv, dtype_bytes(Dtype::fp32, elems)));
+        a.writes.push_back(whole(sum, dtype_bytes(od, elems)));
+        add.add(std::move(a));
+        next[x] = sum;
+      }
+      send.flush(ctx_.builder);
+      add.flush(ctx_.builder);
+      cur = next;
+    }
+  }
+
+  void run_epilogue(const std::string& np, std::int64_t j, std::size_t mi, std::size_t ni, std::vector<int>& cur) {
+    const auto full = static_cast<std::uint64_t>(mt_[mi].size * nt_[ni].size);
+    for (std::size_t si = 0; si < steps_.size(); ++si) {
+      const EpilogueStep& s = steps_[si];
+      std::string sp = np + "/" + s.op + (steps_.size() > 1 ? std::to_string(si) : "");
+      int operand = -1;
+      CoreTasks loads(sp + "/load_" + (s.operand >= 0 ? ctx_.ops.tensors[static_cast<std::size_t>(s.operand)].name : ""));
+      CoreTasks sfp(sp);
+      if (s.operand >= 0) {
+        const OpTensor& t = ctx_.ops.tensors[static_cast<std::size_t>(s.operand)];
+        operand = buffer(sp + "/" + t.name, t.dtype, s.row_vector ? static_cast<std::uint64_t>(nt_[ni].size) : full);
+      }
+      const bool last = si + 1 == steps_.size();
+      int out = buffer(sp + (last ? "/" + out_.name : "/out"), s.out, full);
+      for (std::size_t x = 0; x < cores_.size(); ++x) {
+        const CoreRange& cr = cores_[x];
+        std::int64_t m = tile_m(cr, mi), n = tile_n(cr, ni);
+        if (!active(cr, j) || m == 0 || n == 0 || cr.kk != 0) continue;
+        const auto elems = static_cast<std::uint64_t>(m * n);
+        const CoreGroup one{static_cast<int>(x), 1, 0, 0};
+        Task t = group_task("", UnitKind::sfp, s.op, one, s.out);
+        t.elements = elems;
+        t.reads.push_back(whole(cur[x], dtype_bytes(ctx_.builder.graph().buffers[static_cast<std::size_t>(cur[x])].dtype, elems)));
+        if (operand >= 0) {
+          const OpTensor& ot = ctx_.ops.tensors[static_cast<std::size_t>(s.operand)];
+          std::int64_t m0 = cr.m0 + mt_[mi].begin, n0 = cr.n0 + nt_[ni].begin;
+          SlicePattern pat;
+          if (s.row_vector) {
+            pat.offset = dtype_bytes(ot.dtype, static_cast<std::uint64_t>(n0));
+            pat.bytes = dtype_bytes(ot.dtype, static_cast<std::uint64_t>(n));
+            pat.elements = static_cast<std::uint64_t>(n);
+          } else {
+            pat = s.view.block(cr.b0 + j, m0, m, n0, n);
+          }
+          Task ld = group_task("", UnitKind::dma, "load", one, ot.dtype);
+          ld.reads.push_back(hbm_slice(ctx_.hbm[static_cast<std::size_t>(s.operand)], pat, 0, CoreGroup{}));
+          ld.writes.push_back(whole(operand, pat.total_bytes()));
+          loads.add(std::move(ld));
+          t.reads.push_back(whole(operand, pat.total_bytes()));
+        }
+        t.writes.push_back(whole(out, dtype_bytes(s.out, elems)));
+        sfp.add(std::move(t));
+        cur[x] = out;
+      }
+      loads.flush(ctx_.builder);
+      sfp.flush(ctx_.builder);
+    }
+  }
+
+  void store(const std::string& np, std::int64_t j, std::size_t mi, std::size_t ni, const std::vector<int>& cur) {
+    CoreTasks tasks(np + "/store_" + out_.name);
+    StoredMatrix c = p_.c;
+    c.tensor = &out_;
+    for (std::size_t x = 0; x < cores_.size(); ++x) {
+      const CoreRange& cr = cores_[x];
+      std::int64_t m = tile_m(cr, mi), n = tile_n(cr, ni);
+      if (!active(cr, j) || m == 0 || n == 0 || cr.kk != 0) continue;
+      SlicePattern pat = c.block(cr.b0 + j, cr.m0 + mt_[mi].begin, m, cr.n0 + nt_[ni].begin, n);
+      Task t = group_task("", UnitKind::dma, "store", CoreGroup{static_cast<int>(x), 1, 0, 0}, out_.dtype);
+      t.reads.push_back(whole(cur[x], pat.total_bytes()));
+      t.writes.push_back(hbm_slice(out_hbm_, pat, 0, CoreGroup{}));
+      tasks.add(std::move(t));
+    }
+    tasks.flush(ctx_.builder);
+  }
+
+ public:
+  int op_out_ = -1;  // the matmul's own output tensor
+
+ private:
+  LowerContext& ctx_;
+  const MatmulProblem& p_;
+  const MatmulPlan& plan_;
+  std::vector<EpilogueStep> steps_;
+  const OpTensor& out_;  // the tensor the kernel stores (the epilogue's last output)
+  int out_hbm_;
+  std::string kernel_;
+  std::vector<CoreRange> cores_;
+  std::vector<TileRange> mt_, nt_, kt_;
+  std::map<std::string, int> made_;
+};
+
+std::string split_text(const MatmulPlan& plan, int cores) {
+  std::string s;
+  auto add = [&](const char* d, int v) {
+    if (v > 1) s += fmt::format("{}{}={}", s.empty() ? "" : " ", d, v);
+  };
+  add("B", plan.bsplit);
+  add("M", plan.rows);
+  add("N", plan.cols);
+  add("K", plan.ksplit);
+  if (s.empty()) s = "none";
+  return s + fmt::format(" ({} of {} cores)", plan.cores(), cores);
+}
+
+void describe(LowerContext& ctx, const std::string& kernel, const Op& op, const std::vector<int>& epilogue,
+              const MatmulProblem& p, const MatmulPlan& plan) {
+  if (!ctx.report) return;
+  KernelReport& r = ctx.report->kernel(kernel);
+  const OpGraph& g = ctx.ops;
+  r.ops.push_back(op.op + " -> " + g.tensors[static_cast<std::size_t>(op.outputs[0])].name);
+  for (int e : epilogue)
+    r.ops.push_back(g.ops[static_cast<std::size_t>(e)].op + " -> " +
+                    g.tensors[static_cast<std::size_t>(g.ops[static_cast<std::size_t>(e)].outputs[0])].name);
+  r.split = split_text(plan, ctx.cores);
+  r.why = plan.why;
+  if (plan.bshare > 1) r.loops.push_back(fmt::format("batch: {} per core", plan.bshare));
+  r.loops.push_back(fmt::format("M: {} tiles of {} rows", plan.m_tiles(), plan.tile.m));
+  r.loops.push_back(fmt::format("N: {} tiles of {} columns", plan.n_tiles(), plan.tile.n));
+  r.loops.push_back(fmt::format("K: {} steps of {}", plan.k_tiles(), plan.tile.k));
+  if (plan.b_resident)
+    r.lx_resident.push_back(fmt::format("{}: the core's {} x {} block, loaded once for all {} m tiles",
+                                        p.b.tensor->name, plan.kpart, plan.nshare, plan.m_tiles()));
+  if (plan.k_tiles() == 1 && plan.n_tiles() > 1)
+    r.lx_resident.push_back(fmt::format("{}: each m tile, shared by the {} n tiles", p.a.tensor->name, plan.n_tiles()));
+  if (plan.rows * plan.cols == 1)
+    r.sharing = "off: one core per grid (nothing to share)";
+  else
+    r.sharing = fmt::format("on: the {} tile of a grid row is loaded once for its {} cores, the {} tile of a grid "
+                            "column once for its {} cores (bands, multicast)",
+                            p.a.tensor->name, plan.cols, p.b.tensor->name, plan.rows);
+  r.estimate_ns = plan.estimate_ns;
+  if (plan.cores() < ctx.cores)
+    r.warnings.push_back(fmt::format("{} of {} cores idle: {}", ctx.cores - plan.cores(), ctx.cores,
+                                     plan.why == "forced by split" ? "the forced split uses fewer"
+                                                                   : "no division on more cores has a better estimate"));
+  if (p.M % plan.mshare != 0 || p.N % plan.nshare != 0 || p.K % plan.kpart != 0 || p.batches % plan.bshare != 0)
+    r.warnings.push_back(fmt::format("the grid does not divide evenly (shares B {} M {} N {} K {}): the last parts are "
+                                     "smaller, their cores idle part of the time",
+                                     plan.bshare, plan.mshare, plan.nshare, plan.kpart));
+  if (!plan.b_resident && plan.m_tiles() > 1)
+    r.warnings.push_back(fmt::format("{} is re-read for each of the {} m tiles ({} MiB in all); lx_planning keeps it "
+                                     "in LX when the core's block fits",
+                                     p.b.tensor->name, plan.m_tiles(),
+                                     static_cast<double>(dtype_bytes(p.b.tensor->dtype, static_cast<std::uint64_t>(p.K * p.N)) *
+                                                         static_cast<std::uint64_t>(plan.m_tiles() * p.batches)) /
+                                         (1 << 20)));
 }
 
 }  // namespace
 
-bool matmul_epilogue_ok(const OpGraph&, const Op&, const std::vector<int>&, const Op&) {
-  return false;  // not lowered yet: the fusion pass keeps matmuls in kernels of their own
+bool matmul_epilogue_ok(const OpGraph& g, const Op& matmul, const std::vector<int>& epilogue, const Op& next) {
+  const OpInfo* info = find_op_info(next.op);
+  if (find_op_info(matmul.op)->kind != OpKind::matmul || !info ||
+      (info->kind != OpKind::binary && info->kind != OpKind::unary) || next.outputs.size() != 1)
+    return false;
+  const int running = epilogue.empty() ? matmul.outputs[0] : g.ops[static_cast<std::size_t>(epilogue.back())].outputs[0];
+  const Shape& shape = g.tensors[static_cast<std::size_t>(matmul.outputs[0])].shape;
+  if (std::find(next.inputs.begin(), next.inputs.end(), running) == next.inputs.end()) return false;
+  if (g.tensors[static_cast<std::size_t>(next.outputs[0])].shape != shape) return false;
+  // The running tensor is read by `next` only and is not a graph output.
+  if (std::find(g.outputs.begin(), g.outputs.end(), running) != g.outputs.end()) return false;
+  for (const Op& o : g.ops)
+    if (o.index != next.index && std::find(o.inputs.begin(), o.inputs.end(), running) != o.inputs.end()) return false;
+  std::vector<int> pos(g.ops.size(), 0);
+  for (std::size_t i = 0; i < g.order.size(); ++i) pos[static_cast<std::size_t>(g.order[i])] = static_cast<int>(i);
+  for (int in : next.inputs) {
+    if (in == running) continue;
+    const OpTensor& t = g.tensors[static_cast<std::size_t>(in)];
+    if (t.shape != shape && !is_row_vector(t.shape, shape.back())) return false;
+    for (const Op& o : g.ops)
+      if (o.outputs[0] == in && pos[static_cast<std::size_t>(o.index)] >= pos[static_cast<std::size_t>(matmul.index)])
+        return false;
+  }
+  return true;
 }
 
 void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, const std::vector<int>& epilogue) {
   const OpGraph& g = ctx.ops;
-  if (!epilogue.empty())
-    throw std::logic_error("lower_matmul: epilogue fusion is not implemented yet");
-  std::int64_t M = g.tensors[op.inputs[0]].shape[0], K = g.tensors[op.inputs[0]].shape[1];
-  std::int64_t N = g.tensors[op.inputs[1]].shape[1];
-  // A grid of cores over [M, N]: grid row r takes an M slice, grid column c an N slice; the
-  // op's work_division attribute forces the grid and may split K over several grids.
-  if (op.work_division) {
-    const WorkDivision& wd = *op.work_division;
-    std::string at = "/ops/" + std::to_string(op.index) + "/attrs/work_division";
-    if (wd.m * wd.n * wd.k > ctx.cores)
-      throw InputError(g.file, at, fmt::format("needs m x n x k = {} x {} x {} = {} cores, the program has {}", wd.m,
-                                               wd.n, wd.k, wd.m * wd.n * wd.k, ctx.cores));
-    CoreGrid grid{wd.m, wd.n};
-    if (lower_shared(ctx, op, kernel, grid, wd.k)) return;
-    if (wd.k > 1)
-      throw InputError(g.file, at, fmt::format("k = {} needs M, N and K divisible by m, n and k ({} x {} x {} here) "
-                                               "and a tile whose partials fit the LX", wd.k, M, N, K));
-    lower_per_core(ctx, op, kernel, grid);
-    return;
+  if (!ctx.chip) throw std::logic_error("lower_matmul: LowerContext::chip is not set");
+  MatmulProblem p = matmul_problem(g, op);
+  std::vector<EpilogueStep> steps = epilogue_steps(g, p, op, epilogue);
+  const int stored = epilogue.empty() ? op.outputs[0] : g.ops[static_cast<std::size_t>(epilogue.back())].outputs[0];
+  MatmulConstraints c;
+  c.cores = ctx.cores;
+  c.budget = ctx.budget;
+  c.split = op.split;
+  c.tiles = op.tiles;
+  c.keep_b = g.compile.lx_planning != LxPlanning::none;
+  for (const EpilogueStep& s : steps)
+    if (s.operand >= 0 && !s.row_vector) c.extra_bytes_per_output += static_cast<double>(dtype_bytes(s.view.tensor->dtype, 1));
+  const std::string at = "/ops/" + std::to_string(op.index) + (op.work_division ? "/attrs/work_division" : "/compile/split");
+  if (!op.split.empty()) {
+    std::int64_t product = 1;
+    for (const auto& [d, v] : op.split) {
+      if (d != "B" && d != "M" && d != "N" && d != "K")
+        throw InputError(g.file, at, "unknown dim \"" + d + "\" for " + op.op + ", expected B, M, N or K");
+      product *= v;
+    }
+    if (product > ctx.cores)
+      throw InputError(g.file, at, fmt::format("needs {} cores (the product of the split), the program has {}", product,
+                                               ctx.cores));
   }
-  CoreGrid grid = choose_matmul_grid(M, N, K, ctx.cores);
-  if (!lower_shared(ctx, op, kernel, grid, 1)) lower_per_core(ctx, op, kernel, grid);
+  std::optional<MatmulPlan> plan = choose_matmul_plan(p, *ctx.chip, c);
+  if (!plan) {
+    if (!op.split.empty())
+      throw InputError(g.file, at, fmt::format("cannot divide {} x [{}, {}] @ [{}, {}] that way: a part would be "
+                                               "empty or no tile fits the {}-byte tile budget",
+                                               p.batches, p.M, p.K, p.K, p.N, ctx.budget));
+    throw InputError(g.file, "/ops/" + std::to_string(op.index),
+                     op.op + ": even a 1x1x1 tile does not fit the " + std::to_string(ctx.budget) + "-byte tile budget");
+  }
+  const OpTensor& out = g.tensors[static_cast<std::size_t>(stored)];
+  MatmulEmitter e(ctx, p, *plan, std::move(steps), out, ctx.hbm[static_cast<std::size_t>(stored)], kernel);
+  e.op_out_ = op.outputs[0];
+  e.emit();
+  describe(ctx, kernel, op, epilogue, p, *plan);
 }
 
 }  // namespace dfsim

@@ -69,7 +69,7 @@ PointwisePlan plan(const OpGraph& g, const Op& op) {
 
 std::optional<TensorSplit> tensor_split(const OpGraph& g, const Op& op, int tensor, int cores) {
   const OpKind kind = find_op_info(op.op)->kind;
-  if (kind == OpKind::matmul || kind == OpKind::transpose || kind == OpKind::cat ||
+  if (kind == OpKind::matmul || kind == OpKind::sdpa || kind == OpKind::transpose || kind == OpKind::cat ||
       split_reduction_applies(g, op, cores))
     return std::nullopt;
   PointwisePlan p = plan(g, op);

@@ -11,6 +11,9 @@
 
 namespace dfsim {
 
+struct ChipConfig;
+struct CompileReport;
+
 // What every lowering needs: the graph being built, the op graph, where tensors live.
 struct LowerContext {
   GraphBuilder& builder;
@@ -20,6 +23,8 @@ struct LowerContext {
   std::uint64_t budget = 0;    // LX bytes one tile's buffers may take (half the usable LX)
   std::vector<int> lx;         // per op graph tensor: its LX buffer when kept in LX, else -1
   std::uint64_t stick_bytes = 128;  // core.dma.stick_bytes: the DMA word, the unit of layout
+  const ChipConfig* chip = nullptr;  // for the lowerings' own estimates (matmul family)
+  CompileReport* report = nullptr;   // what the lowerings decided, when asked for
 };
 
 // How a pointwise op or reduction divides one of its tensors over the cores: the tensor's
@@ -45,8 +50,14 @@ bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& k
 // one's output tensor is what the kernel stores. Empty: the matmul's own output is stored.
 void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, const std::vector<int>& epilogue = {});
 // Whether the fusion pass may append op `next` to the epilogue of `matmul` (whose current
-// epilogue is `epilogue`): an elementwise op whose running operand is the previous output.
+// epilogue is `epilogue`): an elementwise op whose running operand is the previous output
+// (read by nothing else, not a graph output), whose output has the matmul output's shape, and
+// whose other operand, if any, has that shape too or is a row vector [N] (a bias), and is a
+// graph input or the output of an op before the matmul.
 bool matmul_epilogue_ok(const OpGraph& g, const Op& matmul, const std::vector<int>& epilogue, const Op& next);
+// Scaled dot-product attention (lower_sdpa.cpp): tile loops batch -> KV head -> Lq tiles ->
+// Lk tiles with an online-softmax body, K and V loaded once per GQA group.
+void lower_sdpa(LowerContext& ctx, const Op& op, const std::string& kernel);
 // Data movement through LX, DMA only (lower_transpose.cpp, lower_cat.cpp); a transpose that
 // moves the stick dim adds one SFP copy pass per tile for the element reshuffle.
 void lower_transpose(LowerContext& ctx, const Op& op, const std::string& kernel);

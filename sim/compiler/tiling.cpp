@@ -60,18 +60,9 @@ std::uint64_t matmul_block_traffic(std::int64_t m, std::int64_t n, std::int64_t 
 
 namespace {
 
-// Every tile of split_even(extent, tile) is a multiple of `parts`.
-bool splits_into(std::int64_t extent, std::int64_t tile, int parts) {
-  if (parts == 1) return true;
-  for (const TileRange& r : split_even(extent, tile))
-    if (r.size % parts != 0) return false;
-  return true;
-}
-
-}  // namespace
-
-std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in,
-                                           std::uint64_t budget, OperandSharing sh) {
+// The least-traffic tile within [lo, most] per dim (most 0: unbounded).
+std::optional<MatmulTile> best_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in, std::uint64_t budget,
+                                    OperandSharing sh, MatmulTile most, MatmulTile lo) {
   // Among the tiles that fit, the one that moves the fewest bytes off-chip for the whole
   // block; ties prefer more MACs per tile (fewer tasks), then balanced n and k (the
   // contiguous runs of the B and A bands: the shorter of them is longest), then a longer k,
@@ -83,9 +74,10 @@ std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::
     for (auto nt : halvings(n))
       for (auto kt : halvings(k)) {
         MatmulTile t{mt, nt, kt};
+        if (mt < lo.m || nt < lo.n || kt < lo.k) continue;
+        if ((most.m && mt > most.m) || (most.n && nt > most.n) || (most.k && kt > most.k)) continue;
         if (matmul_tile_bytes(t, in) > budget) continue;
         if (sh.reduce_partials && 3 * dtype_bytes(Dtype::fp32, static_cast<std::uint64_t>(mt * nt)) > budget) continue;
-        if (!splits_into(m, mt, sh.a_sharers) || !splits_into(k, kt, sh.b_sharers)) continue;
         std::uint64_t traffic = matmul_block_traffic(m, n, k, t, in, sh);
         if (!best || traffic < best_traffic || (traffic == best_traffic && key(t) > key(*best))) {
           best = t;
@@ -93,6 +85,20 @@ std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::
         }
       }
   return best;
+}
+
+}  // namespace
+
+std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in,
+                                           std::uint64_t budget, OperandSharing sh, MatmulTile most,
+                                           MatmulTile least) {
+  // `least` is a preference: clipped to the extents and to `most`, dropped when nothing fits.
+  auto clamp = [](std::int64_t lo, std::int64_t extent, std::int64_t hi) {
+    return std::min(std::min(lo, extent), hi ? hi : extent);
+  };
+  MatmulTile lo{clamp(least.m, m, most.m), clamp(least.n, n, most.n), clamp(least.k, k, most.k)};
+  if (auto t = best_tile(m, n, k, in, budget, sh, most, lo)) return t;
+  return best_tile(m, n, k, in, budget, sh, most, {});
 }
 
 }  // namespace dfsim

@@ -49,9 +49,11 @@ struct OperandSharing {
 // k), counting a shared load once per sharer group (divided by the sharers).
 std::uint64_t matmul_block_traffic(std::int64_t m, std::int64_t n, std::int64_t k, const MatmulTile& t, Dtype in,
                                    OperandSharing sh = {});
-// The tile that fits `budget` with the least traffic; with sharing, only tiles whose every m
-// tile divides into a_sharers pieces and every k tile into b_sharers pieces.
+// The tile that fits `budget` with the least traffic, no larger than `most` in any dim
+// (0: unbounded) and, where one fits, no smaller than `least` (whole sticks along the
+// operands' stick dims). Sharers load bands of whole rows, which need not be equal.
 std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in,
-                                           std::uint64_t budget, OperandSharing sh = {});
+                                           std::uint64_t budget, OperandSharing sh = {}, MatmulTile most = {},
+                                           MatmulTile least = {});
 
 }  // namespace dfsim

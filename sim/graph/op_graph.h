@@ -38,6 +38,10 @@ struct Op {
   bool keepdim = false;            // reductions
   std::optional<WorkDivision> work_division;  // matmul: forced; absent: the compiler chooses
   std::vector<int> perm;           // transpose: output dim i is input dim perm[i]
+  bool transpose_a = false;        // matmul: A is stored [..., K, M]
+  bool transpose_b = false;        // matmul: B is stored [..., N, K] (the weight layout of F.linear)
+  bool causal = false;             // sdpa: a causal mask (query i sees keys 0..i)
+  double scale = 0;                // sdpa: scores scale; 0: 1/sqrt(D)
   int index = 0;                   // position in the file's "ops" list
   // Effective compile options of this op (graph-level "compile" merged with the op's own
   // "compile" and the CLI flags). split: cores along each named dim (B, M, N, K for the

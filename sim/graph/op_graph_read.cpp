@@ -58,6 +58,8 @@ OpTensor read_tensor(const std::string& name, const JsonView& v) {
 
 // Data-movement ops (transpose, cat): op_graph_move.cpp.
 void check_move_op(const OpGraph& g, Op& op, const JsonView& v, const JsonView& attrs);
+// matmul, linear, sdpa: op_graph_matmul.cpp.
+void check_matmul_family_op(const OpGraph& g, Op& op, const JsonView& v, const JsonView& attrs);
 
 namespace {
 
@@ -66,6 +68,7 @@ void check_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v) {
   static const Json empty = Json::object();
   JsonView attrs = v.has("attrs") ? v.at("attrs") : JsonView(empty, v.file(), v.path() + "/attrs");
   if (info.kind == OpKind::transpose || info.kind == OpKind::cat) return check_move_op(g, op, v, attrs);
+  if (info.kind == OpKind::matmul || info.kind == OpKind::sdpa) return check_matmul_family_op(g, op, v, attrs);
   const Shape& a = g.tensors[op.inputs[0]].shape;
   Shape expect;
   if (info.kind == OpKind::reduce) {
@@ -78,43 +81,20 @@ void check_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v) {
     op.dim = static_cast<int>(d < 0 ? d + rank : d);
     op.keepdim = attrs.get_bool("keepdim", false);
     expect = reduce_shape(a, op.dim, op.keepdim);
-  } else if (info.kind == OpKind::matmul) {
-    attrs.only_keys({"work_division"});
-    if (attrs.has("work_division")) {
-      JsonView w = attrs.at("work_division");
-      w.expect_object();
-      w.only_keys({"m", "n", "k"});
-      WorkDivision wd;
-      const Shape& b = g.tensors[op.inputs[1]].shape;
-      // Each part must get at least one row, column or k index (and parts are cores).
-      auto most = [](const Shape& s, std::size_t d) { return std::min<std::int64_t>(s.size() == 2 ? s[d] : 1, 1 << 20); };
-      wd.m = static_cast<int>(w.get_int("m", 1, 1, most(a, 0)));
-      wd.n = static_cast<int>(w.get_int("n", 1, 1, most(b, 1)));
-      wd.k = static_cast<int>(w.get_int("k", 1, 1, most(a, 1)));
-      op.work_division = wd;
-    }
   } else {
     attrs.only_keys({});
   }
   if (info.kind == OpKind::unary) expect = a;
-  if (info.kind == OpKind::binary || info.kind == OpKind::matmul) {
+  if (info.kind == OpKind::binary) {
     const OpTensor& ta = g.tensors[op.inputs[0]];
     const OpTensor& tb = g.tensors[op.inputs[1]];
     if (ta.dtype != tb.dtype)
       v.at("inputs").fail("operand dtypes differ: \"" + ta.name + "\" is " + std::string(dtype_name(ta.dtype)) +
                           ", \"" + tb.name + "\" is " + std::string(dtype_name(tb.dtype)));
     const Shape& b = tb.shape;
-    if (info.kind == OpKind::binary) {
-      auto s = broadcast_shapes(a, b);
-      if (!s) v.at("inputs").fail("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
-      expect = *s;
-    } else {
-      if (a.size() != 2 || b.size() != 2)
-        v.at("inputs").fail("matmul takes 2-D operands, got " + shape_str(a) + " @ " + shape_str(b));
-      if (a[1] != b[0])
-        v.at("inputs").fail("matmul inner dimensions differ: " + shape_str(a) + " @ " + shape_str(b));
-      expect = {a[0], b[1]};
-    }
+    auto s = broadcast_shapes(a, b);
+    if (!s) v.at("inputs").fail("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    expect = *s;
   }
   const OpTensor& out = g.tensors[op.outputs[0]];
   if (out.shape != expect)

@@ -14,7 +14,8 @@ const std::vector<OpInfo>& op_catalog() {
       {"sqrt", OpKind::unary, 1, 1}, {"rsqrt", OpKind::unary, 1, 1}, {"reciprocal", OpKind::unary, 1, 1},
       {"gelu", OpKind::unary, 1, 1}, {"silu", OpKind::unary, 1, 1}, {"tanh", OpKind::unary, 1, 1},
       {"sum", OpKind::reduce, 1, 1}, {"mean", OpKind::reduce, 1, 1}, {"amax", OpKind::reduce, 1, 1},
-      {"matmul", OpKind::matmul, 2, 1},
+      {"matmul", OpKind::matmul, 2, 1}, {"linear", OpKind::matmul, 2, 1, /*variadic=*/true},
+      {"sdpa", OpKind::sdpa, 3, 1, /*variadic=*/true},
       {"transpose", OpKind::transpose, 1, 1}, {"cat", OpKind::cat, 2, 1, /*variadic=*/true},
   };
   return ops;

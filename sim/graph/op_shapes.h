@@ -8,7 +8,7 @@
 
 namespace dfsim {
 
-enum class OpKind { binary, unary, reduce, matmul, transpose, cat };
+enum class OpKind { binary, unary, reduce, matmul, transpose, cat, sdpa };
 
 // What the op graph format knows about one op.
 struct OpInfo {

@@ -407,20 +407,20 @@ TEST_CASE("compiler: matmul MACs, tiles and coverage") {
   }
 }
 
-TEST_CASE("compiler: matmul 1024 on 32 cores shares operands over a 4x8 grid") {
+TEST_CASE("compiler: matmul 1024 on a forced 4x8 grid shares operands") {
   KernelGraph g = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "mm",
       "tensors": {"a": {"shape": [1024, 1024], "dtype": "fp16"}, "b": {"shape": [1024, 1024], "dtype": "fp16"},
                   "c": {"shape": [1024, 1024], "dtype": "fp16"}},
       "inputs": ["a", "b"], "outputs": ["c"],
-      "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"]}]})"), 32);
-  // Grid: all rows x cols = 32 splits use 32 cores; traffic K*(cols*M + rows*N) is least at
-  // 4x8 and 8x4; the first found, 4 x 8, wins. Block 256 x 128; A shared by the 8 cores of a
+      "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"], "attrs": {"work_division": {"m": 4, "n": 8}}}]})"), 32);
+  // Block 256 x 128; A shared by the 8 cores of a
   // grid row, B by the 4 of a grid column. Tile (budget 1589376 / 2 = 794688 B for A + B + one
   // fp32 accumulator): 256x128x512 (256 + 128 + 128 KiB) and 256x64x1024 (512 + 128 + 64 KiB)
   // both move A/8 + B/4 = 64 + 64 KiB per block with equal MACs per tile; the balanced one
   // (min(n, k) = 128 against 64: longer contiguous runs in both bands) wins: one n tile of
   // 2 k-steps. Templates: 2 k-steps x (load A per grid row (4) + load B per grid row (4) +
-  // one matmul over all 32 cores) + store per grid row (4) = 22. Instances: a grid-row
+  // one matmul over all 32 cores) + store per grid row (4) = 22 (the per-core tasks fold into
+  // these templates, spmd_merge.h). Instances: a grid-row
   // template has 8, the matmul 32: 2 x (4 x 8 + 4 x 8 + 32) + 4 x 8 = 224.
   CHECK(g.tasks.size() == 22);
   CHECK(g.instance_count() == 224);
@@ -457,9 +457,17 @@ TEST_CASE("compiler: matmul tiles move the least off-chip traffic that fits") {
   CHECK(s->n == 256);
   CHECK(s->k == 128);
   CHECK(matmul_block_traffic(1024, 512, 4096, *s, Dtype::fp16, sh) == 4u << 20);
-  // A tile whose rows do not split into the sharers is never chosen: with 24 sharers no
-  // halving of 1024 rows (1024, 512, ... 1) is a multiple of 24.
-  CHECK_FALSE(plan_matmul_tile(1024, 512, 4096, Dtype::fp16, 1589376 / 2, OperandSharing{24, 1}));
+  // Bands need not be equal: with 24 sharers of A a tile is still chosen (A is cheap to
+  // reload now, so the tallest m that fits: 1024 rows, bands of 43 rows, the last 35).
+  auto odd = plan_matmul_tile(1024, 512, 4096, Dtype::fp16, 1589376 / 2, OperandSharing{24, 1});
+  REQUIRE(odd);
+  CHECK(odd->m == 1024);
+  // `least` keeps whole sticks (64 fp16 elements) along n and k; `most` caps a dim (tiles M=8).
+  auto capped = plan_matmul_tile(1024, 512, 4096, Dtype::fp16, 1589376 / 2, sh, MatmulTile{128, 0, 0}, MatmulTile{0, 64, 64});
+  REQUIRE(capped);
+  CHECK(capped->m <= 128);
+  CHECK(capped->n >= 64);
+  CHECK(capped->k >= 64);
 }
 
 TEST_CASE("compiler: a reduction with few kept rows splits the reduced dim and combines over the ring") {
@@ -641,9 +649,13 @@ TEST_CASE("compiler: a forced work division splits K over grids and reduces over
 
 TEST_CASE("compiler: forced work divisions that cannot run are rejected with the JSON path") {
   REQUIRE_THROWS_WITH(compile(forced_matmul(R"({"m": 4, "n": 4, "k": 4})", 32), 32),
-                      Contains("w.json: /ops/0/attrs/work_division: needs m x n x k = 4 x 4 x 4 = 64 cores, the program has 32"));
-  REQUIRE_THROWS_WITH(compile(forced_matmul(R"({"m": 3, "n": 1, "k": 2})", 32), 32),
-                      Contains("w.json: /ops/0/attrs/work_division: k = 2 needs M, N and K divisible by m, n and k"));
+                      Contains("w.json: /ops/0/attrs/work_division: needs 64 cores (the product of the split), the program has 32"));
+  // A division that does not divide evenly runs: the last parts are smaller (M 256 over 3:
+  // 86 + 86 + 84 rows; K 512 over 2 K groups of 256), every output byte written once.
+  KernelGraph g = compile(forced_matmul(R"({"m": 3, "n": 1, "k": 2})", 32), 32);
+  ExpandedGraph eg = expand_graph(g, chip());
+  CHECK(all_equal(coverage(g, eg, "c", true), 1));
+  CHECK(all_equal(coverage(g, eg, "a", false), 1));
   REQUIRE_THROWS_WITH(ops(forced_matmul(R"({"m": 0})", 8)),
                       Contains("w.json: /ops/0/attrs/work_division/m: expected an integer in [1, 256], got 0"));
   REQUIRE_THROWS_WITH(ops(forced_matmul(R"({"q": 2})", 8)), Contains("w.json: /ops/0/attrs/work_division/q"));

@@ -1,0 +1,90 @@
+// The compile report (see compile_report.h): per kernel what was decided, bytes and bounds.
+#include "sim/compiler/compile_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/config/chip_config.h"
+#include "sim/graph/kernel_graph.h"
+
+namespace dfsim {
+
+KernelReport& CompileReport::kernel(const std::string& name) {
+  for (auto& k : kernels)
+    if (k.kernel == name) return k;
+  kernels.push_back(KernelReport{});
+  kernels.back().kernel = name;
+  return kernels.back();
+}
+
+void CompileReport::measure(const KernelGraph& g, const ChipConfig& chip) {
+  std::vector<KernelReport> ordered;
+  for (const Kernel& k : g.kernels) {
+    KernelReport r = kernel(k.name);
+    r.offchip_bytes.clear();
+    r.macs = 0;
+    std::uint64_t bytes = 0, sfp_elements = 0;
+    for (int ti : k.tasks) {
+      const Task& t = g.tasks[static_cast<std::size_t>(ti)];
+      const auto n = static_cast<std::uint64_t>(t.core_count);
+      if (t.unit == UnitKind::pt) r.macs += t.m * t.n * t.k * n;
+      if (t.unit == UnitKind::sfp) sfp_elements += t.elements * n;
+      if (t.unit != UnitKind::dma) continue;
+      for (const auto* side : {&t.reads, &t.writes})
+        for (const Access& a : *side) {
+          const Buffer& b = g.buffers[static_cast<std::size_t>(a.buffer)];
+          if (b.space != Space::hbm) continue;
+          r.offchip_bytes[b.name] += a.total_bytes() * n;
+          bytes += a.total_bytes() * n;
+        }
+    }
+    const double compute = static_cast<double>(r.macs) / (chip.peak_macs_per_ns(Dtype::fp16) * g.cores);
+    const double sfp = static_cast<double>(sfp_elements) /
+                       (chip.core.sfp.lanes * chip.core.corelets * chip.core.clock_mhz / 1000.0 * g.cores);
+    const double memory = static_cast<double>(bytes) / chip.memory_peak_gbps();
+    r.roofline_ns = std::max({compute, sfp, memory});
+    r.bound = r.roofline_ns == memory ? "memory" : r.roofline_ns == compute ? "compute (PT)" : "compute (SFP)";
+    ordered.push_back(std::move(r));
+  }
+  kernels = std::move(ordered);
+}
+
+Json CompileReport::to_json() const {
+  Json out = Json::array();
+  for (const KernelReport& k : kernels) {
+    Json j = {{"kernel", k.kernel},       {"ops", k.ops},           {"split", k.split},
+              {"why", k.why},             {"loops", k.loops},       {"lx_resident", k.lx_resident},
+              {"sharing", k.sharing},     {"macs", k.macs},         {"roofline_ns", k.roofline_ns},
+              {"bound", k.bound},         {"estimate_ns", k.estimate_ns}, {"warnings", k.warnings}};
+    Json bytes = Json::object();
+    for (const auto& [b, n] : k.offchip_bytes) bytes[b] = n;
+    j["offchip_bytes"] = bytes;
+    out.push_back(j);
+  }
+  return out;
+}
+
+std::string CompileReport::text() const {
+  std::string s;
+  for (const KernelReport& k : kernels) {
+    s += fmt::format("kernel {}\n", k.kernel);
+    if (!k.ops.empty()) {
+      s += "  ops:";
+      for (const auto& o : k.ops) s += "  " + o;
+      s += "\n";
+    }
+    if (!k.split.empty()) s += fmt::format("  split: {}\n", k.split);
+    if (!k.why.empty()) s += fmt::format("  why: {}\n", k.why);
+    for (const auto& l : k.loops) s += fmt::format("  loop: {}\n", l);
+    for (const auto& l : k.lx_resident) s += fmt::format("  in LX: {}\n", l);
+    if (!k.sharing.empty()) s += fmt::format("  sharing: {}\n", k.sharing);
+    for (const auto& [b, n] : k.offchip_bytes) s += fmt::format("  off-chip {}: {} bytes\n", b, n);
+    s += fmt::format("  roofline: {:.1f} us ({} bound){}\n", k.roofline_ns / 1000.0, k.bound,
+                     k.estimate_ns > 0 ? fmt::format(", compiler estimate {:.1f} us", k.estimate_ns / 1000.0) : "");
+    for (const auto& w : k.warnings) s += fmt::format("  warning: {}\n", w);
+  }
+  return s;
+}
+
+}  // namespace dfsim

@@ -1,0 +1,165 @@
+// Work division and tiling of the matmul family (see matmul_plan.h).
+#include "sim/compiler/matmul_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/pt/pt_timing.h"
+#include "sim/config/chip_config.h"
+
+namespace dfsim {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Share of `extent` over `parts`: ceil(extent / parts), rounded up to whole sticks of
+// `stick` elements when that still leaves every part some work. 0: a part would be empty.
+std::int64_t share_of(std::int64_t extent, int parts, std::int64_t stick) {
+  if (parts > extent) return 0;
+  std::int64_t s = ceil_div(extent, parts);
+  if (parts == 1) return s;
+  std::int64_t whole = ceil_div(s, stick) * stick;
+  if ((parts - 1) * whole < extent) return whole;
+  return (parts - 1) * s < extent ? s : 0;
+}
+
+// Largest byte distance between the first and last byte a core touches in `m` when it takes
+// batches [0, bshare), logical rows [0, rows) and cols [0, cols).
+std::uint64_t span(const StoredMatrix& m, std::int64_t bshare, std::int64_t rows, std::int64_t cols) {
+  SlicePattern first = m.block(0, 0, std::min(rows, m.rows), 0, std::min(cols, m.cols));
+  auto last_b = static_cast<std::size_t>(std::min<std::int64_t>(bshare, static_cast<std::int64_t>(m.batch_elems.size())) - 1);
+  std::uint64_t end = dtype_bytes(m.tensor->dtype, m.batch_elems[last_b]) + first.offset + (first.rows - 1) * first.stride +
+                      first.bytes;
+  return end - first.offset;
+}
+
+constexpr std::uint64_t kMaxSpanBytes = 256ull << 20;  // address span one core may reach per tensor
+
+}  // namespace
+
+std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConfig& chip, const MatmulConstraints& c,
+                                          int bsplit, int rows, int cols, int ksplit) {
+  const Dtype in = p.a.tensor->dtype, out = p.c.tensor->dtype;
+  const auto stick = static_cast<std::int64_t>(chip.core.dma.stick_bytes / std::max<std::uint64_t>(dtype_bytes(in, 1), 1));
+  MatmulPlan plan;
+  plan.bsplit = bsplit;
+  plan.rows = rows;
+  plan.cols = cols;
+  plan.ksplit = ksplit;
+  // Whole sticks per core along the dims that are some operand's stick dim: N (C, and B
+  // unless transposed), K (A unless transposed), M only when A is stored transposed.
+  plan.bshare = share_of(p.batches, bsplit, 1);
+  plan.mshare = share_of(p.M, rows, p.a.transposed ? stick : 1);
+  plan.nshare = share_of(p.N, cols, stick);
+  plan.kpart = share_of(p.K, ksplit, stick);
+  if (!plan.bshare || !plan.mshare || !plan.nshare || !plan.kpart) return std::nullopt;
+  MatmulTile most;
+  if (auto t = c.tiles.find("M"); t != c.tiles.end()) most.m = ceil_div(plan.mshare, t->second);
+  if (auto t = c.tiles.find("K"); t != c.tiles.end()) most.k = ceil_div(plan.kpart, t->second);
+  OperandSharing sharing{cols, rows, ksplit > 1};
+  const bool ta = p.a.transposed, tb = p.b.transposed;
+  const MatmulTile least{ta ? stick : 0, stick, !ta || tb ? stick : 0};
+  const std::uint64_t b_block = dtype_bytes(in, static_cast<std::uint64_t>(plan.kpart * plan.nshare));
+  std::optional<MatmulTile> tile;
+  if (c.keep_b && 2 * b_block <= c.budget) {
+    tile = plan_matmul_tile(plan.mshare, plan.nshare, plan.kpart, in, c.budget - b_block / 2, sharing, most, least);
+    plan.b_resident = tile && ceil_div(plan.mshare, tile->m) > 1;
+  }
+  if (!plan.b_resident) tile = plan_matmul_tile(plan.mshare, plan.nshare, plan.kpart, in, c.budget, sharing, most, least);
+  if (!tile) return std::nullopt;
+  plan.tile = *tile;
+  for (const StoredMatrix* m : {&p.a, &p.b, &p.c}) {
+    std::int64_t r = m == &p.b ? plan.kpart : plan.mshare, cl = m == &p.a ? plan.kpart : plan.nshare;
+    if (span(*m, plan.bshare, r, cl) > kMaxSpanBytes) return std::nullopt;
+  }
+
+  // Off-chip bytes: A once per n tile unless one k-step lets the n tiles share it, B once per
+  // m tile unless it stays in LX; shared loads count once.
+  const auto nb = static_cast<std::uint64_t>(p.batches);
+  const std::uint64_t a_loads = plan.k_tiles() == 1 ? 1 : static_cast<std::uint64_t>(plan.n_tiles());
+  const std::uint64_t b_loads = plan.b_resident ? 1 : static_cast<std::uint64_t>(plan.m_tiles());
+  const std::uint64_t a_bytes = nb * dtype_bytes(in, static_cast<std::uint64_t>(p.M * p.K)) * a_loads;
+  const std::uint64_t b_bytes = nb * dtype_bytes(in, static_cast<std::uint64_t>(p.K * p.N)) * b_loads;
+  const std::uint64_t c_bytes = nb * dtype_bytes(out, static_cast<std::uint64_t>(p.M * p.N));
+  plan.offchip_bytes = a_bytes + b_bytes + c_bytes +
+                       static_cast<std::uint64_t>(c.extra_bytes_per_output * static_cast<double>(nb * p.M * p.N));
+  // Time bounds: the busiest core's PT, the memory, the busiest core's DMA word generation.
+  const double ghz = chip.core.clock_mhz / 1000.0;
+  const int simd = chip.core.pt.simd.count(in) ? chip.core.pt.simd.at(in) : 1;
+  const std::uint64_t tile_cycles = pt_matmul_cycles(static_cast<std::uint64_t>(plan.tile.m), static_cast<std::uint64_t>(plan.tile.n),
+                                                     static_cast<std::uint64_t>(plan.tile.k), chip.core.pt.rows, chip.core.pt.cols,
+                                                     simd, chip.core.corelets, chip.core.pt.dataflow);
+  const auto steps = static_cast<double>(plan.bshare * plan.m_tiles() * plan.n_tiles() * plan.k_tiles());
+  plan.compute_ns = steps * static_cast<double>(tile_cycles) / ghz;
+  if (ksplit > 1)  // the partials' tree: a ring copy of each fp32 output tile per level
+    plan.compute_ns += std::ceil(std::log2(ksplit)) * static_cast<double>(plan.bshare * plan.mshare * plan.nshare * 4) /
+                       chip.ring.bytes_per_cycle / ghz;
+  double gbps = chip.memory_peak_gbps();
+  if (chip.memory.ports > 0)
+    gbps = std::min(gbps, chip.memory.ports * chip.memory.port_bytes_per_cycle * ghz);
+  // A run shorter than a row of the stored matrix moves whole sticks and, being one of many
+  // strided runs, opens a DRAM row of its own: charged kRunOverheadBytes (tRCD + tRP at one
+  // channel's rate, about 240 B on LPDDR5-6400).
+  constexpr double kRunOverheadBytes = 256;
+  auto whole_sticks = [&](std::uint64_t bytes, std::int64_t run, std::int64_t full) {
+    if (run >= full) return static_cast<double>(bytes);
+    const auto rb = static_cast<double>(dtype_bytes(in, static_cast<std::uint64_t>(run)));
+    const auto sb = static_cast<double>(chip.core.dma.stick_bytes);
+    return static_cast<double>(bytes) * (std::ceil(rb / sb) * sb + kRunOverheadBytes) / rb;
+  };
+  const double a_eff = whole_sticks(a_bytes, ta ? plan.tile.m : plan.tile.k, ta ? p.M : p.K);
+  const double b_eff = whole_sticks(b_bytes, tb ? plan.tile.k : plan.tile.n, tb ? p.K : p.N);
+  const double c_eff = whole_sticks(c_bytes, plan.tile.n, p.N);
+  plan.memory_ns = (a_eff + b_eff + c_eff + static_cast<double>(plan.offchip_bytes - a_bytes - b_bytes - c_bytes)) / gbps;
+  const double per_core_in = a_eff / (rows * bsplit * ksplit * cols) + b_eff / (cols * bsplit * ksplit * rows);
+  const double sticks = per_core_in / static_cast<double>(chip.core.dma.stick_bytes);
+  plan.dma_ns = sticks * chip.core.dma.stick_issue_cycles / ghz;
+  plan.estimate_ns = std::max({plan.compute_ns, plan.memory_ns, plan.dma_ns});
+  return plan;
+}
+
+std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipConfig& chip, const MatmulConstraints& c) {
+  auto forced = [&](const char* d) -> int {
+    auto it = c.split.find(d);
+    return it == c.split.end() ? 0 : static_cast<int>(it->second);
+  };
+  if (!c.split.empty()) {
+    auto plan = matmul_plan_for(p, chip, c, std::max(forced("B"), 1), std::max(forced("M"), 1), std::max(forced("N"), 1),
+                                std::max(forced("K"), 1));
+    if (plan) plan->why = "forced by split";
+    return plan;
+  }
+  std::optional<MatmulPlan> best;
+  int considered = 0;
+  auto better = [](const MatmulPlan& x, const MatmulPlan& y) {
+    if (x.estimate_ns != y.estimate_ns) return x.estimate_ns < y.estimate_ns;
+    if (x.offchip_bytes != y.offchip_bytes) return x.offchip_bytes < y.offchip_bytes;
+    return x.cores() < y.cores();
+  };
+  // Batch first, then M and N; K (a ring reduction) only when the output blocks alone cannot
+  // keep half the cores busy.
+  auto search = [&](bool split_k) {
+    for (int b = 1; b <= std::min<std::int64_t>(p.batches, c.cores); ++b)
+      for (int r = 1; b * r <= c.cores && r <= p.M; ++r)
+        for (int cl = 1; b * r * cl <= c.cores && cl <= p.N; ++cl)
+          for (int k = split_k ? 2 : 1; b * r * cl * k <= c.cores; k *= 2) {
+            auto plan = matmul_plan_for(p, chip, c, b, r, cl, k);
+            if (plan) ++considered;
+            if (plan && (!best || better(*plan, *best))) best = plan;
+            if (!split_k) break;
+          }
+  };
+  search(false);
+  if (!best || 2 * best->cores() < c.cores) search(true);
+  if (best)
+    best->why = fmt::format("least estimate ({:.1f} us, {} bound) of {} divisions on at most {} cores",
+                            best->estimate_ns / 1000.0,
+                            best->estimate_ns == best->compute_ns ? "compute" : best->estimate_ns == best->memory_ns ? "memory" : "DMA",
+                            considered, c.cores);
+  return best;
+}
+
+}  // namespace dfsim

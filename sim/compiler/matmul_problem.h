@@ -1,0 +1,40 @@
+#pragma once
+// The matmul family as one problem: `batches` independent [M, K] @ [K, N] products whose
+// operands are row-major matrices in HBM, each possibly stored transposed, at per-batch
+// offsets that follow torch.matmul broadcasting (an operand without a batch dim is shared).
+#include <cstdint>
+#include <vector>
+
+#include "sim/compiler/slicing.h"
+#include "sim/graph/op_graph.h"
+
+namespace dfsim {
+
+// One operand (or the output) of a batched matmul: a logical [rows, cols] matrix per batch,
+// stored row-major as [rows, cols] or, when `transposed`, as [cols, rows].
+struct StoredMatrix {
+  const OpTensor* tensor = nullptr;
+  int index = -1;                       // op graph tensor
+  std::int64_t rows = 0, cols = 0;      // logical
+  bool transposed = false;
+  std::vector<std::uint64_t> batch_elems;  // element offset of each batch's matrix
+  std::int64_t stored_rows() const { return transposed ? cols : rows; }
+  std::int64_t stored_cols() const { return transposed ? rows : cols; }
+  // Byte pattern of stored rows [r, r+nr) x stored cols [c, c+nc) of batch b.
+  SlicePattern stored_block(std::int64_t b, std::int64_t r, std::int64_t nr, std::int64_t c, std::int64_t nc) const;
+  // Byte pattern of logical rows [r, r+nr) x cols [c, c+nc) of batch b.
+  SlicePattern block(std::int64_t b, std::int64_t r, std::int64_t nr, std::int64_t c, std::int64_t nc) const;
+};
+
+struct MatmulProblem {
+  std::int64_t batches = 1, M = 0, N = 0, K = 0;
+  StoredMatrix a, b, c;                 // a: [M, K], b: [K, N], c: [M, N]
+  int bias = -1;                        // linear: the [N] bias tensor, else -1
+  bool folded = false;                  // batch dims folded into M (B shared by every batch)
+  std::uint64_t macs() const { return static_cast<std::uint64_t>(batches * M * N * K); }
+};
+
+// matmul or linear. A shared B ([..., M, K] @ [K, N], linear) folds the batch into M.
+MatmulProblem matmul_problem(const OpGraph& g, const Op& op);
+
+}  // namespace dfsim
