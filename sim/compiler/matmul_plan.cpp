@@ -16,14 +16,15 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Share of `extent` over `parts`: ceil(extent / parts), rounded up to whole sticks of
-// `stick` elements when that still leaves every part some work. 0: a part would be empty.
-std::int64_t share_of(std::int64_t extent, int parts, std::int64_t stick) {
+// `stick` elements when that still leaves every part some work. 0: a part would be empty, or
+// (unless `forced`) the shares cannot be whole sticks.
+std::int64_t share_of(std::int64_t extent, int parts, std::int64_t stick, bool forced) {
   if (parts > extent) return 0;
   std::int64_t s = ceil_div(extent, parts);
   if (parts == 1) return s;
   std::int64_t whole = ceil_div(s, stick) * stick;
   if ((parts - 1) * whole < extent) return whole;
-  return (parts - 1) * s < extent ? s : 0;
+  return forced && (parts - 1) * s < extent ? s : 0;
 }
 
 // Largest byte distance between the first and last byte a core touches in `m` when it takes
@@ -51,10 +52,11 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   plan.ksplit = ksplit;
   // Whole sticks per core along the dims that are some operand's stick dim: N (C, and B
   // unless transposed), K (A unless transposed), M only when A is stored transposed.
-  plan.bshare = share_of(p.batches, bsplit, 1);
-  plan.mshare = share_of(p.M, rows, p.a.transposed ? stick : 1);
-  plan.nshare = share_of(p.N, cols, stick);
-  plan.kpart = share_of(p.K, ksplit, stick);
+  const bool forced = !c.split.empty();
+  plan.bshare = share_of(p.batches, bsplit, 1, forced);
+  plan.mshare = share_of(p.M, rows, p.a.transposed ? stick : 1, forced);
+  plan.nshare = share_of(p.N, cols, stick, forced);
+  plan.kpart = share_of(p.K, ksplit, stick, forced);
   if (!plan.bshare || !plan.mshare || !plan.nshare || !plan.kpart) return std::nullopt;
   MatmulTile most;
   if (auto t = c.tiles.find("M"); t != c.tiles.end()) most.m = ceil_div(plan.mshare, t->second);
@@ -137,9 +139,10 @@ std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipC
   auto better = [](const MatmulPlan& x, const MatmulPlan& y) {
     if (x.estimate_ns != y.estimate_ns) return x.estimate_ns < y.estimate_ns;
     if (x.offchip_bytes != y.offchip_bytes) return x.offchip_bytes < y.offchip_bytes;
-    return x.cores() < y.cores();
+    if (x.cores() != y.cores()) return x.cores() < y.cores();
+    return x.bsplit > y.bsplit;  // batch first
   };
-  // Batch first, then M and N; K (a ring reduction) only when the output blocks alone cannot
+  // Batch first (the first division found wins a tie), then M and N; K (a ring reduction) only when the output blocks alone cannot
   // keep half the cores busy.
   auto search = [&](bool split_k) {
     for (int b = 1; b <= std::min<std::int64_t>(p.batches, c.cores); ++b)

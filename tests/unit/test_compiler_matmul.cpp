@@ -1,0 +1,375 @@
+// Tests of the matmul family: batched matmul, transposed operands, linear, the work-division
+// plans, tile loops, epilogues, sdpa and the compile report.
+#include <catch2/catch.hpp>
+
+#include "sim/common/error.h"
+#include "sim/compiler/compile.h"
+#include "sim/compiler/compile_report.h"
+#include "sim/compiler/lowering.h"
+#include "sim/compiler/matmul_plan.h"
+#include "sim/config/chip_config.h"
+#include "sim/graph/expand.h"
+#include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/op_graph.h"
+#include "tests/unit/coverage.h"
+
+using namespace dfsim;
+using dfsim::testing::all_equal;
+using dfsim::testing::coverage;
+using Catch::Contains;
+
+namespace {
+
+ChipConfig chip(int cores = 32, std::uint64_t lx = 1589376) {
+  ChipConfig c;
+  c.cores = cores;
+  c.core.corelets = 2;
+  c.core.lx.usable_bytes = lx;
+  return c;
+}
+
+// A graph from tensors {name: shape} (fp16), inputs, outputs and ops (JSON text).
+Json graph(const std::string& tensors, const std::string& inputs, const std::string& outputs, const std::string& ops,
+           const std::string& compile = R"({"cores": 1})") {
+  return Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "t", "tensors": )" + tensors +
+                     R"(, "inputs": )" + inputs + R"(, "outputs": )" + outputs + R"(, "ops": )" + ops +
+                     R"(, "compile": )" + compile + "}");
+}
+
+std::string t(const std::string& shape) { return R"({"shape": )" + shape + R"(, "dtype": "fp16"})"; }
+
+// Off-chip bytes of `op` (load or store) touching HBM buffer `name` (all buffers when empty).
+std::uint64_t hbm_bytes(const KernelGraph& g, const std::string& op, const std::string& name = "") {
+  std::uint64_t n = 0;
+  for (const auto& task : g.tasks) {
+    if (task.unit != UnitKind::dma || task.op != op) continue;
+    const Access& a = op == "load" ? task.reads[0] : task.writes[0];
+    if (name.empty() || g.buffers[static_cast<std::size_t>(a.buffer)].name == name)
+      n += a.total_bytes() * static_cast<std::uint64_t>(task.core_count);
+  }
+  return n;
+}
+
+std::uint64_t macs(const KernelGraph& g) {
+  std::uint64_t n = 0;
+  for (const auto& task : g.tasks)
+    if (task.unit == UnitKind::pt) n += task.m * task.n * task.k * static_cast<std::uint64_t>(task.core_count);
+  return n;
+}
+
+std::uint64_t sfp_elements(const KernelGraph& g, const std::string& op) {
+  std::uint64_t n = 0;
+  for (const auto& task : g.tasks)
+    if (task.unit == UnitKind::sfp && task.op == op) n += task.elements * static_cast<std::uint64_t>(task.core_count);
+  return n;
+}
+
+Json matmul_graph(const std::string& a, const std::string& b, const std::string& c, const std::string& attrs = "{}",
+                  int cores = 1) {
+  return graph(R"({"a": )" + t(a) + R"(, "b": )" + t(b) + R"(, "c": )" + t(c) + "}", R"(["a", "b"])", R"(["c"])",
+               R"([{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"], "attrs": )" + attrs + "}]",
+               R"({"cores": )" + std::to_string(cores) + "}");
+}
+
+}  // namespace
+
+TEST_CASE("matmul family: shapes follow torch.matmul and the errors name the JSON path") {
+  CHECK_NOTHROW(read_op_graph(matmul_graph("[4, 128, 256]", "[4, 256, 64]", "[4, 128, 64]"), "w.json"));
+  CHECK_NOTHROW(read_op_graph(matmul_graph("[2, 4, 128, 256]", "[256, 64]", "[2, 4, 128, 64]"), "w.json"));
+  CHECK_NOTHROW(read_op_graph(matmul_graph("[2, 1, 8, 16]", "[3, 16, 4]", "[2, 3, 8, 4]"), "w.json"));
+  CHECK_NOTHROW(read_op_graph(matmul_graph("[128, 256]", "[64, 256]", "[128, 64]", R"({"transpose_b": true})"), "w.json"));
+  CHECK_NOTHROW(read_op_graph(matmul_graph("[256, 128]", "[256, 64]", "[128, 64]", R"({"transpose_a": true})"), "w.json"));
+  REQUIRE_THROWS_WITH(read_op_graph(matmul_graph("[128, 256]", "[128, 64]", "[128, 64]"), "w.json"),
+                      Contains("w.json: /ops/0/inputs: matmul inner dimensions differ: [128, 256] @ [128, 64]"));
+  REQUIRE_THROWS_WITH(read_op_graph(matmul_graph("[2, 8, 16]", "[3, 16, 4]", "[3, 8, 4]"), "w.json"),
+                      Contains("w.json: /ops/0/inputs: matmul batch dims [2] and [3] do not broadcast"));
+  REQUIRE_THROWS_WITH(read_op_graph(matmul_graph("[8, 16]", "[16, 4]", "[8, 5]"), "w.json"),
+                      Contains("w.json: /ops/0/outputs/0: shape mismatch for \"c\": expected [8, 4] from matmul"));
+  REQUIRE_THROWS_WITH(read_op_graph(matmul_graph("[16]", "[16, 4]", "[4]"), "w.json"),
+                      Contains("w.json: /ops/0/inputs: matmul takes operands of rank 2 or more"));
+  REQUIRE_THROWS_WITH(read_op_graph(matmul_graph("[8, 16]", "[16, 4]", "[8, 4]", R"({"transpose": true})"), "w.json"),
+                      Contains("w.json: /ops/0/attrs"));
+
+  auto linear = [](const std::string& w, const std::string& bias) {
+    return graph(R"({"x": )" + t("[2, 10, 64]") + R"(, "w": )" + t(w) + R"(, "bias": )" + t(bias) + R"(, "y": )" +
+                     t("[2, 10, 32]") + "}",
+                 R"(["x", "w", "bias"])", R"(["y"])", R"([{"op": "linear", "inputs": ["x", "w", "bias"], "outputs": ["y"]}])");
+  };
+  CHECK_NOTHROW(read_op_graph(linear("[32, 64]", "[32]"), "w.json"));
+  REQUIRE_THROWS_WITH(read_op_graph(linear("[64, 32]", "[32]"), "w.json"),
+                      Contains("w.json: /ops/0/inputs: linear: x [2, 10, 64] has 64 features, weight [64, 32] expects 32"));
+  REQUIRE_THROWS_WITH(read_op_graph(linear("[32, 64]", "[64]"), "w.json"),
+                      Contains("w.json: /ops/0/inputs/2: linear bias is [32], got [64]"));
+
+  auto sdpa = [](const std::string& k, const std::string& extra = "") {
+    return graph(R"({"q": )" + t("[1, 8, 16, 64]") + R"(, "k": )" + t(k) + R"(, "v": )" + t(k) + R"(, "m": )" +
+                     t("[16, 32]") + R"(, "o": )" + t("[1, 8, 16, 64]") + "}",
+                 R"(["q", "k", "v", "m"])", R"(["o"])",
+                 R"([{"op": "sdpa", "inputs": ["q", "k", "v")" + extra + R"(], "outputs": ["o"], "attrs": {"causal": true}}])");
+  };
+  CHECK_NOTHROW(read_op_graph(sdpa("[1, 2, 32, 64]"), "w.json"));
+  CHECK_NOTHROW(read_op_graph(sdpa("[1, 2, 32, 64]", R"(, "m")"), "w.json"));
+  REQUIRE_THROWS_WITH(read_op_graph(sdpa("[1, 3, 32, 64]"), "w.json"),
+                      Contains("w.json: /ops/0/inputs/1: query heads 8 are not a multiple of key/value heads 3"));
+  REQUIRE_THROWS_WITH(read_op_graph(sdpa("[1, 2, 16, 64]", R"(, "m")"), "w.json"),
+                      Contains("w.json: /ops/0/inputs/3: mask is [Lq, Lk] = [16, 16], got [16, 32]"));
+}
+
+TEST_CASE("matmul family: a bmm splits the batch first and moves each operand byte once") {
+  // [8, 128, 256] @ [8, 256, 64] on 8 cores: B=8, one batch per core; every core's block fits
+  // one tile (A 64 KiB + B 32 KiB + fp32 C 32 KiB), so A, B and C each move exactly once.
+  Json j = matmul_graph("[8, 128, 256]", "[8, 256, 64]", "[8, 128, 64]", "{}", 8);
+  CompileReport report;
+  KernelGraph g = compile_ops(read_op_graph(j, "w.json"), chip(8), 8, &report);
+  CHECK(macs(g) == 8u * 128 * 64 * 256);
+  CHECK(hbm_bytes(g, "load", "a") == 8u * 128 * 256 * 2);
+  CHECK(hbm_bytes(g, "load", "b") == 8u * 256 * 64 * 2);
+  CHECK(hbm_bytes(g, "store", "c") == 8u * 128 * 64 * 2);
+  REQUIRE(report.kernels.size() == 1);
+  CHECK(report.kernels[0].split == "B=8 (8 of 8 cores)");
+  CHECK(report.kernels[0].offchip_bytes.at("a") == 8u * 128 * 256 * 2);
+  // The per-core tasks fold into one template per step: load a, load b, matmul, store.
+  CHECK(g.tasks.size() == 4);
+  ExpandedGraph eg = expand_graph(g, chip(8));
+  CHECK(all_equal(coverage(g, eg, "c", true), 1));
+  CHECK(all_equal(coverage(g, eg, "a", false), 1));
+}
+
+TEST_CASE("matmul family: a projection folds the batch into M and transposed operands read the stored layout") {
+  // [4, 64, 256] @ [256, 128]: B is shared by every batch, so the product is [256, 256] @ [256, 128].
+  Json j = matmul_graph("[4, 64, 256]", "[256, 128]", "[4, 64, 128]");
+  OpGraph og = read_op_graph(j, "w.json");
+  MatmulProblem p = matmul_problem(og, og.ops[0]);
+  CHECK(p.folded);
+  CHECK(p.batches == 1);
+  CHECK(p.M == 256);
+  KernelGraph g = compile_ops(og, chip(1), 1);
+  CHECK(macs(g) == 256u * 128 * 256);
+  CHECK(hbm_bytes(g, "load", "a") == 256u * 256 * 2);
+  CHECK(hbm_bytes(g, "load", "b") == 256u * 128 * 2);
+  // transpose_b: B stored [N, K]; a B tile (k x n) is stored rows n, cols k. Every byte of the
+  // stored B is read exactly once and C written once, on 4 cores.
+  Json tb = matmul_graph("[256, 512]", "[384, 512]", "[256, 384]", R"({"transpose_b": true})", 4);
+  KernelGraph gt = compile_ops(read_op_graph(tb, "w.json"), chip(4), 4);
+  CHECK(macs(gt) == 256u * 384 * 512);
+  ExpandedGraph eg = expand_graph(gt, chip(4));
+  CHECK(all_equal(coverage(gt, eg, "c", true), 1));
+  CHECK(all_equal(coverage(gt, eg, "b", false), 1));
+  // transpose_a: A stored [K, M].
+  Json ta = matmul_graph("[512, 256]", "[512, 128]", "[256, 128]", R"({"transpose_a": true})", 2);
+  KernelGraph ga = compile_ops(read_op_graph(ta, "w.json"), chip(2), 2);
+  ExpandedGraph ea = expand_graph(ga, chip(2));
+  CHECK(all_equal(coverage(ga, ea, "c", true), 1));
+  CHECK(macs(ga) == 256u * 128 * 512);
+}
+
+TEST_CASE("matmul family: matmul_4096 on 48 cores keeps operand sharing and beats 32 cores") {
+  // 4096 does not divide over any 48-core grid; the plan pads the last parts instead of
+  // dropping sharing (which read 640 MiB): A and B move at most twice over (128 MiB of reads).
+  Json j = matmul_graph("[4096, 4096]", "[4096, 4096]", "[4096, 4096]", "{}", 48);
+  OpGraph og = read_op_graph(j, "w.json");
+  ChipConfig c48 = chip(48);
+  CompileReport report;
+  KernelGraph g = compile_ops(og, c48, 48, &report);
+  CHECK(hbm_bytes(g, "load") <= 128ull << 20);
+  CHECK(macs(g) == 4096ull * 4096 * 4096);
+  // The compiler's own estimate on 48 cores is no worse than on 32, nor than on any fewer.
+  MatmulProblem p = matmul_problem(og, og.ops[0]);
+  double prev = 1e300;
+  for (int cores : {1, 2, 3, 8, 16, 24, 31, 32, 33, 40, 47, 48}) {
+    MatmulConstraints con;
+    con.cores = cores;
+    con.budget = 1589376 / 2;
+    auto plan = choose_matmul_plan(p, c48, con);
+    REQUIRE(plan);
+    INFO(cores << " cores: " << plan->estimate_ns);
+    CHECK(plan->estimate_ns <= prev);
+    CHECK(plan->cores() <= cores);
+    prev = plan->estimate_ns;
+  }
+}
+
+TEST_CASE("matmul family: N = 1000 costs about what N = 1024 does") {
+  // Whole sticks per core: 1000 columns are cut like 1024 (the last part shorter), not in
+  // 125-column slices of partial sticks.
+  auto plan_for = [](std::int64_t n) {
+    Json j = matmul_graph("[256, 4096]", "[4096, " + std::to_string(n) + "]", "[256, " + std::to_string(n) + "]", "{}", 32);
+    OpGraph og = read_op_graph(j, "w.json");
+    MatmulConstraints con;
+    con.cores = 32;
+    con.budget = 1589376 / 2;
+    return *choose_matmul_plan(matmul_problem(og, og.ops[0]), chip(), con);
+  };
+  MatmulPlan a = plan_for(1000), b = plan_for(1024);
+  CHECK(a.estimate_ns <= 1.05 * b.estimate_ns);
+  CHECK((a.cols == 1 || a.nshare % 64 == 0));  // whole sticks per core, or the whole N
+}
+
+TEST_CASE("matmul family: a row-tiled matmul re-reads B per tile unless B stays in LX") {
+  // [1024, 256] @ [256, 256] on 1 core with tiles {M: 8}: 8 sequential m tiles of 128 rows,
+  // each reading the whole B (128 KiB): 8 x 128 KiB. With lx_planning B (128 KiB) stays in
+  // LX: read once.
+  Json j = matmul_graph("[1024, 256]", "[256, 256]", "[1024, 256]");
+  OpGraph og = read_op_graph(j, "w.json");
+  og.ops[0].tiles = {{"M", 8}};
+  KernelGraph g = compile_ops(og, chip(1), 1);
+  CHECK(hbm_bytes(g, "load", "b") == 8u * 256 * 256 * 2);
+  CHECK(hbm_bytes(g, "load", "a") == 1024u * 256 * 2);
+  og.compile.lx_planning = LxPlanning::reductions;
+  CompileReport report;
+  KernelGraph kept = compile_ops(og, chip(1), 1, &report);
+  CHECK(hbm_bytes(kept, "load", "b") == 256u * 256 * 2);
+  CHECK(macs(kept) == 1024u * 256 * 256);
+  REQUIRE(report.kernels[0].lx_resident.size() >= 1);
+  CHECK_THAT(report.kernels[0].lx_resident[0], Contains("loaded once for all 8 m tiles"));
+  // tiles {K: 4}: at least 4 k-steps per output tile.
+  og.ops[0].tiles = {{"K", 4}};
+  og.compile.lx_planning = LxPlanning::none;
+  KernelGraph k4 = compile_ops(og, chip(1), 1);
+  int steps = 0;
+  for (const auto& task : k4.tasks) steps += task.unit == UnitKind::pt && task.name.find("/m0/n0/") != std::string::npos;
+  CHECK(steps == 4);
+  // split {M: 2, N: 2}: forced, product = cores used.
+  og.ops[0].tiles.clear();
+  og.ops[0].split = {{"M", 2}, {"N", 2}};
+  CompileReport forced;
+  KernelGraph s = compile_ops(og, chip(8), 8, &forced);
+  CHECK(forced.kernels[0].split == "M=2 N=2 (4 of 8 cores)");
+  CHECK(s.cores == 8);
+  og.ops[0].split = {{"M", 4}, {"N", 4}};
+  REQUIRE_THROWS_WITH(compile_ops(og, chip(8), 8), Contains("w.json: /ops/0/compile/split: needs 16 cores"));
+}
+
+TEST_CASE("matmul family: epilogues run on the SFP before the output tile is stored") {
+  // SwiGLU: up = x @ wu; gate = x @ wg; s = silu(gate); h = mul(s, up); y = h + r.
+  Json j = graph(R"({"x": )" + t("[256, 512]") + R"(, "wu": )" + t("[512, 256]") + R"(, "wg": )" + t("[512, 256]") +
+                     R"(, "up": )" + t("[256, 256]") + R"(, "gate": )" + t("[256, 256]") + R"(, "s": )" + t("[256, 256]") +
+                     R"(, "h": )" + t("[256, 256]") + R"(, "r": )" + t("[256, 256]") + R"(, "y": )" + t("[256, 256]") +
+                     R"(, "bias": )" + t("[256]") + R"(, "z": )" + t("[256, 256]") + R"(, "col": )" + t("[256, 1]") +
+                     R"(, "w": )" + t("[256, 256]") + "}",
+                 R"(["x", "wu", "wg", "r", "bias", "col"])", R"(["y", "z", "w"])",
+                 R"([{"op": "matmul", "inputs": ["x", "wu"], "outputs": ["up"]},
+                     {"op": "matmul", "inputs": ["x", "wg"], "outputs": ["gate"]},
+                     {"op": "silu", "inputs": ["gate"], "outputs": ["s"]},
+                     {"op": "mul", "inputs": ["s", "up"], "outputs": ["h"]},
+                     {"op": "add", "inputs": ["h", "r"], "outputs": ["y"]},
+                     {"op": "add", "inputs": ["y", "bias"], "outputs": ["z"]},
+                     {"op": "mul", "inputs": ["y", "col"], "outputs": ["w"]}])");
+  OpGraph og = read_op_graph(j, "w.json");
+  const Op &mu = og.ops[0], &mg = og.ops[1];
+  CHECK(matmul_epilogue_ok(og, mg, {}, og.ops[2]));      // silu(gate)
+  CHECK(matmul_epilogue_ok(og, mg, {2}, og.ops[3]));     // * up (an earlier matmul's output)
+  CHECK(matmul_epilogue_ok(og, mg, {2, 3}, og.ops[4]));  // + r (a graph input)
+  CHECK_FALSE(matmul_epilogue_ok(og, mg, {2, 3, 4}, og.ops[5]));  // y is also read by op 6 and is a graph output
+  CHECK_FALSE(matmul_epilogue_ok(og, mu, {}, og.ops[3]));  // up's consumer reads s, produced after matmul `up`
+  CHECK_FALSE(matmul_epilogue_ok(og, mg, {}, og.ops[4]));  // does not read gate
+
+  // Lower by hand: the up matmul alone, then gate with [silu, mul, add] on 1 core.
+  ChipConfig c = chip(1);
+  GraphBuilder builder("t", 1);
+  LowerContext ctx{builder, og, {}, 1, c.core.lx.usable_bytes / 2, {}};
+  ctx.chip = &c;
+  for (const OpTensor& x : og.tensors) {
+    ctx.hbm.push_back(builder.add_buffer(x.name, Space::hbm, x.bytes(), x.dtype, og.is_input(og.find_tensor(x.name))));
+    ctx.lx.push_back(-1);
+  }
+  builder.begin_kernel("up");
+  lower_matmul(ctx, mu, "up");
+  builder.begin_kernel("swiglu");
+  lower_matmul(ctx, mg, "swiglu", {2, 3, 4});
+  KernelGraph g = builder.take();
+  check_kernel_graph(g);
+  const std::uint64_t tile = 256u * 256 * 2;  // one [256, 256] fp16 tensor
+  CHECK(hbm_bytes(g, "store", "y") == tile);  // the fused kernel stores only the last output
+  CHECK(hbm_bytes(g, "store", "gate") == 0);
+  CHECK(hbm_bytes(g, "store", "s") == 0);
+  CHECK(hbm_bytes(g, "store", "h") == 0);
+  CHECK(hbm_bytes(g, "load", "up") == tile);  // the other operands once each
+  CHECK(hbm_bytes(g, "load", "r") == tile);
+  CHECK(sfp_elements(g, "silu") == 256u * 256);
+  CHECK(sfp_elements(g, "mul") == 256u * 256);
+  CHECK(sfp_elements(g, "add") == 256u * 256);
+  ExpandedGraph eg = expand_graph(g, c);
+  CHECK(all_equal(coverage(g, eg, "y", true), 1));
+}
+
+TEST_CASE("matmul family: linear adds its bias per output tile") {
+  Json j = graph(R"({"x": )" + t("[4, 64, 512]") + R"(, "w": )" + t("[256, 512]") + R"(, "bias": )" + t("[256]") +
+                     R"(, "y": )" + t("[4, 64, 256]") + "}",
+                 R"(["x", "w", "bias"])", R"(["y"])",
+                 R"([{"op": "linear", "inputs": ["x", "w", "bias"], "outputs": ["y"]}])", R"({"cores": 4})");
+  KernelGraph g = compile_ops(read_op_graph(j, "w.json"), chip(4), 4);
+  CHECK(macs(g) == 256u * 256 * 512);
+  CHECK(sfp_elements(g, "add") == 256u * 256);
+  CHECK(hbm_bytes(g, "load", "w") == 256u * 512 * 2);
+  ExpandedGraph eg = expand_graph(g, chip(4));
+  CHECK(all_equal(coverage(g, eg, "y", true), 1));
+  CHECK(all_equal(coverage(g, eg, "w", false), 1));
+}
+
+namespace {
+
+Json sdpa_graph(int hq, int hkv, int lq, int lk, int d, bool causal, int cores) {
+  auto s = [](int a, int b, int c, int e) {
+    return "[" + std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c) + ", " + std::to_string(e) + "]";
+  };
+  return graph(R"({"q": )" + t(s(1, hq, lq, d)) + R"(, "k": )" + t(s(1, hkv, lk, d)) + R"(, "v": )" + t(s(1, hkv, lk, d)) +
+                   R"(, "o": )" + t(s(1, hq, lq, d)) + "}",
+               R"(["q", "k", "v"])", R"(["o"])",
+               R"([{"op": "sdpa", "inputs": ["q", "k", "v"], "outputs": ["o"], "attrs": {"causal": )" +
+                   std::string(causal ? "true" : "false") + "}}]",
+               R"({"cores": )" + std::to_string(cores) + "}");
+}
+
+}  // namespace
+
+TEST_CASE("sdpa: K and V move once per GQA group, the carries stay in LX") {
+  // 8 query heads over 2 KV heads (groups of 4), Lq = 128, Lk = 256, D = 64, on 2 cores: one
+  // unit (KV head) per core, the whole Lq in one tile (Q 64 KiB + 4 heads' carries 2 x 32 KiB
+  // fp32 + K, V, score tiles fit the 776 KiB budget), so every K and V byte is loaded once
+  // (not 4 times) and Q and O move once.
+  KernelGraph g = compile_ops(read_op_graph(sdpa_graph(8, 2, 128, 256, 64, false, 2), "w.json"), chip(2), 2);
+  const std::uint64_t kv = 2u * 256 * 64 * 2, qo = 8u * 128 * 64 * 2;
+  CHECK(hbm_bytes(g, "load", "k") == kv);
+  CHECK(hbm_bytes(g, "load", "v") == kv);
+  CHECK(hbm_bytes(g, "load", "q") == qo);
+  CHECK(hbm_bytes(g, "store", "o") == qo);
+  CHECK(macs(g) == 2u * 8 * 128 * 256 * 64);  // q.k^T and p.v per head
+  ExpandedGraph eg = expand_graph(g, chip(2));
+  CHECK(all_equal(coverage(g, eg, "o", true), 1));
+  CHECK(all_equal(coverage(g, eg, "k", false), 1));
+}
+
+TEST_CASE("sdpa: a causal mask skips the Lk tiles past the last query, about half the MACs") {
+  // Lq = Lk = 4096, D = 128, one head on 32 cores: Lq tiles of 128 (32 units); Lk tiles of
+  // tk. Tile i needs ceil(128 (i + 1) / tk) of the 4096 / tk Lk tiles.
+  auto run = [](bool causal) {
+    return compile_ops(read_op_graph(sdpa_graph(1, 1, 4096, 4096, 128, causal, 32), "w.json"), chip(), 32);
+  };
+  KernelGraph full = run(false), causal = run(true);
+  const std::uint64_t all = 2ull * 4096 * 4096 * 128;
+  CHECK(macs(full) == all);
+  const double ratio = static_cast<double>(macs(causal)) / static_cast<double>(all);
+  CHECK(ratio > 0.5);
+  CHECK(ratio < 0.56);
+}
+
+TEST_CASE("compile report: explain lists the kernel's split, loops, bytes and warnings") {
+  Json j = matmul_graph("[1024, 256]", "[256, 256]", "[1024, 256]");
+  OpGraph og = read_op_graph(j, "w.json");
+  og.ops[0].tiles = {{"M", 8}};
+  CompileReport report;
+  compile_ops(og, chip(4), 4, &report);
+  std::string text = report.text();
+  CHECK_THAT(text, Contains("kernel matmul_c"));
+  CHECK_THAT(text, Contains("ops:  matmul -> c"));
+  CHECK_THAT(text, Contains("split: "));
+  CHECK_THAT(text, Contains("loop: M: "));
+  CHECK_THAT(text, Contains("off-chip b: "));
+  CHECK_THAT(text, Contains("warning: b is re-read for each of the"));
+  Json js = report.to_json();
+  REQUIRE(js.size() == 1);
+  CHECK(js[0]["macs"] == 1024u * 256 * 256);
+  CHECK(js[0]["roofline_ns"].get<double>() > 0);
+  CHECK(js[0]["offchip_bytes"]["a"] == 1024u * 256 * 2);
+}
