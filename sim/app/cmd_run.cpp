@@ -12,6 +12,7 @@
 #include "sim/graph/expand.h"
 #include "sim/runtime/simulation.h"
 #include "sim/runtime/watchdog.h"
+#include "sim/compiler/compile_report.h"
 #include "sim/stats/summary.h"
 #include "sim/stats/utilization_csv.h"
 #include "sim/trace/trace_writer.h"
@@ -65,7 +66,8 @@ int cmd_run(const std::vector<std::string>& args) {
   // Everything is loaded and checked before time starts.
   ChipConfig cfg = load_chip_config(config, sets);
   std::string format;
-  KernelGraph g = load_workload(workload, cfg, over, &format);
+  CompileReport report;
+  KernelGraph g = load_workload(workload, cfg, over, &format, &report);
   spdlog::info("{}: {} buffers, {} task templates, {} kernels", workload, g.buffers.size(), g.tasks.size(), g.kernels.size());
   ExpandedGraph x = expand_graph(g, cfg);
   spdlog::info("{} task instances on {} cores", x.instances.size(), g.cores);
@@ -77,6 +79,8 @@ int cmd_run(const std::vector<std::string>& args) {
   spdlog::info("simulated in {:.3f} s, {} events", res.wall_seconds, res.activations);
 
   auto summary = make_summary(sim, res, RunInfo{workload, config, format});
+  if (format == "dfsim.ops")  // what the compiler decided (docs/outputs.md, explain)
+    summary["explain"] = nlohmann::ordered_json::parse(report.to_json().dump());
   dir.open("summary.json") << summary.dump(2) << "\n";
   if (cfg.sim.trace) {
     auto f = dir.open("trace.json");

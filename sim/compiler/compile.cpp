@@ -42,6 +42,8 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
     else if (kind == OpKind::transpose) lower_transpose(ctx, op, kernel);
     else if (kind == OpKind::cat) lower_cat(ctx, op, kernel);
     else lower_pointwise(ctx, op, kernel);
+    if (report && report->kernel(kernel).ops.empty())
+      report->kernel(kernel).ops.push_back(op.op + " -> " + ops.tensors[static_cast<std::size_t>(op.outputs[0])].name);
   }
   KernelGraph g = builder.take();
   g.description = "compiled by dfsim from " + (ops.file.empty() ? ops.name : ops.file) + " for " +

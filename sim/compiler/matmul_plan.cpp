@@ -116,9 +116,15 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   const double b_eff = whole_sticks(b_bytes, tb ? plan.tile.k : plan.tile.n, tb ? p.K : p.N);
   const double c_eff = whole_sticks(c_bytes, plan.tile.n, p.N);
   plan.memory_ns = (a_eff + b_eff + c_eff + static_cast<double>(plan.offchip_bytes - a_bytes - b_bytes - c_bytes)) / gbps;
+  // One core's DMA: word generation, and the bytes its queue keeps in flight (max_outstanding
+  // bursts per loaded-memory latency: about kCoreDmaGbps, "read bandwidth, 1 of 32 cores" in
+  // dfsim calibrate). Inbound and outbound have queues of their own.
+  constexpr double kCoreDmaGbps = 20;
   const double per_core_in = a_eff / (rows * bsplit * ksplit * cols) + b_eff / (cols * bsplit * ksplit * rows);
+  const double per_core_out = c_eff / (rows * cols * bsplit);
   const double sticks = per_core_in / static_cast<double>(chip.core.dma.stick_bytes);
-  plan.dma_ns = sticks * chip.core.dma.stick_issue_cycles / ghz;
+  plan.dma_ns = std::max({sticks * chip.core.dma.stick_issue_cycles / ghz, per_core_in / kCoreDmaGbps,
+                          per_core_out / kCoreDmaGbps});
   plan.estimate_ns = std::max({plan.compute_ns, plan.memory_ns, plan.dma_ns});
   return plan;
 }
@@ -139,10 +145,10 @@ std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipC
   auto better = [](const MatmulPlan& x, const MatmulPlan& y) {
     if (x.estimate_ns != y.estimate_ns) return x.estimate_ns < y.estimate_ns;
     if (x.offchip_bytes != y.offchip_bytes) return x.offchip_bytes < y.offchip_bytes;
-    if (x.cores() != y.cores()) return x.cores() < y.cores();
-    return x.bsplit > y.bsplit;  // batch first
+    if (x.bsplit != y.bsplit) return x.bsplit > y.bsplit;  // batch first
+    return x.cores() > y.cores();  // more DMA queues in flight for the same estimate
   };
-  // Batch first (the first division found wins a tie), then M and N; K (a ring reduction) only when the output blocks alone cannot
+  // Batch, M and N; K (a ring reduction) only when the output blocks alone cannot
   // keep half the cores busy.
   auto search = [&](bool split_k) {
     for (int b = 1; b <= std::min<std::int64_t>(p.batches, c.cores); ++b)

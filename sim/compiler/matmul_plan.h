@@ -47,8 +47,8 @@ struct MatmulConstraints {
 std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConfig& chip, const MatmulConstraints& c,
                                           int bsplit, int rows, int cols, int ksplit);
 // The forced split when one is given, else the plan with the least estimate over every
-// division on at most `c.cores` cores (ties: least off-chip traffic, then fewer cores, then
-// the larger batch split), so no plan on fewer cores has a better estimate. Shares are whole
+// division on at most `c.cores` cores (ties: least off-chip traffic, then the larger batch
+// split, then more cores), so no plan on fewer cores has a better estimate. Shares are whole
 // sticks along stick dims unless forced. nullopt: no plan fits.
 std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipConfig& chip, const MatmulConstraints& c);
 
