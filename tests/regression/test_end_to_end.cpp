@@ -11,6 +11,7 @@
 
 #include "sim/app/cli.h"
 #include "sim/common/json_io.h"
+#include "sim/compiler/compile_report.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/expand.h"
 #include "sim/runtime/simulation.h"
@@ -24,7 +25,8 @@ namespace {
 nlohmann::ordered_json run_checked(const std::string& workload, const std::string& config, int cores = 0) {
   ChipConfig cfg = load_chip_config(config);
   std::string format;
-  KernelGraph g = load_workload(workload, cfg, cores, &format);
+  CompileReport report;
+  KernelGraph g = load_workload(workload, cfg, CompileOverrides{cores, std::nullopt}, &format, &report);
   CHECK(format == "dfsim.ops");
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg);
@@ -32,6 +34,7 @@ nlohmann::ordered_json run_checked(const std::string& workload, const std::strin
   INFO(workload << " on " << config << ": " << r.reason);
   REQUIRE(r.ok());
   auto s = make_summary(sim, r, RunInfo{workload, config, format});
+  s["explain"] = nlohmann::ordered_json::parse(report.to_json().dump());
   CHECK(s["status"] == "finished");
   CHECK(s["cores_used"].get<int>() == g.cores);
 
@@ -105,7 +108,8 @@ TEST_CASE("e2e: every shipped workload has an end-to-end test", "[e2e]") {
   // Add a test case below when adding a workload.
   std::set<std::string> covered = {"add_2048x1024.json", "matmul_1024.json", "matmul_4096.json",
                                    "softmax_chain_512x1024.json", "sum_4x262144.json", "mlp_block_512x2048.json",
-                                   "transpose_cat_2048x1024.json"};
+                                   "transpose_cat_2048x1024.json", "bmm_32x512x128.json", "swiglu_mlp_512x1024.json",
+                                   "attention_512x1024.json"};
   std::set<std::string> shipped;
   for (const auto& e : std::filesystem::directory_iterator("workloads"))
     if (e.path().extension() == ".json") shipped.insert(e.path().filename().string());
@@ -176,6 +180,47 @@ TEST_CASE("e2e: mlp_block_512x2048 on spyre runs a transformer MLP block", "[e2e
   CHECK(s["offchip"]["bytes_read"] == 86 * kMiB);
   CHECK(s["offchip"]["bytes_written"] == 20 * kMiB);
   CHECK(s["kernels"].size() == 4);
+}
+
+TEST_CASE("e2e: bmm_32x512x128 on spyre splits the batch and moves each byte once", "[e2e]") {
+  auto s = run_checked("workloads/bmm_32x512x128.json", "configs/spyre.json");
+  // 32 x [512, 128] @ [128, 512]: q and kt (32 x 64 K elements x 2 B = 4 MiB each) read once,
+  // s (32 x 256 K x 2 B = 16 MiB) written once.
+  CHECK(s["compute"]["macs"].get<std::uint64_t>() == 32ull * 512 * 512 * 128);
+  CHECK(s["offchip"]["bytes_read"] == 8 * kMiB);
+  CHECK(s["offchip"]["bytes_written"] == 16 * kMiB);
+  CHECK(s["cores_used"] == 32);
+  CHECK(s["explain"][0]["split"].get<std::string>().rfind("B=", 0) == 0);  // batch first
+}
+
+TEST_CASE("e2e: swiglu_mlp_512x1024 on spyre reads every weight once", "[e2e]") {
+  auto s = run_checked("workloads/swiglu_mlp_512x1024.json", "configs/spyre.json");
+  CHECK(s["compute"]["macs"].get<std::uint64_t>() == 3ull * 512 * 1024 * 2816);
+  // One kernel per op: reads x + wu (1 + 5.5 MiB), x + wg (6.5), gate (2.75) by silu, act and
+  // up (5.5) by mul, h + wd (8.25), z + x (2) by the add: 31.5 MiB; writes up, gate, act, h
+  // (4 x 2.75) and z, y (2 x 1): 13 MiB. Every weight byte once (operand sharing).
+  CHECK(s["offchip"]["bytes_read"] == 63 * kMiB / 2);
+  CHECK(s["offchip"]["bytes_written"] == 13 * kMiB);
+  CHECK(s["kernels"].size() == 6);
+}
+
+TEST_CASE("e2e: attention_512x1024 on spyre loads K and V once per GQA group and Lq tile", "[e2e]") {
+  auto s = run_checked("workloads/attention_512x1024.json", "configs/spyre.json");
+  // MACs: projections q (8 heads), k, v (2 each) of 512 x 128 x 1024, the output projection
+  // 8 x 512 x 1024 x 128, and causal attention: 8 query heads x (q.k^T + p.v) over 8 Lq tiles
+  // of 64 and Lk tiles of 256, tile i needing ceil(64 (i + 1) / 256) Lk tiles: 4 x 1 + 4 x 2
+  // = 12 tiles of 64 x 256 x 128 per head.
+  const std::uint64_t proj = 12ull * 512 * 128 * 1024 + 8ull * 512 * 1024 * 128;
+  const std::uint64_t attn = 8ull * 2 * 12 * 64 * 256 * 128;
+  CHECK(s["compute"]["macs"].get<std::uint64_t>() == proj + attn);
+  // Reads: x (1 MiB) once per head by each projection (8 + 2 + 2), wq, wk, wv (2 + 0.5 + 0.5),
+  // q (1), K and V 12 tiles of 64 KiB per KV head each (2 x 1.5), o and wo (1 + 2), p (8) by
+  // the sum: 30 MiB. Writes q, k, v (1.5), o (1), p (8), y (1): 11.5 MiB.
+  CHECK(s["offchip"]["bytes_read"] == 30 * kMiB);
+  CHECK(s["offchip"]["bytes_written"] == 23 * kMiB / 2);
+  const auto& sdpa = s["explain"][3];
+  CHECK(sdpa["ops"][0] == "sdpa -> o");
+  CHECK(sdpa["offchip_bytes"]["k"] == 3 * kMiB / 2);
 }
 
 TEST_CASE("e2e: softmax_chain_512x1024 on spyre", "[e2e]") {
