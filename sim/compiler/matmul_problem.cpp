@@ -1,13 +1,14 @@
 // The matmul family as batched 2-D products (see matmul_problem.h).
 #include "sim/compiler/matmul_problem.h"
 
+#include "sim/common/error.h"
 #include "sim/graph/op_shapes.h"
 
 namespace dfsim {
 
 SlicePattern StoredMatrix::stored_block(std::int64_t b, std::int64_t r, std::int64_t nr, std::int64_t c,
                                         std::int64_t nc) const {
-  const auto cols = static_cast<std::uint64_t>(stored_cols());
+  const auto cols = static_cast<std::uint64_t>(row_stride ? row_stride : stored_cols());
   const Dtype dt = tensor->dtype;
   SlicePattern p;
   p.elements = static_cast<std::uint64_t>(nr * nc);
@@ -30,17 +31,25 @@ SlicePattern StoredMatrix::block(std::int64_t b, std::int64_t r, std::int64_t nr
 
 namespace {
 
+// Element strides of each dim of `shape` stored in device dim order `order` (row-major when
+// empty): the last dim of the order is contiguous.
+std::vector<std::uint64_t> strides_of(const Shape& shape, const std::vector<int>& order) {
+  std::vector<std::uint64_t> st(shape.size(), 0);
+  std::vector<int> o = order;
+  if (o.empty())
+    for (std::size_t i = 0; i < shape.size(); ++i) o.push_back(static_cast<int>(i));
+  std::uint64_t s = 1;
+  for (std::size_t i = o.size(); i-- > 0;) {
+    st[static_cast<std::size_t>(o[i])] = s;
+    s *= static_cast<std::uint64_t>(shape[static_cast<std::size_t>(o[i])]);
+  }
+  return st;
+}
+
 // Element offset of each batch (row-major over `batch`) in a tensor whose leading dims
 // `shape[0 .. rank-2)` broadcast to `batch` (aligned on the right; size-1 or absent dims stay).
-std::vector<std::uint64_t> batch_offsets(const Shape& shape, const Shape& batch) {
+std::vector<std::uint64_t> batch_offsets(const Shape& shape, const Shape& batch, const std::vector<std::uint64_t>& stride) {
   const std::size_t own = shape.size() - 2;
-  const std::uint64_t matrix = dims_product(shape, own, shape.size());
-  std::vector<std::uint64_t> stride(own, 0);
-  std::uint64_t s = matrix;
-  for (std::size_t i = own; i-- > 0;) {
-    stride[i] = s;
-    s *= static_cast<std::uint64_t>(shape[i]);
-  }
   const std::uint64_t n = dims_product(batch, 0, batch.size());
   std::vector<std::uint64_t> out(n, 0);
   for (std::uint64_t b = 0; b < n; ++b) {
@@ -72,6 +81,30 @@ StoredMatrix matrix(const OpGraph& g, int t, std::int64_t rows, std::int64_t col
   return m;
 }
 
+// Operand `t` of a batched matmul: logical [rows, cols] in its last two dims (swapped when
+// `swap`), batches broadcast to `batch`, read with the strides of its layout.
+StoredMatrix operand(const OpGraph& g, int t, std::int64_t rows, std::int64_t cols, bool swap, const Shape& batch) {
+  const OpTensor& x = g.tensors[static_cast<std::size_t>(t)];
+  auto it = g.compile.layouts.find(x.name);
+  const std::vector<int> order = it == g.compile.layouts.end() ? std::vector<int>{} : it->second;
+  const std::vector<std::uint64_t> st = strides_of(x.shape, order);
+  const std::size_t r = x.shape.size();
+  const std::size_t rd = swap ? r - 1 : r - 2, cd = swap ? r - 2 : r - 1;
+  StoredMatrix m = matrix(g, t, rows, cols, false, batch_offsets(x.shape, batch, st));
+  if (st[cd] == 1 || cols == 1) {
+    m.row_stride = static_cast<std::int64_t>(st[rd]);
+  } else if (st[rd] == 1 || rows == 1) {
+    m.transposed = true;
+    m.row_stride = static_cast<std::int64_t>(st[cd]);
+  } else {
+    throw InputError(g.file, "/compile/layouts/" + x.name,
+                     "the stick dim (last of the layout) of matmul operand \"" + x.name +
+                         "\" must be one of its two matrix dims; restickify it first (a transpose)");
+  }
+  if (m.row_stride == m.stored_cols()) m.row_stride = 0;
+  return m;
+}
+
 }  // namespace
 
 MatmulProblem matmul_problem(const OpGraph& g, const Op& op) {
@@ -96,12 +129,12 @@ MatmulProblem matmul_problem(const OpGraph& g, const Op& op) {
   p.K = op.transpose_a ? as[as.size() - 2] : as.back();
   Shape batch(out.shape.begin(), out.shape.end() - 2);
   p.batches = static_cast<std::int64_t>(dims_product(batch, 0, batch.size()));
-  p.a = matrix(g, op.inputs[0], p.M, p.K, op.transpose_a, batch_offsets(as, batch));
-  p.b = matrix(g, op.inputs[1], p.K, p.N, op.transpose_b, batch_offsets(bs, batch));
-  p.c = matrix(g, op.outputs[0], p.M, p.N, false, batch_offsets(out.shape, batch));
+  p.a = operand(g, op.inputs[0], p.M, p.K, op.transpose_a, batch);
+  p.b = operand(g, op.inputs[1], p.K, p.N, op.transpose_b, batch);
+  p.c = operand(g, op.outputs[0], p.M, p.N, false, batch);
   // A projection [..., M, K] @ [K, N]: every batch shares B and the batches of A and C lie one
   // after another, so the batch is more rows of one 2-D product.
-  bool fold = p.batches > 1 && !p.a.transposed;
+  bool fold = p.batches > 1 && !p.a.transposed && p.a.row_stride == 0 && p.c.row_stride == 0 && !p.c.transposed;
   for (std::int64_t b = 0; fold && b < p.batches; ++b) {
     auto i = static_cast<std::uint64_t>(b);
     fold = p.b.batch_elems[i] == 0 && p.a.batch_elems[i] == i * static_cast<std::uint64_t>(p.M * p.K) &&

@@ -17,6 +17,7 @@ struct StoredMatrix {
   int index = -1;                       // op graph tensor
   std::int64_t rows = 0, cols = 0;      // logical
   bool transposed = false;
+  std::int64_t row_stride = 0;          // elements between stored rows (0: stored_cols(), row-major)
   std::vector<std::uint64_t> batch_elems;  // element offset of each batch's matrix
   std::int64_t stored_rows() const { return transposed ? cols : rows; }
   std::int64_t stored_cols() const { return transposed ? rows : cols; }
@@ -34,7 +35,9 @@ struct MatmulProblem {
   std::uint64_t macs() const { return static_cast<std::uint64_t>(batches * M * N * K); }
 };
 
-// matmul or linear. A shared B ([..., M, K] @ [K, N], linear) folds the batch into M.
+// matmul or linear. A shared B ([..., M, K] @ [K, N], linear) folds the batch into M. A
+// tensor with a device layout (compile.layouts: dim order, the last the stick dim) is read with
+// that layout's strides; its stick dim must be one of its matrix dims (InputError otherwise).
 MatmulProblem matmul_problem(const OpGraph& g, const Op& op);
 
 }  // namespace dfsim

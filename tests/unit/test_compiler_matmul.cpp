@@ -373,3 +373,26 @@ TEST_CASE("compile report: explain lists the kernel's split, loops, bytes and wa
   CHECK(js[0]["roofline_ns"].get<double>() > 0);
   CHECK(js[0]["offchip_bytes"]["a"] == 1024u * 256 * 2);
 }
+
+TEST_CASE("matmul family: operand layouts give the strides a bmm reads") {
+  // a [8, 128, 256] in layout [1, 0, 2] (device order M, B, K; K is the stick dim): batch b's
+  // row m starts at (m * 8 + b) * 256. Every byte of a is still read once, c written once.
+  Json j = matmul_graph("[8, 128, 256]", "[8, 256, 64]", "[8, 128, 64]", "{}", 8);
+  OpGraph og = read_op_graph(j, "w.json");
+  og.compile.layouts["a"] = {1, 0, 2};
+  MatmulProblem p = matmul_problem(og, og.ops[0]);
+  CHECK_FALSE(p.a.transposed);
+  CHECK(p.a.row_stride == 8 * 256);
+  CHECK(p.a.batch_elems[3] == 3 * 256);
+  KernelGraph g = compile_ops(og, chip(8), 8);
+  ExpandedGraph eg = expand_graph(g, chip(8));
+  CHECK(all_equal(coverage(g, eg, "a", false), 1));
+  CHECK(all_equal(coverage(g, eg, "c", true), 1));
+  CHECK(macs(g) == 8u * 128 * 64 * 256);
+  // Layout [0, 2, 1]: M is the stick dim, A is read as stored [K, M] (transposed).
+  og.compile.layouts["a"] = {0, 2, 1};
+  CHECK(matmul_problem(og, og.ops[0]).a.transposed);
+  // The batch as the stick dim needs a restickify first.
+  og.compile.layouts["a"] = {1, 2, 0};
+  REQUIRE_THROWS_WITH(matmul_problem(og, og.ops[0]), Contains("w.json: /compile/layouts/a: the stick dim"));
+}
