@@ -145,26 +145,13 @@ class MatmulEmitter {
   }
 
   // Loads a tile of `m` (stored rows [sr, sr+snr) x cols [sc, sc+snc) of batch b) into `buf`
-  // on every core of `sharers`: sharer i loads band i of the rows and multicasts it.
+  // on every core of `sharers`, in bands of rows.
   void band_load(CoreTasks& tasks, const StoredMatrix& m, int hbm, int buf, std::int64_t b, std::int64_t sr,
                  std::int64_t snr, std::int64_t sc, std::int64_t snc, const std::vector<int>& sharers) {
-    const auto n = static_cast<std::int64_t>(sharers.size());
-    const std::int64_t h = (snr + n - 1) / n;
-    for (std::int64_t i = 0; i < n; ++i) {
-      std::int64_t rows = clip(i * h, h, snr);
-      if (rows == 0) continue;
-      SlicePattern pat = m.stored_block(b, sr + i * h, rows, sc, snc);
-      Task t = group_task("", UnitKind::dma, "load", CoreGroup{sharers[static_cast<std::size_t>(i)], 1, 0, 0},
-                          m.tensor->dtype);
-      t.reads.push_back(hbm_slice(hbm, pat, 0, CoreGroup{}));
-      for (int d : sharers) {
-        Access w = whole(buf, pat.total_bytes());
-        w.offset.beta = static_cast<std::int64_t>(dtype_bytes(m.tensor->dtype, static_cast<std::uint64_t>(i * h * snc)));
-        w.core = Affine{0, d};
-        t.writes.push_back(w);
-      }
-      tasks.add(std::move(t));
-    }
+    SlicePattern first = m.stored_block(b, sr, 1, sc, snc);
+    const std::uint64_t stride = dtype_bytes(m.tensor->dtype, static_cast<std::uint64_t>(m.row_stride ? m.row_stride : m.stored_cols()));
+    emit_band_multicast(tasks, hbm, first.offset, static_cast<std::uint64_t>(snr), first.bytes, stride, buf, sharers,
+                        m.tensor->dtype);
   }
 
   // The A tile (m tile mi, k step ki or the core's whole K part) of every grid row, shared by

@@ -154,15 +154,27 @@ void lower_sdpa(LowerContext& ctx, const Op& op, const std::string& kernel) {
       int kb = buffer(jp + "/" + K.name, dt, tk * D), vb = buffer(jp + "/" + V.name, dt, tk * D);
       int mb = has_mask ? buffer(jp + "/mask", dt, tq * tk) : -1;
       CoreTasks lk(jp + "/load_" + K.name), lv(jp + "/load_" + V.name), lm(jp + "/load_mask");
+      // K and V tiles: one load per KV head for every core whose unit works on that head and
+      // needs this Lk tile (in bands, multicast), so each K/V byte moves once per GQA group.
+      std::vector<bool> done(static_cast<std::size_t>(used), false);
+      for (int c = 0; c < used; ++c) {
+        const Unit& u = us[static_cast<std::size_t>(c)];
+        if (!needs(u) || done[static_cast<std::size_t>(c)]) continue;
+        std::vector<int> sharers;
+        for (int d = c; d < used; ++d) {
+          const Unit& o = us[static_cast<std::size_t>(d)];
+          if (needs(o) && o.b == u.b && o.hk == u.hk) {
+            sharers.push_back(d);
+            done[static_cast<std::size_t>(d)] = true;
+          }
+        }
+        const std::uint64_t off = dtype_bytes(dt, u64(((u.b * s.Hkv + u.hk) * s.Lk + k0) * D)), row = dtype_bytes(dt, u64(D));
+        emit_band_multicast(lk, ctx.hbm[static_cast<std::size_t>(op.inputs[1])], off, u64(nkj), row, row, kb, sharers, dt);
+        emit_band_multicast(lv, ctx.hbm[static_cast<std::size_t>(op.inputs[2])], off, u64(nkj), row, row, vb, sharers, dt);
+      }
       for (int c = 0; c < used; ++c) {
         const Unit& u = us[static_cast<std::size_t>(c)];
         if (!needs(u)) continue;
-        for (auto [tensor, buf, tasks] : {std::tuple{op.inputs[1], kb, &lk}, std::tuple{op.inputs[2], vb, &lv}}) {
-          Task t = group_task("", UnitKind::dma, "load", one(c), dt);
-          t.reads.push_back(hbm(tensor, u64(((u.b * s.Hkv + u.hk) * s.Lk + k0) * D), u64(nkj * D), 1, 0));
-          t.writes.push_back(whole(buf, dtype_bytes(dt, u64(nkj * D))));
-          tasks->add(std::move(t));
-        }
         if (has_mask) {
           Task t = group_task("", UnitKind::dma, "load", one(c), dt);
           t.reads.push_back(hbm(op.inputs[3], u64(u.q0 * s.Lk + k0), u64(nkj), u64(u.nq), u64(s.Lk)));
@@ -288,8 +300,10 @@ void lower_sdpa(LowerContext& ctx, const Op& op, const std::string& kernel) {
                fmt::format("query heads per KV head (GQA group): {}", G)};
     r.lx_resident = {fmt::format("the group's Q tile ({} heads x {} x {}) for all Lk tiles", G, tq, D),
                      "per query head: running max, running sum and the fp32 output accumulator (online softmax)"};
-    r.sharing = fmt::format("K and V tiles loaded once per GQA group of {} query heads", G);
-    if (nq > 1) r.warnings.push_back(fmt::format("K and V are re-read for each of the {} Lq tiles", nq));
+    r.sharing = fmt::format("K and V tiles loaded once per GQA group of {} query heads and multicast to every core "
+                            "working on that KV head in the same step", G);
+    if (share > 1 && nq > 1)
+      r.warnings.push_back(fmt::format("K and V are re-read in each of the {} steps of a core", share));
     if (used < ctx.cores)
       r.warnings.push_back(fmt::format("{} of {} cores idle: only {} units", ctx.cores - used, ctx.cores, units));
   }

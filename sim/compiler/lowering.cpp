@@ -1,6 +1,10 @@
 // Shared helpers of the lowering pass: task templates over core groups, DMA slices.
 #include "sim/compiler/lowering.h"
 
+#include <algorithm>
+
+#include "sim/compiler/spmd_merge.h"
+
 namespace dfsim {
 
 Task group_task(const std::string& name, UnitKind unit, const std::string& op, const CoreGroup& g, Dtype dtype) {
@@ -64,6 +68,33 @@ int emit_broadcast_load(LowerContext& ctx, const std::string& task_name, const s
   }
   ctx.builder.add_task(std::move(t));
   return lx;
+}
+
+void emit_band_multicast(CoreTasks& tasks, int hbm, std::uint64_t offset, std::uint64_t rows, std::uint64_t row_bytes,
+                         std::uint64_t row_stride, int lx, const std::vector<int>& sharers, Dtype dtype) {
+  const auto n = static_cast<std::uint64_t>(sharers.size());
+  const std::uint64_t h = (rows + n - 1) / n;
+  for (std::uint64_t i = 0; i < n && i * h < rows; ++i) {
+    const std::uint64_t band = std::min(h, rows - i * h);
+    SlicePattern p;
+    p.offset = offset + i * h * row_stride;
+    if (row_stride == row_bytes || band == 1) {
+      p.bytes = band * row_bytes;
+    } else {
+      p.bytes = row_bytes;
+      p.rows = band;
+      p.stride = row_stride;
+    }
+    Task t = group_task("", UnitKind::dma, "load", CoreGroup{sharers[i], 1, 0, 0}, dtype);
+    t.reads.push_back(hbm_slice(hbm, p, 0, CoreGroup{}));
+    for (int d : sharers) {
+      Access w = whole(lx, band * row_bytes);
+      w.offset.beta = static_cast<std::int64_t>(i * h * row_bytes);
+      w.core = Affine{0, d};
+      t.writes.push_back(w);
+    }
+    tasks.add(std::move(t));
+  }
 }
 
 void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,

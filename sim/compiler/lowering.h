@@ -76,6 +76,13 @@ int emit_load(LowerContext& ctx, const std::string& task_name, const std::string
 // whole sticks, core c loads band c; otherwise core 0 loads it all. Returns the LX buffer.
 int emit_broadcast_load(LowerContext& ctx, const std::string& task_name, const std::string& lx_name, int hbm_buffer,
                         Dtype dtype, const SlicePattern& p, int cores);
+// A tile of `rows` rows of `row_bytes` (row r at HBM byte `offset + r * row_stride`) loaded into
+// LX buffer `lx` (rows packed) on every core of `sharers`: sharer i loads band i of the rows
+// (ceil(rows / sharers) each, the last fewer) and multicasts it, one task per sharer added to
+// `tasks` (operand sharing: every byte crosses the off-chip bus once).
+class CoreTasks;
+void emit_band_multicast(CoreTasks& tasks, int hbm, std::uint64_t offset, std::uint64_t rows, std::uint64_t row_bytes,
+                         std::uint64_t row_stride, int lx, const std::vector<int>& sharers, Dtype dtype);
 void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,
                 const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
 
