@@ -105,18 +105,28 @@ class MatmulEmitter {
 
   void emit() {
     const std::int64_t nb = plan_.bshare;
+    std::map<std::pair<std::size_t, std::size_t>, int> a_kept;  // (mi, ki) -> resident A tile
+    // The A tile of m tile mi, k step ki (all of K when ki is absent): loaded, or kept from the
+    // first batch when A stays in LX.
+    auto a_tile = [&](const std::string& prefix, std::int64_t j, std::size_t mi, std::optional<std::size_t> ni,
+                      std::size_t ki) {
+      if (!plan_.a_resident) return load_a(prefix, j, mi, ni, ki);
+      auto it = a_kept.find({mi, ki});
+      if (it != a_kept.end()) return it->second;
+      return a_kept[{mi, ki}] = load_a(prefix, j, mi, std::nullopt, ki);
+    };
     for (std::int64_t j = 0; j < nb; ++j) {
       std::string bp = kernel_ + (nb > 1 ? "/b" + std::to_string(j) : "");
       std::map<std::pair<std::size_t, std::size_t>, int> b_kept;  // (ni, ki) -> resident B tile
       for (std::size_t mi = 0; mi < mt_.size(); ++mi) {
         std::string mp = bp + "/m" + std::to_string(mi);
-        int a_shared = kt_.size() == 1 ? load_a(mp, j, mi, std::nullopt, 0) : -1;
+        int a_shared = kt_.size() == 1 ? a_tile(mp, j, mi, std::nullopt, 0) : -1;
         for (std::size_t ni = 0; ni < nt_.size(); ++ni) {
           std::string np = mp + "/n" + std::to_string(ni);
           std::vector<int> cur(cores_.size(), -1);
           for (std::size_t ki = 0; ki < kt_.size(); ++ki) {
             std::string kp = np + "/k" + std::to_string(ki);
-            int a = a_shared >= 0 ? a_shared : load_a(kp, j, mi, ni, ki);
+            int a = a_shared >= 0 ? a_shared : a_tile(kp, j, mi, ni, ki);
             int b;
             if (plan_.b_resident && mi > 0) {
               b = b_kept.at({ni, ki});
@@ -394,6 +404,9 @@ void describe(LowerContext& ctx, const std::string& kernel, const Op& op, const 
   r.loops.push_back(fmt::format("M: {} tiles of {} rows", plan.m_tiles(), plan.tile.m));
   r.loops.push_back(fmt::format("N: {} tiles of {} columns", plan.n_tiles(), plan.tile.n));
   r.loops.push_back(fmt::format("K: {} steps of {}", plan.k_tiles(), plan.tile.k));
+  if (plan.a_resident)
+    r.lx_resident.push_back(fmt::format("{}: the core's {} x {} block, the same for every batch, loaded once for its {} "
+                                        "batches", p.a.tensor->name, plan.mshare, plan.kpart, plan.bshare));
   if (plan.b_resident)
     r.lx_resident.push_back(fmt::format("{}: the core's {} x {} block, loaded once for all {} m tiles",
                                         p.b.tensor->name, plan.kpart, plan.nshare, plan.m_tiles()));
@@ -462,7 +475,7 @@ void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, co
   c.budget = ctx.budget;
   c.split = op.split;
   c.tiles = op.tiles;
-  c.keep_b = g.compile.lx_planning != LxPlanning::none;
+  c.keep_invariant = g.compile.lx_planning != LxPlanning::none;
   for (const EpilogueStep& s : steps)
     if (s.operand >= 0 && !s.row_vector) c.extra_bytes_per_output += static_cast<double>(dtype_bytes(s.view.tensor->dtype, 1));
   const std::string at = "/ops/" + std::to_string(op.index) + (op.work_division ? "/attrs/work_division" : "/compile/split");

@@ -64,13 +64,24 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   OperandSharing sharing{cols, rows, ksplit > 1};
   const bool ta = p.a.transposed, tb = p.b.transposed;
   const MatmulTile least{ta ? stick : 0, stick, !ta || tb ? stick : 0};
+  // Loop-invariant operands kept in LX take their whole per-core block out of the tile budget
+  // (half of it from each half): A when every batch shares it, B when there are several m tiles.
+  const std::uint64_t a_block = dtype_bytes(in, static_cast<std::uint64_t>(plan.mshare * plan.kpart));
   const std::uint64_t b_block = dtype_bytes(in, static_cast<std::uint64_t>(plan.kpart * plan.nshare));
+  bool a_invariant = p.batches > 1;
+  for (std::uint64_t e : p.a.batch_elems) a_invariant = a_invariant && e == p.a.batch_elems[0];
+  plan.a_resident = c.keep_invariant && a_invariant && plan.bshare > 1 && 2 * a_block <= c.budget;
+  const std::uint64_t reserved = plan.a_resident ? a_block / 2 : 0;
   std::optional<MatmulTile> tile;
-  if (c.keep_b && 2 * b_block <= c.budget) {
-    tile = plan_matmul_tile(plan.mshare, plan.nshare, plan.kpart, in, c.budget - b_block / 2, sharing, most, least);
+  if (c.keep_invariant && 2 * (b_block + reserved) <= c.budget) {
+    tile = plan_matmul_tile(plan.mshare, plan.nshare, plan.kpart, in, c.budget - reserved - b_block / 2, sharing, most, least);
     plan.b_resident = tile && ceil_div(plan.mshare, tile->m) > 1;
   }
-  if (!plan.b_resident) tile = plan_matmul_tile(plan.mshare, plan.nshare, plan.kpart, in, c.budget, sharing, most, least);
+  if (!plan.b_resident) tile = plan_matmul_tile(plan.mshare, plan.nshare, plan.kpart, in, c.budget - reserved, sharing, most, least);
+  if (!tile && plan.a_resident) {
+    plan.a_resident = false;
+    tile = plan_matmul_tile(plan.mshare, plan.nshare, plan.kpart, in, c.budget, sharing, most, least);
+  }
   if (!tile) return std::nullopt;
   plan.tile = *tile;
   for (const StoredMatrix* m : {&p.a, &p.b, &p.c}) {
@@ -83,7 +94,8 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   const auto nb = static_cast<std::uint64_t>(p.batches);
   const std::uint64_t a_loads = plan.k_tiles() == 1 ? 1 : static_cast<std::uint64_t>(plan.n_tiles());
   const std::uint64_t b_loads = plan.b_resident ? 1 : static_cast<std::uint64_t>(plan.m_tiles());
-  const std::uint64_t a_bytes = nb * dtype_bytes(in, static_cast<std::uint64_t>(p.M * p.K)) * a_loads;
+  const std::uint64_t a_bytes = plan.a_resident ? static_cast<std::uint64_t>(bsplit) * dtype_bytes(in, static_cast<std::uint64_t>(p.M * p.K))
+                                                : nb * dtype_bytes(in, static_cast<std::uint64_t>(p.M * p.K)) * a_loads;
   const std::uint64_t b_bytes = nb * dtype_bytes(in, static_cast<std::uint64_t>(p.K * p.N)) * b_loads;
   const std::uint64_t c_bytes = nb * dtype_bytes(out, static_cast<std::uint64_t>(p.M * p.N));
   plan.offchip_bytes = a_bytes + b_bytes + c_bytes +

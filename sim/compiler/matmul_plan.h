@@ -22,6 +22,7 @@ struct MatmulPlan {
   std::int64_t bshare = 1, mshare = 0, nshare = 0, kpart = 0;
   MatmulTile tile;
   bool b_resident = false;          // B's per-core block stays in LX across the m tiles
+  bool a_resident = false;          // A (the same for every batch) stays in LX across the batches
   // The estimate: off-chip bytes, and time bounds in ns (the estimate is the largest).
   std::uint64_t offchip_bytes = 0;
   double compute_ns = 0, memory_ns = 0, dma_ns = 0, estimate_ns = 0;
@@ -34,12 +35,13 @@ struct MatmulPlan {
 
 // What constrains the plan besides the shape: the cores, the tile budget, forced splits
 // (names B, M, N, K), tiles (M or K: at least that many sequential tiles of the dim), whether
-// B may stay in LX, extra off-chip bytes per output element (epilogue operands).
+// loop-invariant operands may stay in LX (B across m tiles, a batch-broadcast A across
+// batches), extra off-chip bytes per output element (epilogue operands).
 struct MatmulConstraints {
   int cores = 1;
   std::uint64_t budget = 0;
   std::map<std::string, std::int64_t> split, tiles;
-  bool keep_b = false;
+  bool keep_invariant = false;
   double extra_bytes_per_output = 0;
 };
 
