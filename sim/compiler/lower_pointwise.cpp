@@ -12,13 +12,6 @@ namespace dfsim {
 
 namespace {
 
-// Slicers of the inputs and the output, and the extent of the split dimension.
-struct PointwisePlan {
-  std::vector<OperandSlicer> in;
-  OperandSlicer out;
-  std::int64_t extent = 1;
-};
-
 // The part of a tensor kept in LX that tile `t` of the core's share covers: the core's slice
 // is stored unit after unit of the split dim.
 Access lx_part(int buffer, const OperandSlicer& s, const TileRange& t) {
@@ -37,22 +30,41 @@ int outermost_nontrivial(const Shape& s, int skip) {
   return -1;
 }
 
-PointwisePlan plan(const OpGraph& g, const Op& op) {
+}  // namespace
+
+bool is_rowwise(const Op& op) {
+  const OpKind k = find_op_info(op.op)->kind;
+  return is_elementwise(k) || k == OpKind::reduce || k == OpKind::normalize || k == OpKind::rope;
+}
+
+PointwisePlan plan_pointwise(const OpGraph& g, const Op& op, int cores) {
   PointwisePlan p;
+  p.cores = cores;
   const OpTensor& o = g.tensors[op.outputs[0]];
   p.out.tensor = &o;
-  const bool reduce = find_op_info(op.op)->kind == OpKind::reduce;
-  if (reduce) {
+  const OpKind kind = find_op_info(op.op)->kind;
+  // compile.split {"d<i>": n}: output dim i over n cores (one dim; the reader checked i and n).
+  int forced = -1;
+  if (!op.split.empty()) {
+    forced = std::stoi(op.split.begin()->first.substr(1));
+    p.cores = static_cast<int>(op.split.begin()->second);
+  }
+  if (kind == OpKind::reduce || kind == OpKind::normalize) {
     const OpTensor& in = g.tensors[op.inputs[0]];
-    int s = outermost_nontrivial(in.shape, op.dim);
-    p.in.push_back(OperandSlicer{&in, s, false});
+    const bool drop = kind == OpKind::reduce && !op.keepdim;  // output dims skip the reduced one
+    int s = forced < 0 ? outermost_nontrivial(in.shape, op.dim) : (drop && forced >= op.dim ? forced + 1 : forced);
+    for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+      // Weight and bias of a norm ([D], the normalised dim) are read whole.
+      const OpTensor& t = g.tensors[op.inputs[i]];
+      p.in.push_back(OperandSlicer{&t, i == 0 ? s : -1, false});
+    }
     if (s >= 0) {
       p.extent = in.shape[s];
-      p.out.dim = op.keepdim || s < op.dim ? s : s - 1;
+      p.out.dim = !drop || s < op.dim ? s : s - 1;
     }
     return p;
   }
-  int s = outermost_nontrivial(o.shape, -1);
+  int s = forced < 0 ? outermost_nontrivial(o.shape, -1) : forced;
   p.extent = o.shape[s];
   p.out.dim = s;
   int rank = static_cast<int>(o.shape.size());
@@ -65,19 +77,14 @@ PointwisePlan plan(const OpGraph& g, const Op& op) {
   return p;
 }
 
-}  // namespace
-
 std::optional<TensorSplit> tensor_split(const OpGraph& g, const Op& op, int tensor, int cores) {
-  const OpKind kind = find_op_info(op.op)->kind;
-  if (kind == OpKind::matmul || kind == OpKind::transpose || kind == OpKind::cat ||
-      split_reduction_applies(g, op, cores))
-    return std::nullopt;
-  PointwisePlan p = plan(g, op);
-  if (op.outputs[0] == tensor) return TensorSplit{p.out.dim, p.extent};
+  if (!is_rowwise(op) || split_reduction_applies(g, op, cores)) return std::nullopt;
+  PointwisePlan p = plan_pointwise(g, op, cores);
+  if (op.outputs[0] == tensor) return TensorSplit{p.out.dim, p.extent, p.cores};
   for (std::size_t i = 0; i < op.inputs.size(); ++i)
     if (op.inputs[i] == tensor) {
       if (!p.in[i].follows_split()) return std::nullopt;
-      return TensorSplit{p.in[i].dim, p.extent};
+      return TensorSplit{p.in[i].dim, p.extent, p.cores};
     }
   return std::nullopt;
 }
@@ -86,7 +93,7 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
   const OpGraph& g = ctx.ops;
   const bool reduction = find_op_info(op.op)->kind == OpKind::reduce;
   if (reduction && lower_split_reduction(ctx, op, kernel)) return;
-  PointwisePlan p = plan(g, op);
+  PointwisePlan p = plan_pointwise(g, op, ctx.cores);
   // A tile's LX: a buffer per operand, except those kept in LX (they have their own space).
   std::uint64_t unit = 0, fixed = 0;
   auto count = [&](const OperandSlicer& s, int tensor) {
@@ -96,7 +103,7 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
   };
   count(p.out, op.outputs[0]);
   for (std::size_t i = 0; i < p.in.size(); ++i) count(p.in[i], op.inputs[i]);
-  auto groups = divide_work(p.extent, ctx.cores);
+  auto groups = divide_work(p.extent, p.cores);
   const OpTensor& out = *p.out.tensor;
   // A broadcast operand (read whole by every tile of every core) is loaded once for the op
   // and multicast to all its cores, where it stays for the whole kernel.

@@ -29,7 +29,7 @@ int split_parts(const OpGraph& g, const Op& op, int cores) {
 }  // namespace
 
 bool split_reduction_applies(const OpGraph& g, const Op& op, int cores) {
-  return find_op_info(op.op)->kind == OpKind::reduce && split_parts(g, op, cores) > 0;
+  return find_op_info(op.op)->kind == OpKind::reduce && op.split.empty() && split_parts(g, op, cores) > 0;
 }
 
 bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& kernel) {
@@ -39,8 +39,8 @@ bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& k
   const auto d = static_cast<std::size_t>(op.dim);
   const std::uint64_t kept = dims_product(in.shape, 0, d) * dims_product(in.shape, d + 1, in.shape.size());
   const std::int64_t extent = in.shape[d];
+  if (!split_reduction_applies(g, op, ctx.cores)) return false;
   int parts = split_parts(g, op, ctx.cores);
-  if (parts == 0) return false;
 
   const std::string combine = op.op == "amax" ? "max" : "add";
   const std::uint64_t part_bytes = dtype_bytes(out.dtype, kept);

@@ -8,6 +8,7 @@
 #include "sim/compiler/slicing.h"
 #include "sim/compiler/work_division.h"
 #include "sim/graph/op_graph.h"
+#include "sim/graph/op_shapes.h"
 
 namespace dfsim {
 
@@ -27,14 +28,48 @@ struct LowerContext {
 struct TensorSplit {
   int dim = -1;
   std::int64_t extent = 0;
+  int cores = 1;
 };
 // nullopt when the op reads the tensor whole or broadcasts it, is a matmul, or splits a
 // reduced dim (a split reduction).
 std::optional<TensorSplit> tensor_split(const OpGraph& g, const Op& op, int tensor, int cores);
 bool split_reduction_applies(const OpGraph& g, const Op& op, int cores);
 
+// How a pointwise op, reduction or norm is sliced: the slicers of its inputs and output, the
+// extent of the split dim and the cores it is divided over (compile.split d<i> or all).
+struct PointwisePlan {
+  std::vector<OperandSlicer> in;
+  OperandSlicer out;
+  std::int64_t extent = 1;
+  int cores = 1;
+};
+PointwisePlan plan_pointwise(const OpGraph& g, const Op& op, int cores);
+// Whether the op is sliced like a pointwise op (elementwise, reduction, norm, rope).
+bool is_rowwise(const Op& op);
+
 // Elementwise (binary with broadcasting, unary) and sum.
 void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel);
+// Several rowwise ops (elementwise, reductions, norms, rope) in one kernel (lower_fused.cpp):
+// per tile each input is loaded once, every op runs on the SFP with intermediates in LX, and
+// only the tensors used outside the kernel are stored. `ops`: op indices in execution order.
+void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::string& kernel);
+// The same for one op (the table row of softmax, layernorm, rmsnorm and rope).
+void lower_rowwise(LowerContext& ctx, const Op& op, const std::string& kernel);
+// Data movement of the transformer ops (lower_gather.cpp, lower_resize.cpp): embedding rows
+// gathered by DMA, kv_write's new rows stored in place, reshape (free when an alias, else a
+// restickify copy), slice and split (DMA through LX).
+void lower_embedding(LowerContext& ctx, const Op& op, const std::string& kernel);
+void lower_kv_write(LowerContext& ctx, const Op& op, const std::string& kernel);
+void lower_reshape(LowerContext& ctx, const Op& op, const std::string& kernel);
+void lower_slice(LowerContext& ctx, const Op& op, const std::string& kernel);
+// Whether a reshape is free: input and output share their byte layout (same stick dim size,
+// or both stick dims whole sticks), so the output is an alias of the input's HBM buffer.
+bool reshape_is_alias(const OpGraph& g, const Op& op, std::uint64_t stick_bytes);
+
+// One row of the lowering table (lowering_table.cpp): the lowering of every op of a kind that
+// runs in a kernel of its own. A new op kind = one lowering file + one row here.
+using LowerFn = void (*)(LowerContext&, const Op&, const std::string&);
+LowerFn lowering_for(OpKind kind);
 // A reduction with fewer kept elements than cores: the reduced dim over the cores, then a
 // tree of ring copies and SFP combines. false (nothing emitted) when it does not apply.
 bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& kernel);

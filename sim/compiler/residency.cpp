@@ -11,17 +11,19 @@ namespace dfsim {
 namespace {
 
 // Bytes of the largest per-core slice of `t` divided along `s` over `cores`.
-std::uint64_t slice_bytes(const OpTensor& t, const TensorSplit& s, int cores) {
+std::uint64_t slice_bytes(const OpTensor& t, const TensorSplit& s) {
+  const int cores = s.cores;
   std::uint64_t per_unit = t.elements() / static_cast<std::uint64_t>(t.shape[static_cast<std::size_t>(s.dim)]);
   auto share = static_cast<std::uint64_t>((s.extent + cores - 1) / cores);
   return dtype_bytes(t.dtype, per_unit * share);
 }
 
-bool same(const TensorSplit& a, const TensorSplit& b) { return a.dim == b.dim && a.extent == b.extent; }
+bool same(const TensorSplit& a, const TensorSplit& b) { return a.dim == b.dim && a.extent == b.extent && a.cores == b.cores; }
 
 }  // namespace
 
-ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std::uint64_t usable_lx) {
+ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std::uint64_t usable_lx,
+                             const std::vector<bool>& fused_away) {
   ResidencyPlan plan;
   plan.kept_bytes.assign(g.tensors.size(), 0);
   // Position of each op in execution (topological) order.
@@ -37,6 +39,7 @@ ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std
       const bool reduction = find_op_info(producer.op)->kind == OpKind::reduce;
       if (policy == LxPlanning::reductions && !reduction) continue;
       if (g.is_input(t) || std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end()) continue;
+      if (!fused_away.empty() && fused_away[static_cast<std::size_t>(t)]) continue;
       auto split = tensor_split(g, producer, t, cores);
       if (!split || split->dim < 0) continue;
       // Every consumer must read the tensor split the same way; the tensor is live from its
@@ -50,7 +53,7 @@ ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std
           last = std::max(last, pos[static_cast<std::size_t>(c.index)]);
         }
       if (!ok || last == first) continue;
-      std::uint64_t bytes = slice_bytes(g.tensors[static_cast<std::size_t>(t)], *split, cores);
+      std::uint64_t bytes = slice_bytes(g.tensors[static_cast<std::size_t>(t)], *split);
       bool fits = true;
       for (int p = first; p <= last; ++p) fits = fits && live[static_cast<std::size_t>(p)] + bytes <= cap;
       if (!fits) continue;

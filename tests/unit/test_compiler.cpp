@@ -514,7 +514,7 @@ Json chain(const std::string& planning) {
               {"op": "mul", "inputs": ["x", "s"], "outputs": ["y"]},
               {"op": "add", "inputs": ["y", "x"], "outputs": ["z"]},
               {"op": "mul", "inputs": ["z", "z"], "outputs": ["w"]}],
-      "compile": {"cores": 4, "lx_planning": )" + planning + "}}");
+      "compile": {"cores": 4, "fuse": false, "lx_planning": )" + planning + "}}");
 }
 
 // Bytes of HBM tensor `name` that DMA loads or stores, over all cores.
@@ -573,7 +573,7 @@ TEST_CASE("compiler: LX planning never keeps what a matmul reads or what does no
       "inputs": ["a", "b", "w"], "outputs": ["c"],
       "ops": [{"op": "add", "inputs": ["a", "b"], "outputs": ["y"]},
               {"op": "matmul", "inputs": ["y", "w"], "outputs": ["c"]}],
-      "compile": {"cores": 4, "lx_planning": "all"}})"), 4);
+      "compile": {"cores": 4, "lx_planning": "all", "fuse": false}})"), 4);
   CHECK(g.find_buffer("y@lx") < 0);
   // A 2 MiB intermediate on one core is more than a quarter of the LX: through HBM.
   Json big = chain("\"all\"");
