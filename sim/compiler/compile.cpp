@@ -66,14 +66,15 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores)
   LowerContext ctx{builder, ops, {}, cores, usable / 2, {}};
   ctx.stick_bytes = config.core.dma.stick_bytes;
   std::vector<int> alias = hbm_aliases(ops, ctx.stick_bytes);
+  ctx.hbm.assign(ops.tensors.size(), -1);
   for (std::size_t t = 0; t < ops.tensors.size(); ++t) {
     const OpTensor& x = ops.tensors[t];
-    const int a = alias[t];
-    ctx.hbm.push_back(a >= 0 ? ctx.hbm[static_cast<std::size_t>(a)]
-                             : builder.add_buffer(x.name, Space::hbm, x.bytes(), x.dtype, ops.is_input(static_cast<int>(t))));
+    if (alias[t] < 0) ctx.hbm[t] = builder.add_buffer(x.name, Space::hbm, x.bytes(), x.dtype, ops.is_input(static_cast<int>(t)));
     std::uint64_t kept = residency.kept_bytes[t];
     ctx.lx.push_back(kept ? builder.add_buffer(x.name + "@lx", Space::lx, kept, x.dtype) : -1);
   }
+  for (std::size_t t = 0; t < ops.tensors.size(); ++t)
+    if (alias[t] >= 0) ctx.hbm[t] = ctx.hbm[static_cast<std::size_t>(alias[t])];
   for (const KernelPlan& k : kernels) {
     const Op& op = ops.ops[static_cast<std::size_t>(k.ops.front())];
     if (find_op_info(op.op)->kind == OpKind::reshape && alias[static_cast<std::size_t>(op.outputs[0])] >= 0) continue;

@@ -93,6 +93,11 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
   const OpGraph& g = ctx.ops;
   const bool reduction = find_op_info(op.op)->kind == OpKind::reduce;
   if (reduction && lower_split_reduction(ctx, op, kernel)) return;
+  // compile.tiles over the reduced dim (kept as size 1): chunks of the row with a carry.
+  if (reduction && op.keepdim && op.tiles.count(fmt::format("d{}", op.dim)) &&
+      lower_row_chunks(ctx, op, kernel, op.tiles.at(fmt::format("d{}", op.dim))))
+    return;
+  if (!op.tiles.empty() || find_op_info(op.op)->kind == OpKind::normalize) return lower_rowwise(ctx, op, kernel);
   PointwisePlan p = plan_pointwise(g, op, ctx.cores);
   // A tile's LX: a buffer per operand, except those kept in LX (they have their own space).
   std::uint64_t unit = 0, fixed = 0;
@@ -124,6 +129,7 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
     // small and its split may be strided, where cutting would shorten every row's run.
     int min_tiles = reduction ? 1 : kPipelineTiles;
     auto tiles = tile_units(grp.share, unit, fixed, ctx.budget, min_tiles);
+    if (!tiles && reduction && lower_row_chunks(ctx, op, kernel, 1)) return;
     if (!tiles)
       throw InputError(g.file, "/ops/" + std::to_string(op.index),
                        op.op + ": one slice needs " + std::to_string(unit + fixed) + " bytes of LX, more than the " +

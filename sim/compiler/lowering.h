@@ -73,6 +73,10 @@ LowerFn lowering_for(OpKind kind);
 // A reduction with fewer kept elements than cores: the reduced dim over the cores, then a
 // tree of ring copies and SFP combines. false (nothing emitted) when it does not apply.
 bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& kernel);
+// A reduction over the last dim tiled inside its rows (rows that do not fit LX, or `chunks`
+// > 1 chunks asked by compile.tiles), the partials carried chunk to chunk
+// (lower_row_chunks.cpp). false (nothing emitted) when it does not apply.
+bool lower_row_chunks(LowerContext& ctx, const Op& op, const std::string& kernel, std::int64_t chunks);
 // 2-D matmul: a core grid over M and N, operands shared over the grid when the shape divides.
 // `epilogue`: op graph op indices, in order, of elementwise ops fused after the matmul (the
 // first reads the matmul's output, each next one the previous one's; their other operands are
