@@ -3,6 +3,8 @@
 // broadcast operands loaded once skip their load; kept outputs skip their store).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sim/common/error.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
@@ -107,7 +109,12 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
     fixed += s.fixed_bytes();
   };
   count(p.out, op.outputs[0]);
-  for (std::size_t i = 0; i < p.in.size(); ++i) count(p.in[i], op.inputs[i]);
+  // A repeated input (mul(x, x)) is loaded once: `first_use[i]` is the input it repeats.
+  std::vector<std::size_t> first_use(p.in.size());
+  for (std::size_t i = 0; i < p.in.size(); ++i) {
+    first_use[i] = static_cast<std::size_t>(std::find(op.inputs.begin(), op.inputs.end(), op.inputs[i]) - op.inputs.begin());
+    if (first_use[i] == i) count(p.in[i], op.inputs[i]);
+  }
   auto groups = divide_work(p.extent, p.cores);
   const OpTensor& out = *p.out.tensor;
   // A broadcast operand (read whole by every tile of every core) is loaded once for the op
@@ -115,7 +122,7 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
   const int used = groups.back().first + groups.back().count;
   std::vector<int> broadcast(p.in.size(), -1);
   for (std::size_t i = 0; i < p.in.size(); ++i)
-    if (!p.in[i].follows_split() && ctx.lx[op.inputs[i]] < 0 && used > 1) {
+    if (first_use[i] == i && !p.in[i].follows_split() && ctx.lx[op.inputs[i]] < 0 && used > 1) {
       const OpTensor& in = *p.in[i].tensor;
       broadcast[i] = emit_broadcast_load(ctx, kernel + "/load_" + in.name + fmt::format(".{}", i),
                                          kernel + "/" + in.name + fmt::format(".{}", i), ctx.hbm[op.inputs[i]],
@@ -141,9 +148,11 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
       Task compute = group_task(prefix + "/" + op.op, UnitKind::sfp, op.op, grp, out.dtype);
       for (std::size_t i = 0; i < p.in.size(); ++i) {
         const OpTensor& in = *p.in[i].tensor;
-        // A repeated input gets a suffix so its tile buffer has its own name.
-        std::string nm = in.name;
-        if (i > 0 && op.inputs[i] == op.inputs[0]) nm += fmt::format(".{}", i);
+        if (first_use[i] != i) {
+          compute.reads.push_back(compute.reads[first_use[i]]);
+          continue;
+        }
+        const std::string& nm = in.name;
         SlicePattern sp = p.in[i].slice(begin, tile.size);
         if (reduction) compute.elements = sp.elements;
         if (int kept = ctx.lx[op.inputs[i]]; kept >= 0) {
