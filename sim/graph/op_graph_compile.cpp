@@ -39,7 +39,9 @@ std::string names_text(const std::vector<std::string>& names) {
 // exceed the dim's size.
 void check_dim_map(const OpGraph& g, const Op& op, const std::map<std::string, std::int64_t>& m, const JsonView& v) {
   auto names = split_dim_names(g, op);
-  const Shape& out = g.tensors[static_cast<std::size_t>(op.outputs[0])].shape;
+  // A reduction with keepdim names its reduced dim (size 1 in the output) by the input's size.
+  const bool kept = find_op_info(op.op)->kind == OpKind::reduce && op.keepdim;
+  const Shape& out = g.tensors[static_cast<std::size_t>(kept ? op.inputs[0] : op.outputs[0])].shape;
   for (const auto& [k, val] : m) {
     auto it = std::find(names.begin(), names.end(), k);
     if (it == names.end()) v.at(k).fail("unknown dim \"" + k + "\" for " + op.op + ", expected one of " + names_text(names));
