@@ -105,7 +105,8 @@ TEST_CASE("e2e: every shipped workload has an end-to-end test", "[e2e]") {
   // Add a test case below when adding a workload.
   std::set<std::string> covered = {"add_2048x1024.json", "matmul_1024.json", "matmul_4096.json",
                                    "softmax_chain_512x1024.json", "sum_4x262144.json", "mlp_block_512x2048.json",
-                                   "transpose_cat_2048x1024.json"};
+                                   "transpose_cat_2048x1024.json", "softmax_512x1024.json", "layernorm_8192x1024.json",
+                                   "rmsnorm_2048x4096.json"};
   std::set<std::string> shipped;
   for (const auto& e : std::filesystem::directory_iterator("workloads"))
     if (e.path().extension() == ".json") shipped.insert(e.path().filename().string());
@@ -253,4 +254,44 @@ TEST_CASE("e2e: micro copy on spyre conserves bytes with loads and stores overla
   CHECK(s["offchip"]["bytes_read"] == 32 * kMiB);
   CHECK(s["offchip"]["bytes_written"] == 32 * kMiB);
   CHECK(s["offchip"]["turnarounds"].get<std::uint64_t>() > 1000);
+}
+
+TEST_CASE("e2e: softmax_512x1024 is one fused kernel that reads x once and writes y once", "[e2e]") {
+  auto s = run_checked("workloads/softmax_512x1024.json", "configs/spyre.json");
+  CHECK(s["kernels"].size() == 1);
+  CHECK(s["offchip"]["bytes_read"] == kMiB);     // x
+  CHECK(s["offchip"]["bytes_written"] == kMiB);  // y
+}
+
+TEST_CASE("e2e: layernorm_8192x1024 moves x, weight and bias once and y once", "[e2e]") {
+  auto s = run_checked("workloads/layernorm_8192x1024.json", "configs/spyre.json");
+  CHECK(s["kernels"].size() == 1);
+  CHECK(s["offchip"]["bytes_read"] == 16 * kMiB + 2 * 2048);  // x, weight, bias (multicast once)
+  CHECK(s["offchip"]["bytes_written"] == 16 * kMiB);
+}
+
+TEST_CASE("e2e: rmsnorm_2048x4096 with its residual add is one kernel", "[e2e]") {
+  auto s = run_checked("workloads/rmsnorm_2048x4096.json", "configs/spyre.json");
+  CHECK(s["kernels"].size() == 1);
+  CHECK(s["offchip"]["bytes_read"] == 32 * kMiB + 8192);  // x, r, weight
+  CHECK(s["offchip"]["bytes_written"] == 16 * kMiB);      // y; the normed n stays in LX
+}
+
+TEST_CASE("e2e: layernorm_8192x1024 on small with both cores", "[e2e]") {
+  auto s = run_checked("workloads/layernorm_8192x1024.json", "configs/small.json", 2);
+  CHECK(s["cores_used"] == 2);
+  CHECK(s["offchip"]["bytes_read"] == 16 * kMiB + 2 * 2048);
+}
+
+TEST_CASE("e2e: sum_4x262144 on small sums its 512 KiB rows in chunks with a carried partial", "[e2e]") {
+  auto s = run_checked("workloads/sum_4x262144.json", "configs/small.json", 2);
+  CHECK(s["offchip"]["bytes_read"] == 2 * kMiB);
+  CHECK(s["offchip"]["bytes_written"] == 8);
+}
+
+TEST_CASE("e2e: transpose_cat_2048x1024 on small transposes in blocks", "[e2e]") {
+  // The [2048, 1024] transpose in 64 x 384 blocks (both buffers of a block in 96 KiB), then the cat.
+  auto t = run_checked("workloads/transpose_cat_2048x1024.json", "configs/small.json", 2);
+  CHECK(t["offchip"]["bytes_read"] == 9 * kMiB);     // x (4), xt (4) and w (1)
+  CHECK(t["offchip"]["bytes_written"] == 9 * kMiB);  // xt (4) and y (5)
 }
