@@ -50,19 +50,28 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
   std::vector<TileRange> ranges = coarse_ranges(ctx, p);
   const int used = divide_work(ranges.front().size, p.cores).back().first + divide_work(ranges.front().size, p.cores).back().count;
   std::uint64_t budget = ctx.budget;
+  std::vector<bool> once(p.slots.size(), false);  // loaded once for the kernel, multicast
   for (std::size_t i = 0; i < p.slots.size(); ++i) {
     const FusedSlot& s = p.slots[i];
     if (kept(s)) continue;
     if (s.external_in && !s.slicer.follows_split()) {
-      const OpTensor& t = *s.slicer.tensor;
-      broadcast[i] = emit_broadcast_load(ctx, kernel + "/load_" + t.name, kernel + "/" + t.name, ctx.hbm[s.tensor],
-                                         t.dtype, s.slicer.slice(0, 1), used);
+      once[i] = true;
       budget -= std::min(budget, s.fixed);
       continue;
     }
     unit += s.unit;
     fixed += s.fixed;
   }
+  // A lone norm whose row does not fit: two passes over chunks of the row.
+  if (unit + fixed > budget && ops.size() == 1 && ranges.size() == 1 &&
+      find_op_info(first.op)->kind == OpKind::normalize && lower_norm_chunks(ctx, first, kernel))
+    return;
+  for (std::size_t i = 0; i < p.slots.size(); ++i)
+    if (once[i]) {
+      const OpTensor& t = *p.slots[i].slicer.tensor;
+      broadcast[i] = emit_broadcast_load(ctx, kernel + "/load_" + t.name, kernel + "/" + t.name, ctx.hbm[p.slots[i].tensor],
+                                         t.dtype, p.slots[i].slicer.slice(0, 1), used);
+    }
   const bool lone_reduction = ops.size() == 1 && find_op_info(first.op)->kind == OpKind::reduce;
   for (std::size_t ri = 0; ri < ranges.size(); ++ri) {
     const TileRange& range = ranges[ri];

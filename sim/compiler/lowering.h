@@ -77,6 +77,10 @@ bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& k
 // > 1 chunks asked by compile.tiles), the partials carried chunk to chunk
 // (lower_row_chunks.cpp). false (nothing emitted) when it does not apply.
 bool lower_row_chunks(LowerContext& ctx, const Op& op, const std::string& kernel, std::int64_t chunks);
+// A norm over the last dim whose rows do not fit LX: chunks of the row in two passes (the row
+// statistics carried chunk to chunk, then the output), lower_norm_chunks.cpp. false (nothing
+// emitted) when it does not apply.
+bool lower_norm_chunks(LowerContext& ctx, const Op& op, const std::string& kernel);
 // 2-D matmul: a core grid over M and N, operands shared over the grid when the shape divides.
 // `epilogue`: op graph op indices, in order, of elementwise ops fused after the matmul (the
 // first reads the matmul's output, each next one the previous one's; their other operands are
