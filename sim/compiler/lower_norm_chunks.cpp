@@ -59,11 +59,16 @@ bool lower_norm_chunks(LowerContext& ctx, const Op& op, const std::string& kerne
   const std::uint64_t es = dtype_bytes(x.dtype, 1);
   const bool softmax = op.op == "softmax";
   const std::size_t weights = op.inputs.size() - 1;
-  // Per row and chunk element: x, two temporaries and y (+ the weight chunks, read whole).
+  // Chunk length: whole sticks such that a tile of up to 16 rows (x, two temporaries and y
+  // per row, 6 row statistics) and the weight chunks fit the budget; the weight chunks are
+  // re-read for every row tile, so more rows per tile means less weight traffic.
   const std::int64_t stick = std::max<std::int64_t>(1, static_cast<std::int64_t>(ctx.stick_bytes / es));
-  const std::uint64_t per_elem = (4 + weights) * es, stats = 6 * es;
-  if (ctx.budget < stats + per_elem * u64(stick)) return false;
-  const std::int64_t len = std::min<std::int64_t>(d, static_cast<std::int64_t>((ctx.budget - stats) / per_elem) / stick * stick);
+  const std::uint64_t stats = 6 * es;
+  const auto target = u64(std::min<std::int64_t>(16, (rows + ctx.cores - 1) / ctx.cores));
+  const std::uint64_t per_elem = (4 * target + weights) * es;
+  if (ctx.budget < stats * target + per_elem * u64(stick)) return false;
+  const std::int64_t len =
+      std::min<std::int64_t>(d, static_cast<std::int64_t>((ctx.budget - stats * target) / per_elem) / stick * stick);
   const std::vector<TileRange> chunks = split_even(d, len);
   const std::uint64_t row_bytes = u64(len) * (4 * es) + stats;
   const auto groups = divide_work(rows, ctx.cores);
