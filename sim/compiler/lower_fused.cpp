@@ -16,14 +16,6 @@ namespace dfsim {
 
 namespace {
 
-// The part of a tensor kept in LX that tile `t` of the core's share covers.
-Access lx_part(int buffer, const OperandSlicer& s, const TileRange& t) {
-  Access a;
-  a.buffer = buffer;
-  a.offset.beta = static_cast<std::int64_t>(s.unit_bytes()) * t.begin;
-  a.bytes = s.unit_bytes() * static_cast<std::uint64_t>(t.size);
-  return a;
-}
 
 // The coarse-tile loop (compile.tiles on the split dim): `n` ranges of the split dim, run one
 // after the other, each divided over the cores. One range when no loop is asked for.
@@ -96,7 +88,7 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
           elems[i] = s.unit_elems * static_cast<std::uint64_t>(tile.size) + s.fixed_elems;
           const std::uint64_t bytes = s.unit * static_cast<std::uint64_t>(tile.size) + s.fixed;
           if (kept(s)) {
-            at[i] = lx_part(ctx.lx[s.tensor], s.slicer, tile);
+            at[i] = kept_part(ctx.lx[s.tensor], s.slicer, tile);
           } else if (broadcast[i] >= 0) {
             at[i] = whole(broadcast[i], s.fixed);
           } else if (s.external_in) {

@@ -14,15 +14,6 @@ namespace dfsim {
 
 namespace {
 
-// The part of a tensor kept in LX that tile `t` of the core's share covers: the core's slice
-// is stored unit after unit of the split dim.
-Access lx_part(int buffer, const OperandSlicer& s, const TileRange& t) {
-  Access a;
-  a.buffer = buffer;
-  a.offset.beta = static_cast<std::int64_t>(s.unit_bytes()) * t.begin;
-  a.bytes = s.unit_bytes() * static_cast<std::uint64_t>(t.size);
-  return a;
-}
 
 int outermost_nontrivial(const Shape& s, int skip) {
   for (std::size_t i = 0; i < s.size(); ++i)
@@ -157,7 +148,7 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
         if (reduction) compute.elements = sp.elements;
         if (int kept = ctx.lx[op.inputs[i]]; kept >= 0) {
           // Kept in LX by the producer: read this tile's part of the core's slice.
-          compute.reads.push_back(lx_part(kept, p.in[i], tile));
+          compute.reads.push_back(kept_part(kept, p.in[i], tile));
           continue;
         }
         if (broadcast[i] >= 0) {
@@ -172,7 +163,7 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
       if (!reduction) compute.elements = osp.elements;
       if (int kept = ctx.lx[op.outputs[0]]; kept >= 0) {
         // Kept in LX for its consumers: write this tile's part of the core's slice, no store.
-        compute.writes.push_back(lx_part(kept, p.out, tile));
+        compute.writes.push_back(kept_part(kept, p.out, tile));
         ctx.builder.add_task(std::move(compute));
         continue;
       }

@@ -55,15 +55,7 @@ bool lower_row_chunks(LowerContext& ctx, const Op& op, const std::string& kernel
         sp.stride = rn > 1 ? u64(d) * in_es : 0;
         if (c.size == d) sp = SlicePattern{r0 * u64(d) * in_es, rn * u64(d) * in_es, 1, 0, 0};
         sp.elements = rn * u64(c.size);
-        int lx = emit_load(ctx, prefix + "/load_" + in.name, prefix + "/" + in.name, ctx.hbm[static_cast<std::size_t>(op.inputs[0])],
-                           in.dtype, sp, u64(d) * in_es, grp);
-        Task t = group_task(prefix + "/" + op.op, UnitKind::sfp, op.op, grp, out.dtype);
-        t.elements = sp.elements;
-        t.reads.push_back(whole(lx, sp.total_bytes()));
-        if (prev >= 0) t.reads.push_back(whole(prev, part_bytes));
-        prev = ctx.builder.add_buffer(prefix + "/partial", Space::lx, part_bytes, out.dtype);
-        t.writes.push_back(whole(prev, part_bytes));
-        ctx.builder.add_task(std::move(t));
+        prev = emit_carried_reduce(ctx, prefix, op, in, ctx.hbm[static_cast<std::size_t>(op.inputs[0])], out.dtype, sp, u64(d) * in_es, grp, prev, part_bytes);
       }
       SlicePattern op_out{r0 * out_es, part_bytes, 1, 0, rn};
       emit_store(ctx, fmt::format("{}/g{}/t{}/store_{}", kernel, gi, ri, out.name), prev,

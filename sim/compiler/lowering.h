@@ -6,6 +6,7 @@
 
 #include "sim/compiler/graph_builder.h"
 #include "sim/compiler/slicing.h"
+#include "sim/compiler/tiling.h"
 #include "sim/compiler/work_division.h"
 #include "sim/graph/op_graph.h"
 #include "sim/graph/op_shapes.h"
@@ -110,5 +111,15 @@ int emit_broadcast_load(LowerContext& ctx, const std::string& task_name, const s
                         Dtype dtype, const SlicePattern& p, int cores);
 void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,
                 const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
+// One step of a reduction carried tile to tile: loads `p` of input `in` (HBM buffer
+// `hbm_in`), reduces it with
+// `op` on the SFP together with the previous partial `prev` (-1: none) into a new partial of
+// `part_bytes` named `<prefix>/partial`. Returns the new partial's LX buffer.
+int emit_carried_reduce(LowerContext& ctx, const std::string& prefix, const Op& op, const OpTensor& in, int hbm_in, Dtype out,
+                        const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g, int prev,
+                        std::uint64_t part_bytes);
+// The part of a tensor kept in LX (one core's slice, units of the split dim one after
+// another) that tile `t` of the core's share covers.
+Access kept_part(int buffer, const OperandSlicer& s, const TileRange& t);
 
 }  // namespace dfsim
