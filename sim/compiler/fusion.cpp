@@ -36,6 +36,15 @@ bool joins_rowwise(const OpGraph& g, const KernelPlan& k, const Op& next, int co
   return plan_fused(g, ops, cores).unit_bytes() <= budget;
 }
 
+// Whether tensor `t` is read only by op `reader` and is not a graph output: a matmul
+// epilogue stores only its last output, so the tensors before it must not be needed elsewhere.
+bool only_read_by(const OpGraph& g, int t, int reader) {
+  if (std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end()) return false;
+  for (const Op& c : g.ops)
+    if (c.index != reader && std::count(c.inputs.begin(), c.inputs.end(), t)) return false;
+  return true;
+}
+
 }  // namespace
 
 std::vector<KernelPlan> form_kernels(const OpGraph& g, int cores, std::uint64_t tile_budget) {
@@ -48,7 +57,10 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, int cores, std::uint64_t 
       const Op& head = g.ops[static_cast<std::size_t>(k.ops.front())];
       const bool matmul = find_op_info(head.op)->kind == OpKind::matmul;
       std::vector<int> epilogue(k.ops.begin() + 1, k.ops.end());
-      if (matmul ? matmul_epilogue_ok(g, head, epilogue, op) : joins_rowwise(g, k, op, cores, tile_budget)) {
+      const int last = g.ops[static_cast<std::size_t>(k.ops.back())].outputs[0];
+      const bool joins = matmul ? only_read_by(g, last, oi) && matmul_epilogue_ok(g, head, epilogue, op)
+                                : joins_rowwise(g, k, op, cores, tile_budget);
+      if (joins) {
         k.ops.push_back(oi);
         k.matmul_epilogue = matmul;
         continue;
