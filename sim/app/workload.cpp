@@ -79,7 +79,10 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
       throw InputError(over.cores > 0 ? "--cores" : file, over.cores > 0 ? "" : "/compile/cores",
                        "the program asks for " + std::to_string(n) + " cores, the config \"" + cfg.name +
                            "\" has " + std::to_string(cfg.cores));
-    if (over.lx_planning) ops.compile.lx_planning = *over.lx_planning;
+    if (over.lx_planning) {
+      ops.compile.lx_planning = *over.lx_planning;
+      for (Op& op : ops.ops) op.lx_planning.reset();
+    }
     if (over.no_fuse) {
       ops.compile.fuse = false;
       for (Op& op : ops.ops) op.fuse = false;

@@ -32,12 +32,13 @@ ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std
   std::vector<std::uint64_t> live(g.order.size(), 0);  // kept bytes per position
   const std::uint64_t cap = usable_lx / 4;
 
-  if (policy != LxPlanning::none)
-    for (int oi : g.order) {
+  for (int oi : g.order) {
       const Op& producer = g.ops[static_cast<std::size_t>(oi)];
       const int t = producer.outputs[0];
       const bool reduction = find_op_info(producer.op)->kind == OpKind::reduce;
-      if (policy == LxPlanning::reductions && !reduction) continue;
+      // The producer's own compile.lx_planning decides for its output.
+      const LxPlanning own = producer.lx_planning.value_or(policy);
+      if (own == LxPlanning::none || (own == LxPlanning::reductions && !reduction)) continue;
       if (g.is_input(t) || std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end()) continue;
       if (!fused_away.empty() && fused_away[static_cast<std::size_t>(t)]) continue;
       auto split = tensor_split(g, producer, t, cores);

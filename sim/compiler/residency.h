@@ -14,7 +14,8 @@ struct ResidencyPlan {
   std::vector<std::uint64_t> tile_budget;  // per op: (usable - kept bytes live) / 2
 };
 
-// A tensor is kept when the policy allows it (reductions: outputs of reductions; all: any
+// A tensor is kept when the policy (its producer's compile.lx_planning, else `policy`)
+// allows it (reductions: outputs of reductions; all: any
 // pointwise or reduction output), it is neither a graph input nor a graph output, its
 // producer and every consumer divide it over the cores the same way (same dim, same extent),
 // and the slices kept at any one time take at most a quarter of the usable LX.

@@ -422,3 +422,16 @@ TEST_CASE("small config: every shipped workload compiles on 1 and 2 cores and pa
       check_lx_per_tile(g, lx / 2);
     }
 }
+
+TEST_CASE("residency: an op's own compile.lx_planning decides for its output") {
+  G b;
+  b.t("x", {256, 1024}).t("y", {256, 1024}).t("z", {256, 1024}).t("w", {256, 1024}).in({"x"}).out({"w"});
+  b.op("exp", {"x"}, {"y"}).op("neg", {"y"}, {"z"}).op("relu", {"z"}, {"w"});
+  b.j["compile"] = {{"fuse", false}, {"lx_planning", "none"}};
+  b.j["ops"][0]["compile"] = {{"lx_planning", "all"}};
+  KernelGraph g = b.compile(4);
+  CHECK(g.find_buffer("y@lx") >= 0);  // exp's own "all"
+  CHECK(g.find_buffer("z@lx") < 0);   // neg follows the graph's "none"
+  CHECK(dma(g, "store", "y") == 0);
+  CHECK(dma(g, "store", "z") == 256u * 1024 * 2);
+}
