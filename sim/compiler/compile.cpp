@@ -39,6 +39,10 @@ std::vector<int> hbm_aliases(const OpGraph& g, std::uint64_t stick_bytes) {
   for (int oi : g.order) {
     const Op& op = g.ops[static_cast<std::size_t>(oi)];
     const OpKind kind = find_op_info(op.op)->kind;
+    if (kind == OpKind::kv_write && !g.is_input(op.inputs[0]))
+      throw InputError(g.file, fmt::format("/ops/{}/inputs/0", op.index),
+                       "kv_write updates its cache in place, which must be a graph input (\"" +
+                           g.tensors[static_cast<std::size_t>(op.inputs[0])].name + "\" is produced by an op)");
     if (kind == OpKind::kv_write || (kind == OpKind::reshape && reshape_is_alias(g, op, stick_bytes))) {
       int src = op.inputs[0];
       while (alias[static_cast<std::size_t>(src)] >= 0) src = alias[static_cast<std::size_t>(src)];

@@ -326,6 +326,11 @@ TEST_CASE("transformer ops: kv_write, reshape, slice, split, embedding move exac
         const int expect = r >= 100 && r < 116 ? 1 : 0;
         CHECK(w[(h * 1024 + r) * 128] == expect);
       }
+    // The cache must be a graph input (its storage holds the old rows).
+    G p;
+    p.t("x", {8, 1024, 64}).t("cache", {8, 1024, 64}).t("new", {8, 16, 64}).t("c2", {8, 1024, 64}).in({"x", "new"}).out({"c2"});
+    p.op("copy", {"x"}, {"cache"}).op("kv_write", {"cache", "new"}, {"c2"});
+    REQUIRE_THROWS_WITH(p.compile(8), Contains("w.json: /ops/1/inputs/0: kv_write updates its cache in place, which must be a graph input"));
   }
   SECTION("reshape: free when the stick dim allows (an alias), else a restickify copy") {
     G b;
