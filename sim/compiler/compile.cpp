@@ -25,6 +25,10 @@ void check_compile_options(const OpGraph& g, int cores) {
     for (const auto& [dim, n] : op.split) product *= n;
     const std::string at = fmt::format("/ops/{}/compile/split", op.index);
     if (product > cores) throw InputError(g.file, at, fmt::format("uses {} cores, the compile has {}", product, cores));
+    const OpKind kind = find_op_info(op.op)->kind;
+    const bool kept_dim = kind == OpKind::normalize || (kind == OpKind::reduce && op.keepdim);
+    if (kept_dim && op.split.begin()->first == fmt::format("d{}", op.dim))
+      throw InputError(g.file, at, fmt::format("{}: d{} is the reduced dim; split a kept dim", op.op, op.dim));
     if (op.split.size() > 1 || !is_rowwise(op))
       throw InputError(g.file, at,
                        fmt::format("{}: {}", op.op, is_rowwise(op) ? "a forced split names one output dim (d<i>)"

@@ -14,7 +14,6 @@ namespace dfsim {
 
 namespace {
 
-
 int outermost_nontrivial(const Shape& s, int skip) {
   for (std::size_t i = 0; i < s.size(); ++i)
     if (static_cast<int>(i) != skip && s[i] > 1) return static_cast<int>(i);

@@ -228,6 +228,8 @@ TEST_CASE("split: compile.split d<i> divides a rowwise op over that many cores a
   SECTION("more cores than the compile has, or a split of a data-movement op") {
     b.j["ops"][0]["compile"] = {{"split", {{"d0", 64}}}};
     REQUIRE_THROWS_WITH(b.compile(32), Contains("w.json: /ops/0/compile/split: uses 64 cores, the compile has 32"));
+    b.j["ops"][0]["compile"] = {{"split", {{"d1", 4}}}};
+    REQUIRE_THROWS_WITH(b.compile(32), Contains("w.json: /ops/0/compile/split: softmax: d1 is the reduced dim; split a kept dim"));
     G t;
     t.t("x", {64, 128}).t("y", {128, 64}).in({"x"}).out({"y"}).op("transpose", {"x"}, {"y"}, {{"dims", {1, 0}}});
     t.j["ops"][0]["compile"] = {{"split", {{"d0", 2}}}};
