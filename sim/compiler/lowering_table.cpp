@@ -13,7 +13,7 @@ void lower_matmul_alone(LowerContext& ctx, const Op& op, const std::string& kern
 const std::vector<std::pair<OpKind, LowerFn>>& table() {
   static const std::vector<std::pair<OpKind, LowerFn>> t = {
       {OpKind::binary, lower_pointwise},   {OpKind::unary, lower_pointwise},     {OpKind::reduce, lower_pointwise},
-      {OpKind::where, lower_pointwise},    {OpKind::cast, lower_pointwise},      {OpKind::matmul, lower_matmul_alone},
+      {OpKind::where, lower_pointwise},    {OpKind::cast, lower_rowwise},        {OpKind::matmul, lower_matmul_alone},
       {OpKind::transpose, lower_transpose}, {OpKind::cat, lower_cat},           {OpKind::normalize, lower_rowwise},
       {OpKind::rope, lower_rowwise},       {OpKind::embedding, lower_embedding}, {OpKind::kv_write, lower_kv_write},
       {OpKind::reshape, lower_reshape},    {OpKind::slice, lower_slice},         {OpKind::split, lower_slice},

@@ -442,3 +442,30 @@ TEST_CASE("residency: an op's own compile.lx_planning decides for its output") {
   CHECK(dma(g, "store", "y") == 0);
   CHECK(dma(g, "store", "z") == 256u * 1024 * 2);
 }
+
+TEST_CASE("every op of the catalogue but the matmul family lowers alone and fused, and passes the loader's checks") {
+  G b;
+  b.t("x", {1, 8, 128, 64}).t("cos", {128, 64}).t("sin", {128, 64}).t("r", {1, 8, 128, 64});
+  b.t("cache", {1, 8, 1024, 64}).t("c2", {1, 8, 1024, 64}).t("sl", {1, 8, 64, 64});
+  b.t("table", {32000, 512}).t("ids", {4, 64}, "int32").t("e", {4, 64, 512}).t("e2", {256, 512}).t("e4", {256, 4, 128});
+  b.t("p1", {256, 1, 128}).t("p2", {256, 3, 128}).t("c", {256, 1, 128}).t("wh", {256, 3, 128});
+  b.t("f", {256, 3, 128}, "fp32").t("h", {256, 3, 128}, "fp32").t("k", {256, 3, 128}, "fp32");
+  b.t("rs", {256, 5, 5}).t("rs2", {256, 25}).t("rm", {256, 25}).t("sm", {256, 25}).t("ln", {256, 25});
+  b.t("u", {256, 25}).t("s", {256, 1}).t("v", {256, 25}).t("tr", {25, 256}).t("ct", {25, 512});
+  b.in({"x", "cos", "sin", "cache", "table", "ids", "c", "rs"}).out({"c2", "k", "sl", "ct", "s"});
+  b.op("rope", {"x", "cos", "sin"}, {"r"}).op("kv_write", {"cache", "r"}, {"c2"}, {{"position", 100}});
+  b.op("slice", {"c2"}, {"sl"}, {{"dim", 2}, {"end", 128}, {"step", 2}});
+  b.op("embedding", {"table", "ids"}, {"e"}).op("reshape", {"e"}, {"e2"}).op("reshape", {"e2"}, {"e4"});
+  b.op("split", {"e4"}, {"p1", "p2"}, {{"dim", 1}, {"sizes", {1, 3}}}).op("where", {"c", "p1", "p2"}, {"wh"});
+  b.op("cast", {"wh"}, {"f"}).op("clamp", {"f"}, {"h"}, {{"min", 0}}).op("sigmoid", {"h"}, {"k"});
+  b.op("reshape", {"rs"}, {"rs2"}).op("rmsnorm", {"rs2"}, {"rm"}).op("softmax", {"rm"}, {"sm"}).op("layernorm", {"sm"}, {"ln"});
+  b.op("pow", {"ln"}, {"u"}, {{"exponent", 2}}).op("mul", {"u"}, {"v"}, {{"scalar", 0.5}}).op("amax", {"v"}, {"s"}, {{"keepdim", true}});
+  b.op("transpose", {"v"}, {"tr"}, {{"dims", {1, 0}}}).op("cat", {"tr", "tr"}, {"ct"}, {{"dim", 1}});
+  for (bool fuse : {true, false}) {
+    INFO("fuse " << fuse);
+    b.j["compile"] = {{"fuse", fuse}};
+    KernelGraph g = b.compile(8);
+    CHECK(ok_to_load(g));
+    CHECK(g.kernels.size() < (fuse ? 15u : 100u));
+  }
+}
