@@ -24,7 +24,7 @@ int cmd_compile(const std::vector<std::string>& args) {
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value")
       ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores)")
       ("lx-planning", po::value(&lx_planning),
-       "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)");
+       "op graphs: what stays in LX between kernels: none, reductions, inplace, clone or all (overrides compile.lx_planning)");
   CompileFlags flags;
   add_compile_flags(opts, flags);
   po::positional_options_description pos;

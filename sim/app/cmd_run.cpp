@@ -33,7 +33,7 @@ int cmd_run(const std::vector<std::string>& args) {
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
       ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores)")
       ("lx-planning", po::value(&lx_planning),
-       "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)")
+       "op graphs: what stays in LX between kernels: none, reductions, inplace, clone or all (overrides compile.lx_planning)")
       ("max-sim-time", po::value(&max_sim_ns), "stop after this much simulated time, ns (exit 1)")
       ("max-events", po::value(&max_events), "stop after this many model activations (exit 1)")
       ("timeout", po::value(&timeout_s), "stop after this many host seconds of simulation (exit 1)")

@@ -83,8 +83,16 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores)
   }
   for (std::size_t t = 0; t < ops.tensors.size(); ++t)
     if (alias[t] >= 0) ctx.hbm[t] = ctx.hbm[static_cast<std::size_t>(alias[t])];
+  std::vector<bool> cloned = residency.cloned;  // still to load
   for (const KernelPlan& k : kernels) {
     const Op& op = ops.ops[static_cast<std::size_t>(k.ops.front())];
+    for (int oi : k.ops)
+      for (int t : ops.ops[static_cast<std::size_t>(oi)].inputs)
+        if (cloned[static_cast<std::size_t>(t)]) {
+          cloned[static_cast<std::size_t>(t)] = false;
+          builder.begin_kernel("clone_" + ops.tensors[static_cast<std::size_t>(t)].name);
+          lower_clone(ctx, t, residency.clone_split[static_cast<std::size_t>(t)], "clone_" + ops.tensors[static_cast<std::size_t>(t)].name);
+        }
     if (find_op_info(op.op)->kind == OpKind::reshape && alias[static_cast<std::size_t>(op.outputs[0])] >= 0) continue;
     std::string kernel = kernel_name(ops, k);
     ctx.budget = usable / 2;

@@ -67,6 +67,10 @@ void lower_slice(LowerContext& ctx, const Op& op, const std::string& kernel);
 // or both stick dims whole sticks), so the output is an alias of the input's HBM buffer.
 bool reshape_is_alias(const OpGraph& g, const Op& op, std::uint64_t stick_bytes);
 
+// Loads graph input `tensor` once into its kept LX buffer, each core its slice of `split`
+// (compile.lx_planning "clone"; lower_clone.cpp).
+void lower_clone(LowerContext& ctx, int tensor, const TensorSplit& split, const std::string& kernel);
+
 // One row of the lowering table (lowering_table.cpp): the lowering of every op of a kind that
 // runs in a kernel of its own. A new op kind = one lowering file + one row here.
 using LowerFn = void (*)(LowerContext&, const Op&, const std::string&);

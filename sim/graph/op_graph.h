@@ -15,11 +15,14 @@ inline constexpr int kOpGraphVersion = 1;
 
 using Shape = std::vector<std::int64_t>;
 
-// Which intermediate tensors the compiler keeps in LX between kernels (docs/compiler.md):
-// none (all through HBM), the outputs of reductions (true in files: the card's default
-// scratchpad planning), or every intermediate that fits.
-enum class LxPlanning { none, reductions, all };
+// Which tensors the compiler keeps in LX between kernels (docs/compiler.md): none (all
+// through HBM), the outputs of reductions (true in files: the card's default scratchpad
+// planning), + elementwise outputs written in place (inplace), + graph inputs read by several
+// kernels cloned into LX once (clone: the card's further levels), or every intermediate that
+// fits (all).
+enum class LxPlanning { none, reductions, inplace, clone, all };
 const char* lx_planning_name(LxPlanning p);
+const std::vector<LxPlanning>& lx_plannings();  // every level, in order
 
 // A named tensor of the op graph.
 struct OpTensor {

@@ -15,10 +15,10 @@ LxPlanning read_lx_planning(const JsonView& v) {
   if (j.is_boolean()) return j.get<bool>() ? LxPlanning::reductions : LxPlanning::none;
   if (j.is_string()) {
     std::string s = j.get<std::string>();
-    for (LxPlanning p : {LxPlanning::none, LxPlanning::reductions, LxPlanning::all})
+    for (LxPlanning p : lx_plannings())
       if (s == lx_planning_name(p)) return p;
   }
-  v.fail("expected true, false, \"none\", \"reductions\" or \"all\"");
+  v.fail("expected true, false, \"none\", \"reductions\", \"inplace\", \"clone\" or \"all\"");
 }
 
 // {"M": 4, ...}: each value an integer >= 1.

@@ -160,9 +160,17 @@ const char* lx_planning_name(LxPlanning p) {
   switch (p) {
     case LxPlanning::none: return "none";
     case LxPlanning::reductions: return "reductions";
+    case LxPlanning::inplace: return "inplace";
+    case LxPlanning::clone: return "clone";
     case LxPlanning::all: return "all";
   }
   return "none";
+}
+
+const std::vector<LxPlanning>& lx_plannings() {
+  static const std::vector<LxPlanning> all = {LxPlanning::none, LxPlanning::reductions, LxPlanning::inplace,
+                                              LxPlanning::clone, LxPlanning::all};
+  return all;
 }
 
 std::uint64_t OpTensor::elements() const {

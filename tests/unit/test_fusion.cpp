@@ -469,3 +469,31 @@ TEST_CASE("every op of the catalogue but the matmul family lowers alone and fuse
     CHECK(g.kernels.size() < (fuse ? 15u : 100u));
   }
 }
+
+TEST_CASE("residency: the card's LX planning levels on an unfused softmax (none, reductions, inplace, clone)") {
+  // softmax 512x1024 as five kernels on 4 cores (128 rows each): m = amax(x), t = x - m,
+  // e = exp(t), s = sum(e), y = e / s. x, t, e, y are 1 MiB (256 KiB per core), m, s 1 KiB.
+  G b;
+  b.t("x", {512, 1024}).t("m", {512, 1}).t("t", {512, 1024}).t("e", {512, 1024}).t("s", {512, 1}).t("y", {512, 1024});
+  b.in({"x"}).out({"y"});
+  b.op("amax", {"x"}, {"m"}, {{"keepdim", true}}).op("sub", {"x", "m"}, {"t"}).op("exp", {"t"}, {"e"});
+  b.op("sum", {"e"}, {"s"}, {{"keepdim", true}}).op("div", {"e", "s"}, {"y"});
+  const std::uint64_t big = 1u << 20, small = 1024;
+  auto run = [&](const char* level) {
+    b.j["compile"] = {{"fuse", false}, {"lx_planning", level}};
+    KernelGraph g = b.compile(4);
+    CHECK(ok_to_load(g));
+    return std::pair{dma(g, "load"), dma(g, "store")};
+  };
+  // none: every kernel loads its inputs and stores its output.
+  CHECK(run("none") == std::pair{5 * big + 2 * small, 3 * big + 2 * small});
+  // reductions: m and s stay in LX.
+  CHECK(run("reductions") == std::pair{5 * big, 3 * big});
+  // inplace: t and e stay too (e takes over t's space at exp, t's last reader): x is read by
+  // amax and sub, y stored.
+  CHECK(run("inplace") == std::pair{2 * big, big});
+  // clone: x is loaded into LX once for both of its readers.
+  CHECK(run("clone") == std::pair{big, big});
+  KernelGraph g = b.compile(4);
+  CHECK(g.kernels[0].name == "clone_x");
+}
