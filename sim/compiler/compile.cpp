@@ -102,6 +102,8 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores)
     else if (k.ops.size() > 1) lower_fused(ctx, k.ops, kernel);
     else lowering_for(find_op_info(op.op)->kind)(ctx, op, kernel);
   }
+  if (builder.graph().tasks.empty())
+    throw InputError(ops.file, "/ops", "every op is free (reshapes that alias their input): nothing moves, nothing to simulate");
   KernelGraph g = builder.take();
   g.description = "compiled by dfsim from " + (ops.file.empty() ? ops.name : ops.file) + " for " +
                   std::to_string(cores) + " cores";

@@ -342,6 +342,9 @@ TEST_CASE("transformer ops: kv_write, reshape, slice, split, embedding move exac
     CHECK(g.kernels.size() == 1);  // no kernel for the reshape
     CHECK(g.find_buffer("y") < 0);
     CHECK(dma(g, "load", "x") == 64u * 1024 * 2);
+    G free;
+    free.t("x", {64, 1024}).t("y", {8, 8, 1024}).in({"x"}).out({"y"}).op("reshape", {"x"}, {"y"});
+    REQUIRE_THROWS_WITH(free.compile(4), Contains("w.json: /ops: every op is free"));
     G r;
     r.t("x", {64, 5, 5}).t("y", {64, 25}).in({"x"}).out({"y"}).op("reshape", {"x"}, {"y"});
     KernelGraph h = r.compile(4);
