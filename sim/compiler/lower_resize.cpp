@@ -99,7 +99,14 @@ void lower_reshape(LowerContext& ctx, const Op& op, const std::string& kernel) {
   // Restickify: the flat bytes are the same; each output row is re-laid into whole sticks.
   const OpTensor& x = ctx.ops.tensors[static_cast<std::size_t>(op.inputs[0])];
   const OpTensor& y = ctx.ops.tensors[static_cast<std::size_t>(op.outputs[0])];
-  const std::int64_t row = y.shape.back(), rows = static_cast<std::int64_t>(y.elements()) / row;
+  // The copy is flat: view both as rows of `row` elements, the output's last dim or, when two
+  // such rows do not fit a tile, the largest divisor of the element count that does.
+  const auto total = static_cast<std::int64_t>(y.elements());
+  const auto fit = static_cast<std::int64_t>(ctx.budget / (2 * dtype_bytes(y.dtype, 1)));
+  std::int64_t row = y.shape.back();
+  if (row > fit)
+    for (row = std::max<std::int64_t>(fit, 1); total % row != 0;) --row;
+  const std::int64_t rows = total / row;
   OpTensor xv{x.name, {rows, row}, x.dtype}, yv{y.name, {rows, row}, y.dtype};
   OperandSlicer in{&xv, 0, false}, out{&yv, 0, false};
   for (const CoreGroup& grp : divide_work(rows, ctx.cores)) {

@@ -353,6 +353,13 @@ TEST_CASE("transformer ops: kv_write, reshape, slice, split, embedding move exac
     bool copy = false;
     for (const auto& t : h.tasks) copy = copy || (t.unit == UnitKind::sfp && t.op == "copy");
     CHECK(copy);
+    // A flattening restickify whose single row does not fit is copied in flat chunks.
+    G flat;
+    flat.t("x", {100, 7, 100}).t("y", {70000}).in({"x"}).out({"y"}).op("reshape", {"x"}, {"y"});
+    KernelGraph f = flat.compile(2, 196608);
+    ExpandedGraph fx = expand_graph(f, chip(196608));
+    CHECK(all_equal(coverage(f, fx, "y", true), 1));
+    CHECK(all_equal(coverage(f, fx, "x", false), 1));
   }
   SECTION("slice with a step and split read each selected byte once") {
     G b;
