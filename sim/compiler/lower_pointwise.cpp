@@ -106,6 +106,19 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
     first_use[i] = static_cast<std::size_t>(std::find(op.inputs.begin(), op.inputs.end(), op.inputs[i]) - op.inputs.begin());
     if (first_use[i] == i) count(p.in[i], op.inputs[i]);
   }
+  // An elementwise op whose unit (everything but the split dim) does not fit: tile inside the
+  // row, splitting the output's longest dim instead (strided slices of the outer dims).
+  if (!reduction && op.split.empty() && unit + fixed > ctx.budget) {
+    const Shape& os = p.out.tensor->shape;
+    const auto k = static_cast<int>(std::max_element(os.begin(), os.end()) - os.begin());
+    bool kept = ctx.lx[static_cast<std::size_t>(op.outputs[0])] >= 0;
+    for (int t : op.inputs) kept = kept || ctx.lx[static_cast<std::size_t>(t)] >= 0;
+    if (k != p.out.dim && !kept) {
+      Op inner = op;
+      inner.split = {{fmt::format("d{}", k), ctx.cores}};
+      return lower_pointwise(ctx, inner, kernel);
+    }
+  }
   auto groups = divide_work(p.extent, p.cores);
   const OpTensor& out = *p.out.tensor;
   // A broadcast operand (read whole by every tile of every core) is loaded once for the op
@@ -131,7 +144,7 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
     if (!tiles)
       throw InputError(g.file, "/ops/" + std::to_string(op.index),
                        op.op + ": one slice needs " + std::to_string(unit + fixed) + " bytes of LX, more than the " +
-                           std::to_string(ctx.budget) + "-byte tile budget (tiling inside a slice is not supported yet)");
+                           std::to_string(ctx.budget) + "-byte tile budget");
     for (std::size_t ti = 0; ti < tiles->size(); ++ti) {
       const TileRange& tile = (*tiles)[ti];
       std::int64_t begin = grp.base + tile.begin;

@@ -275,7 +275,7 @@ TEST_CASE("tiles: a sum with tiles over its reduced dim carries a partial chunk 
   CHECK(all_equal(coverage(g, x, "x", false), 1));
 }
 
-TEST_CASE("tiling inside a row: rows that do not fit LX are chunked (sum, 2-D transpose)") {
+TEST_CASE("tiling inside a row: rows that do not fit LX are chunked (sum, elementwise, 2-D transpose)") {
   const std::uint64_t lx = 196608;  // configs/small.json: 96 KiB per tile
   G s;
   s.t("x", {4, 262144}).t("s", {4}).in({"x"}).out({"s"}).op("sum", {"x"}, {"s"});
@@ -284,6 +284,13 @@ TEST_CASE("tiling inside a row: rows that do not fit LX are chunked (sum, 2-D tr
   CHECK(all_equal(coverage(g, x, "x", false), 1));
   CHECK(dma(g, "store") == 8);
   check_lx_per_tile(g, lx / 2);
+  G e;  // an elementwise op over the same rows: split along the columns instead
+  e.t("x", {4, 262144}).t("y", {4, 262144}).in({"x"}).out({"y"}).op("add", {"x", "x"}, {"y"});
+  KernelGraph eg = e.compile(2, lx);
+  ExpandedGraph ex = expand_graph(eg, chip(lx));
+  CHECK(all_equal(coverage(eg, ex, "x", false), 1));
+  CHECK(all_equal(coverage(eg, ex, "y", true), 1));
+  check_lx_per_tile(eg, lx / 2);
   G t;
   t.t("x", {2048, 1024}).t("y", {1024, 2048}).in({"x"}).out({"y"}).op("transpose", {"x"}, {"y"}, {{"dims", {1, 0}}});
   KernelGraph h = t.compile(2, lx);
