@@ -25,10 +25,16 @@ bool joins_rowwise(const OpGraph& g, const KernelPlan& k, const Op& next, int co
   bool linked = false;
   for (int t : next.inputs)
     for (int oi : k.ops) {
-      const Op& prod = g.ops[static_cast<std::size_t>(oi)];
-      if (prod.outputs[0] != t) continue;
-      if (!same_split(tensor_split(g, prod, t, cores), tensor_split(g, next, t, cores))) return false;
-      linked = true;
+      const Op& other = g.ops[static_cast<std::size_t>(oi)];
+      const auto mine = tensor_split(g, next, t, cores), theirs = tensor_split(g, other, t, cores);
+      if (other.outputs[0] == t) {  // produced in the kernel: divided the same way
+        if (!same_split(theirs, mine)) return false;
+        linked = true;
+      } else if (std::count(other.inputs.begin(), other.inputs.end(), t) && mine.has_value() != theirs.has_value()) {
+        return false;  // an input the kernel loads already, sliced another way
+      } else if (std::count(other.inputs.begin(), other.inputs.end(), t) && mine && !same_split(mine, theirs)) {
+        return false;
+      }
     }
   if (!linked) return false;
   std::vector<int> ops = k.ops;

@@ -40,7 +40,8 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
   std::uint64_t unit = 0, fixed = 0;
   std::vector<int> broadcast(p.slots.size(), -1);
   std::vector<TileRange> ranges = coarse_ranges(ctx, p);
-  const int used = divide_work(ranges.front().size, p.cores).back().first + divide_work(ranges.front().size, p.cores).back().count;
+  const CoreGroup last_group = divide_work(ranges.front().size, p.cores).back();
+  const int used = last_group.first + last_group.count;  // cores the kernel runs on
   std::uint64_t budget = ctx.budget;
   std::vector<bool> once(p.slots.size(), false);  // loaded once for the kernel, multicast
   for (std::size_t i = 0; i < p.slots.size(); ++i) {
