@@ -47,7 +47,8 @@ void check_dim_map(const OpGraph& g, const Op& op, const std::map<std::string, s
     if (it == names.end()) v.at(k).fail("unknown dim \"" + k + "\" for " + op.op + ", expected one of " + names_text(names));
     if (k[0] == 'd' && val > out[static_cast<std::size_t>(it - names.begin())])
       v.at(k).fail(std::to_string(val) + " parts of " + k + ", which has size " +
-                   std::to_string(out[static_cast<std::size_t>(it - names.begin())]));
+                   std::to_string(out[static_cast<std::size_t>(it - names.begin())]) + " in op " +
+                   std::to_string(op.index) + " (" + op.op + ")");
   }
 }
 

@@ -147,7 +147,7 @@ TEST_CASE("op set: rejections of the transformer ops name the file and the JSON 
                                          {"compile", {{"split", {{"d2", 2}}}}}});
     fails(j, "w.json: /ops/0/compile/split/d2: unknown dim \"d2\" for softmax, expected one of d0, d1");
     j["ops"][0]["compile"] = {{"tiles", {{"d0", 8}}}};
-    fails(j, "w.json: /ops/0/compile/tiles/d0: 8 parts of d0, which has size 4");
+    fails(j, "w.json: /ops/0/compile/tiles/d0: 8 parts of d0, which has size 4 in op 0 (softmax)");
     j["ops"][0]["compile"] = {{"fuse", 1}};
     fails(j, "w.json: /ops/0/compile/fuse: expected true or false, got an integer");
     j["ops"][0].erase("compile");
