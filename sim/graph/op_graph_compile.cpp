@@ -1,5 +1,7 @@
 // The "compile" sections of an op graph: graph-level options (cores, lx_planning, fuse,
 // split, tiles, layouts) and per-op overrides (split, tiles, fuse, lx_planning).
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "sim/graph/op_graph.h"
@@ -46,9 +48,8 @@ void check_dim_map(const OpGraph& g, const Op& op, const std::map<std::string, s
     auto it = std::find(names.begin(), names.end(), k);
     if (it == names.end()) v.at(k).fail("unknown dim \"" + k + "\" for " + op.op + ", expected one of " + names_text(names));
     if (k[0] == 'd' && val > out[static_cast<std::size_t>(it - names.begin())])
-      v.at(k).fail(std::to_string(val) + " parts of " + k + ", which has size " +
-                   std::to_string(out[static_cast<std::size_t>(it - names.begin())]) + " in op " +
-                   std::to_string(op.index) + " (" + op.op + ")");
+      v.at(k).fail(fmt::format("{} parts of {}, which has size {} in op {} ({})", val, k,
+                               out[static_cast<std::size_t>(it - names.begin())], op.index, op.op));
   }
 }
 
