@@ -96,7 +96,7 @@ std::vector<std::string> split_dim_names(const OpGraph& g, const Op& op) {
   if (find_op_info(op.op)->kind == OpKind::matmul) return {"B", "M", "N", "K"};
   std::vector<std::string> names;
   const Shape& out = g.tensors[static_cast<std::size_t>(op.outputs[0])].shape;
-  for (std::size_t i = 0; i < out.size(); ++i) names.push_back("d" + std::to_string(i));
+  for (std::size_t i = 0; i < out.size(); ++i) names.push_back(fmt::format("d{}", i));
   return names;
 }
 
