@@ -1,6 +1,8 @@
 #pragma once
 // The dfsim command line: one function per subcommand, each returning the exit code
 // (0 success, 1 the simulation failed, 2 bad input or usage).
+#include <boost/program_options.hpp>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -27,7 +29,19 @@ std::string default_workloads_dir();  // workloads/ here, else the source tree's
 struct CompileOverrides {
   int cores = 0;                           // > 0: overrides compile.cores
   std::optional<LxPlanning> lx_planning;   // overrides compile.lx_planning
+  bool no_fuse = false;                    // --no-fuse: one kernel per op
+  std::map<std::string, std::int64_t> split, tiles;  // --split, --tiles: for every op whose dims they name
 };
+// --split / --tiles value "M=4,N=8" (UsageError otherwise).
+std::map<std::string, std::int64_t> parse_dim_map(const std::string& flag, const std::string& s);
+// Adds --no-fuse, --split and --tiles to a subcommand's options; apply_compile_flags fills
+// `over` from the parsed values.
+struct CompileFlags {
+  bool no_fuse = false;
+  std::string split, tiles;
+};
+void add_compile_flags(boost::program_options::options_description& opts, CompileFlags& f);
+void apply_compile_flags(const CompileFlags& f, CompileOverrides& over);
 // --lx-planning's value: none, reductions or all (UsageError otherwise).
 LxPlanning parse_lx_planning(const std::string& s);
 
@@ -37,7 +51,9 @@ LxPlanning parse_lx_planning(const std::string& s);
 KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const CompileOverrides& over,
                           std::string* format, CompileReport* report = nullptr);
 inline KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, int cores, std::string* format) {
-  return load_workload(file, cfg, CompileOverrides{cores, std::nullopt}, format);
+  CompileOverrides over;
+  over.cores = cores;
+  return load_workload(file, cfg, over, format);
 }
 
 // Thrown for command-line misuse (exit 2).

@@ -26,18 +26,23 @@ int cmd_compile(const std::vector<std::string>& args) {
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value")
       ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores)")
       ("lx-planning", po::value(&lx_planning),
-       "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)")
+       "op graphs: what stays in LX between kernels: none, reductions, inplace, clone or all (overrides compile.lx_planning)");
+  opts.add_options()
       ("explain", po::bool_switch(&explain),
        "print, per kernel, the ops in it, the split and why, tile loops, LX-resident buffers, operand sharing, "
        "off-chip bytes per buffer, the roofline bound and warnings (docs/outputs.md)");
+  CompileFlags flags;
+  add_compile_flags(opts, flags);
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
-  if (!parse_options("compile", "OPS.json -o KERNELS.json [--config FILE] [--cores N] [--lx-planning P] [--explain]",
+  if (!parse_options("compile", "OPS.json -o KERNELS.json [--config FILE] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N] [--explain]",
                      "dfsim compile workloads/matmul_1024.json -o matmul.kernels.json --cores 8", opts, &pos, args, vm))
     return 0;
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
-  CompileOverrides over{cores, std::nullopt};
+  CompileOverrides over;
+  over.cores = cores;
+  apply_compile_flags(flags, over);
   if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
   if (config.empty()) config = default_config_path();
   ChipConfig cfg = load_chip_config(config, sets);

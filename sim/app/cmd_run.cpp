@@ -34,21 +34,25 @@ int cmd_run(const std::vector<std::string>& args) {
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
       ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores)")
       ("lx-planning", po::value(&lx_planning),
-       "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)")
+       "op graphs: what stays in LX between kernels: none, reductions, inplace, clone or all (overrides compile.lx_planning)")
       ("max-sim-time", po::value(&max_sim_ns), "stop after this much simulated time, ns (exit 1)")
       ("max-events", po::value(&max_events), "stop after this many model activations (exit 1)")
       ("timeout", po::value(&timeout_s), "stop after this many host seconds of simulation (exit 1)")
       ("verbose,v", "log progress to stderr")
       ("quiet,q", "print nothing on success");
+  CompileFlags flags;
+  add_compile_flags(opts, flags);
   po::positional_options_description pos;
   pos.add("workload", 1);
   po::variables_map vm;
-  if (!parse_options("run", "--workload FILE [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P]",
+  if (!parse_options("run", "--workload FILE [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N]",
                      "dfsim run --config configs/spyre.json --workload workloads/add_2048x1024.json --cores 8",
                      opts, &pos, args, vm))
     return 0;
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
-  CompileOverrides over{cores, std::nullopt};
+  CompileOverrides over;
+  over.cores = cores;
+  apply_compile_flags(flags, over);
   if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
   if (max_events < 0) throw UsageError("--max-events must be >= 0");
   if (!(max_sim_ns >= 0)) throw UsageError("--max-sim-time must be >= 0");

@@ -21,9 +21,50 @@ std::string default_workloads_dir() {
 }
 
 LxPlanning parse_lx_planning(const std::string& s) {
-  for (LxPlanning p : {LxPlanning::none, LxPlanning::reductions, LxPlanning::all})
+  for (LxPlanning p : lx_plannings())
     if (s == lx_planning_name(p)) return p;
-  throw UsageError("--lx-planning: expected none, reductions or all, got \"" + s + "\"");
+  throw UsageError("--lx-planning: expected none, reductions, inplace, clone or all, got \"" + s + "\"");
+}
+
+std::map<std::string, std::int64_t> parse_dim_map(const std::string& flag, const std::string& s) {
+  std::map<std::string, std::int64_t> m;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    std::size_t end = s.find(',', pos);
+    if (end == std::string::npos) end = s.size();
+    std::string item = s.substr(pos, end - pos);
+    std::size_t eq = item.find('=');
+    std::int64_t n = 0;
+    bool ok = eq != std::string::npos && eq > 0 && eq + 1 < item.size();
+    if (ok) {
+      try {
+        std::size_t used = 0;
+        n = std::stoll(item.substr(eq + 1), &used);
+        ok = used == item.size() - eq - 1 && n >= 1 && n <= (1 << 20);
+      } catch (const std::exception&) {
+        ok = false;
+      }
+    }
+    if (!ok) throw UsageError(flag + ": expected DIM=N[,DIM=N...] with N >= 1 (e.g. M=4,N=8 or d0=8), got \"" + s + "\"");
+    m[item.substr(0, eq)] = n;
+    pos = end + 1;
+  }
+  return m;
+}
+
+void add_compile_flags(boost::program_options::options_description& opts, CompileFlags& f) {
+  opts.add_options()
+      ("no-fuse", boost::program_options::bool_switch(&f.no_fuse), "op graphs: one kernel per op (overrides compile.fuse)")
+      ("split", boost::program_options::value(&f.split),
+       "op graphs: force a work division, cores per named dim, for every op with those dims: M=4,N=8 (matmuls: B M N K; others: d0 d1 ...)")
+      ("tiles", boost::program_options::value(&f.tiles),
+       "op graphs: a sequential coarse-tile loop over a named dim, for every op with that dim: M=8 or d0=8");
+}
+
+void apply_compile_flags(const CompileFlags& f, CompileOverrides& over) {
+  over.no_fuse = f.no_fuse;
+  if (!f.split.empty()) over.split = parse_dim_map("--split", f.split);
+  if (!f.tiles.empty()) over.tiles = parse_dim_map("--tiles", f.tiles);
 }
 
 KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const CompileOverrides& over,
@@ -38,7 +79,20 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
       throw InputError(over.cores > 0 ? "--cores" : file, over.cores > 0 ? "" : "/compile/cores",
                        "the program asks for " + std::to_string(n) + " cores, the config \"" + cfg.name +
                            "\" has " + std::to_string(cfg.cores));
-    if (over.lx_planning) ops.compile.lx_planning = *over.lx_planning;
+    if (over.lx_planning) {
+      ops.compile.lx_planning = *over.lx_planning;
+      for (Op& op : ops.ops) op.lx_planning.reset();
+    }
+    if (over.no_fuse) {
+      ops.compile.fuse = false;
+      for (Op& op : ops.ops) op.fuse = false;
+    }
+    for (bool tiles : {false, true}) {
+      const auto& m = tiles ? over.tiles : over.split;
+      if (!m.empty() && apply_dim_map(ops, m, tiles) == 0)
+        throw InputError(tiles ? "--tiles" : "--split", "",
+                         "names dims no op of the graph has (matmuls: B, M, N, K; other ops: d0, d1, ... of their output)");
+    }
     KernelGraph g = compile_ops(ops, cfg, n, report);
     g.file = file;
     return g;
@@ -48,6 +102,9 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
       throw InputError("--cores", "", "applies to op graphs only; a compiled kernel graph fixes its cores");
     if (over.lx_planning)
       throw InputError("--lx-planning", "", "applies to op graphs only; a compiled kernel graph fixes its buffers");
+    if (over.no_fuse || !over.split.empty() || !over.tiles.empty())
+      throw InputError(over.no_fuse ? "--no-fuse" : !over.split.empty() ? "--split" : "--tiles", "",
+                       "applies to op graphs only; a compiled kernel graph fixes its kernels");
     return read_kernel_graph(j, file);
   }
   throw InputError(file, "/format", "expected \"dfsim.ops\" or \"dfsim.kernels\"");

@@ -1,9 +1,13 @@
-// Compiler driver: places tensors in HBM, then lowers each op (in topological order) into
-// one kernel, and checks the result like a loaded file.
+// Compiler driver: forms kernels (fusion pass), places tensors in HBM (aliases for free
+// reshapes and in-place kv_write), plans LX residency, lowers each kernel through the
+// lowering table (lowering_table.cpp), and checks the result like a loaded file.
 #include "sim/compiler/compile.h"
+
+#include <fmt/format.h>
 
 #include "sim/common/error.h"
 #include "sim/compiler/compile_report.h"
+#include "sim/compiler/fusion.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/residency.h"
 #include "sim/config/chip_config.h"
@@ -12,39 +16,102 @@
 
 namespace dfsim {
 
+namespace {
+
+// compile.split of each op: the cores it names fit the compile's; non-matmul ops split one dim.
+void check_compile_options(const OpGraph& g, int cores) {
+  for (const Op& op : g.ops) {
+    if (op.split.empty() || find_op_info(op.op)->kind == OpKind::matmul) continue;  // lower_matmul checks its own
+    std::int64_t product = 1;
+    for (const auto& [dim, n] : op.split) product *= n;
+    const std::string at = fmt::format("/ops/{}/compile/split", op.index);
+    if (product > cores) throw InputError(g.file, at, fmt::format("uses {} cores, the compile has {}", product, cores));
+    const OpKind kind = find_op_info(op.op)->kind;
+    const bool kept_dim = kind == OpKind::normalize || (kind == OpKind::reduce && op.keepdim);
+    if (kept_dim && op.split.begin()->first == fmt::format("d{}", op.dim))
+      throw InputError(g.file, at, fmt::format("{}: d{} is the reduced dim; split a kept dim", op.op, op.dim));
+    if (op.split.size() > 1 || !is_rowwise(op))
+      throw InputError(g.file, at,
+                       fmt::format("{}: {}", op.op, is_rowwise(op) ? "a forced split names one output dim (d<i>)"
+                                                                    : "a forced split applies to matmuls and rowwise ops"));
+  }
+}
+
+// Per tensor: the tensor whose HBM buffer it shares (a free reshape's output, kv_write's
+// updated cache), or -1.
+std::vector<int> hbm_aliases(const OpGraph& g, std::uint64_t stick_bytes) {
+  std::vector<int> alias(g.tensors.size(), -1);
+  for (int oi : g.order) {
+    const Op& op = g.ops[static_cast<std::size_t>(oi)];
+    const OpKind kind = find_op_info(op.op)->kind;
+    if (kind == OpKind::kv_write && !g.is_input(op.inputs[0]))
+      throw InputError(g.file, fmt::format("/ops/{}/inputs/0", op.index),
+                       "kv_write updates its cache in place, which must be a graph input (\"" +
+                           g.tensors[static_cast<std::size_t>(op.inputs[0])].name + "\" is produced by an op)");
+    if (kind == OpKind::kv_write || (kind == OpKind::reshape && reshape_is_alias(g, op, stick_bytes))) {
+      int src = op.inputs[0];
+      while (alias[static_cast<std::size_t>(src)] >= 0) src = alias[static_cast<std::size_t>(src)];
+      alias[static_cast<std::size_t>(op.outputs[0])] = src;
+    }
+  }
+  return alias;
+}
+
+}  // namespace
+
 KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores, CompileReport* report) {
   if (cores < 1 || cores > config.cores)
     throw InputError(ops.file, "/compile/cores",
                      "asks for " + std::to_string(cores) + " cores, the chip has " + std::to_string(config.cores));
+  check_compile_options(ops, cores);
   GraphBuilder builder(ops.name, cores);
-  // Residency: every op graph tensor has an HBM buffer (graph inputs preloaded); the ones the
-  // LX plan keeps between kernels also get an LX buffer for each core's slice.
   const std::uint64_t usable = config.core.lx.usable_bytes;
-  ResidencyPlan residency = plan_residency(ops, ops.compile.lx_planning, cores, usable);
+  std::vector<KernelPlan> kernels = form_kernels(ops, cores, usable / 2);
+  // Residency: every op graph tensor has an HBM buffer (graph inputs preloaded) unless it
+  // aliases another's; the ones the LX plan keeps between kernels also get an LX buffer for
+  // each core's slice.
+  ResidencyPlan residency =
+      plan_residency(ops, ops.compile.lx_planning, cores, usable, fused_away_tensors(ops, kernels));
   LowerContext ctx{builder, ops, {}, cores, usable / 2, {}};
   ctx.stick_bytes = config.core.dma.stick_bytes;
   ctx.chip = &config;
   ctx.report = report;
+  std::vector<int> alias = hbm_aliases(ops, ctx.stick_bytes);
+  ctx.hbm.assign(ops.tensors.size(), -1);
   for (std::size_t t = 0; t < ops.tensors.size(); ++t) {
     const OpTensor& x = ops.tensors[t];
-    ctx.hbm.push_back(builder.add_buffer(x.name, Space::hbm, x.bytes(), x.dtype, ops.is_input(static_cast<int>(t))));
+    if (alias[t] < 0) ctx.hbm[t] = builder.add_buffer(x.name, Space::hbm, x.bytes(), x.dtype, ops.is_input(static_cast<int>(t)));
     std::uint64_t kept = residency.kept_bytes[t];
     ctx.lx.push_back(kept ? builder.add_buffer(x.name + "@lx", Space::lx, kept, x.dtype) : -1);
   }
-  for (int oi : ops.order) {
-    const Op& op = ops.ops[oi];
-    std::string kernel = op.op + "_" + ops.tensors[op.outputs[0]].name;
-    ctx.budget = residency.tile_budget[static_cast<std::size_t>(oi)];
+  for (std::size_t t = 0; t < ops.tensors.size(); ++t)
+    if (alias[t] >= 0) ctx.hbm[t] = ctx.hbm[static_cast<std::size_t>(alias[t])];
+  std::vector<bool> cloned = residency.cloned;  // still to load
+  for (const KernelPlan& k : kernels) {
+    const Op& op = ops.ops[static_cast<std::size_t>(k.ops.front())];
+    for (int oi : k.ops)
+      for (int t : ops.ops[static_cast<std::size_t>(oi)].inputs)
+        if (cloned[static_cast<std::size_t>(t)]) {
+          cloned[static_cast<std::size_t>(t)] = false;
+          builder.begin_kernel("clone_" + ops.tensors[static_cast<std::size_t>(t)].name);
+          lower_clone(ctx, t, residency.clone_split[static_cast<std::size_t>(t)], "clone_" + ops.tensors[static_cast<std::size_t>(t)].name);
+        }
+    if (find_op_info(op.op)->kind == OpKind::reshape && alias[static_cast<std::size_t>(op.outputs[0])] >= 0) continue;
+    std::string kernel = kernel_name(ops, k);
+    ctx.budget = usable / 2;
+    for (int oi : k.ops) ctx.budget = std::min(ctx.budget, residency.tile_budget[static_cast<std::size_t>(oi)]);
     builder.begin_kernel(kernel);
-    const OpKind kind = find_op_info(op.op)->kind;
-    if (kind == OpKind::matmul) lower_matmul(ctx, op, kernel);
-    else if (kind == OpKind::sdpa) lower_sdpa(ctx, op, kernel);
-    else if (kind == OpKind::transpose) lower_transpose(ctx, op, kernel);
-    else if (kind == OpKind::cat) lower_cat(ctx, op, kernel);
-    else lower_pointwise(ctx, op, kernel);
+    if (k.matmul_epilogue) lower_matmul(ctx, op, kernel, std::vector<int>(k.ops.begin() + 1, k.ops.end()));
+    else if (k.ops.size() > 1) lower_fused(ctx, k.ops, kernel);
+    else lowering_for(find_op_info(op.op)->kind)(ctx, op, kernel);
     if (report && report->kernel(kernel).ops.empty())
-      report->kernel(kernel).ops.push_back(op.op + " -> " + ops.tensors[static_cast<std::size_t>(op.outputs[0])].name);
+      for (int oi : k.ops) {
+        const Op& o = ops.ops[static_cast<std::size_t>(oi)];
+        report->kernel(kernel).ops.push_back(o.op + " -> " + ops.tensors[static_cast<std::size_t>(o.outputs[0])].name);
+      }
   }
+  if (builder.graph().tasks.empty())
+    throw InputError(ops.file, "/ops", "every op is free (reshapes that alias their input): nothing moves, nothing to simulate");
   KernelGraph g = builder.take();
   g.description = "compiled by dfsim from " + (ops.file.empty() ? ops.name : ops.file) + " for " +
                   std::to_string(cores) + " cores";

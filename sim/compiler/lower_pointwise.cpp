@@ -3,6 +3,8 @@
 // broadcast operands loaded once skip their load; kept outputs skip their store).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sim/common/error.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
@@ -12,23 +14,6 @@ namespace dfsim {
 
 namespace {
 
-// Slicers of the inputs and the output, and the extent of the split dimension.
-struct PointwisePlan {
-  std::vector<OperandSlicer> in;
-  OperandSlicer out;
-  std::int64_t extent = 1;
-};
-
-// The part of a tensor kept in LX that tile `t` of the core's share covers: the core's slice
-// is stored unit after unit of the split dim.
-Access lx_part(int buffer, const OperandSlicer& s, const TileRange& t) {
-  Access a;
-  a.buffer = buffer;
-  a.offset.beta = static_cast<std::int64_t>(s.unit_bytes()) * t.begin;
-  a.bytes = s.unit_bytes() * static_cast<std::uint64_t>(t.size);
-  return a;
-}
-
 int outermost_nontrivial(const Shape& s, int skip) {
   for (std::size_t i = 0; i < s.size(); ++i)
     if (static_cast<int>(i) != skip && s[i] > 1) return static_cast<int>(i);
@@ -37,22 +22,41 @@ int outermost_nontrivial(const Shape& s, int skip) {
   return -1;
 }
 
-PointwisePlan plan(const OpGraph& g, const Op& op) {
+}  // namespace
+
+bool is_rowwise(const Op& op) {
+  const OpKind k = find_op_info(op.op)->kind;
+  return is_elementwise(k) || k == OpKind::reduce || k == OpKind::normalize || k == OpKind::rope;
+}
+
+PointwisePlan plan_pointwise(const OpGraph& g, const Op& op, int cores) {
   PointwisePlan p;
+  p.cores = cores;
   const OpTensor& o = g.tensors[op.outputs[0]];
   p.out.tensor = &o;
-  const bool reduce = find_op_info(op.op)->kind == OpKind::reduce;
-  if (reduce) {
+  const OpKind kind = find_op_info(op.op)->kind;
+  // compile.split {"d<i>": n}: output dim i over n cores (one dim; the reader checked i and n).
+  int forced = -1;
+  if (!op.split.empty()) {
+    forced = std::stoi(op.split.begin()->first.substr(1));
+    p.cores = static_cast<int>(op.split.begin()->second);
+  }
+  if (kind == OpKind::reduce || kind == OpKind::normalize) {
     const OpTensor& in = g.tensors[op.inputs[0]];
-    int s = outermost_nontrivial(in.shape, op.dim);
-    p.in.push_back(OperandSlicer{&in, s, false});
+    const bool drop = kind == OpKind::reduce && !op.keepdim;  // output dims skip the reduced one
+    int s = forced < 0 ? outermost_nontrivial(in.shape, op.dim) : (drop && forced >= op.dim ? forced + 1 : forced);
+    for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+      // Weight and bias of a norm ([D], the normalised dim) are read whole.
+      const OpTensor& t = g.tensors[op.inputs[i]];
+      p.in.push_back(OperandSlicer{&t, i == 0 ? s : -1, false});
+    }
     if (s >= 0) {
       p.extent = in.shape[s];
-      p.out.dim = op.keepdim || s < op.dim ? s : s - 1;
+      p.out.dim = !drop || s < op.dim ? s : s - 1;
     }
     return p;
   }
-  int s = outermost_nontrivial(o.shape, -1);
+  int s = forced < 0 ? outermost_nontrivial(o.shape, -1) : forced;
   p.extent = o.shape[s];
   p.out.dim = s;
   int rank = static_cast<int>(o.shape.size());
@@ -65,19 +69,15 @@ PointwisePlan plan(const OpGraph& g, const Op& op) {
   return p;
 }
 
-}  // namespace
-
 std::optional<TensorSplit> tensor_split(const OpGraph& g, const Op& op, int tensor, int cores) {
-  const OpKind kind = find_op_info(op.op)->kind;
-  if (kind == OpKind::matmul || kind == OpKind::sdpa || kind == OpKind::transpose || kind == OpKind::cat ||
-      split_reduction_applies(g, op, cores))
-    return std::nullopt;
-  PointwisePlan p = plan(g, op);
-  if (op.outputs[0] == tensor) return TensorSplit{p.out.dim, p.extent};
+  // (An op with a coarse-tile loop visits its units out of core order: never kept or fused.)
+  if (!is_rowwise(op) || !op.tiles.empty() || split_reduction_applies(g, op, cores)) return std::nullopt;
+  PointwisePlan p = plan_pointwise(g, op, cores);
+  if (op.outputs[0] == tensor) return TensorSplit{p.out.dim, p.extent, p.cores};
   for (std::size_t i = 0; i < op.inputs.size(); ++i)
     if (op.inputs[i] == tensor) {
       if (!p.in[i].follows_split()) return std::nullopt;
-      return TensorSplit{p.in[i].dim, p.extent};
+      return TensorSplit{p.in[i].dim, p.extent, p.cores};
     }
   return std::nullopt;
 }
@@ -86,7 +86,12 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
   const OpGraph& g = ctx.ops;
   const bool reduction = find_op_info(op.op)->kind == OpKind::reduce;
   if (reduction && lower_split_reduction(ctx, op, kernel)) return;
-  PointwisePlan p = plan(g, op);
+  // compile.tiles over the reduced dim (kept as size 1): chunks of the row with a carry.
+  if (reduction && op.keepdim && op.tiles.count(fmt::format("d{}", op.dim)) &&
+      lower_row_chunks(ctx, op, kernel, op.tiles.at(fmt::format("d{}", op.dim))))
+    return;
+  if (!op.tiles.empty() || find_op_info(op.op)->kind == OpKind::normalize) return lower_rowwise(ctx, op, kernel);
+  PointwisePlan p = plan_pointwise(g, op, ctx.cores);
   // A tile's LX: a buffer per operand, except those kept in LX (they have their own space).
   std::uint64_t unit = 0, fixed = 0;
   auto count = [&](const OperandSlicer& s, int tensor) {
@@ -95,15 +100,33 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
     fixed += s.fixed_bytes();
   };
   count(p.out, op.outputs[0]);
-  for (std::size_t i = 0; i < p.in.size(); ++i) count(p.in[i], op.inputs[i]);
-  auto groups = divide_work(p.extent, ctx.cores);
+  // A repeated input (mul(x, x)) is loaded once: `first_use[i]` is the input it repeats.
+  std::vector<std::size_t> first_use(p.in.size());
+  for (std::size_t i = 0; i < p.in.size(); ++i) {
+    first_use[i] = static_cast<std::size_t>(std::find(op.inputs.begin(), op.inputs.end(), op.inputs[i]) - op.inputs.begin());
+    if (first_use[i] == i) count(p.in[i], op.inputs[i]);
+  }
+  // An elementwise op whose unit (everything but the split dim) does not fit: tile inside the
+  // row, splitting the output's longest dim instead (strided slices of the outer dims).
+  if (!reduction && op.split.empty() && unit + fixed > ctx.budget) {
+    const Shape& os = p.out.tensor->shape;
+    const auto k = static_cast<int>(std::max_element(os.begin(), os.end()) - os.begin());
+    bool kept = ctx.lx[static_cast<std::size_t>(op.outputs[0])] >= 0;
+    for (int t : op.inputs) kept = kept || ctx.lx[static_cast<std::size_t>(t)] >= 0;
+    if (k != p.out.dim && !kept) {
+      Op inner = op;
+      inner.split = {{fmt::format("d{}", k), ctx.cores}};
+      return lower_pointwise(ctx, inner, kernel);
+    }
+  }
+  auto groups = divide_work(p.extent, p.cores);
   const OpTensor& out = *p.out.tensor;
   // A broadcast operand (read whole by every tile of every core) is loaded once for the op
   // and multicast to all its cores, where it stays for the whole kernel.
   const int used = groups.back().first + groups.back().count;
   std::vector<int> broadcast(p.in.size(), -1);
   for (std::size_t i = 0; i < p.in.size(); ++i)
-    if (!p.in[i].follows_split() && ctx.lx[op.inputs[i]] < 0 && used > 1) {
+    if (first_use[i] == i && !p.in[i].follows_split() && ctx.lx[op.inputs[i]] < 0 && used > 1) {
       const OpTensor& in = *p.in[i].tensor;
       broadcast[i] = emit_broadcast_load(ctx, kernel + "/load_" + in.name + fmt::format(".{}", i),
                                          kernel + "/" + in.name + fmt::format(".{}", i), ctx.hbm[op.inputs[i]],
@@ -117,10 +140,11 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
     // small and its split may be strided, where cutting would shorten every row's run.
     int min_tiles = reduction ? 1 : kPipelineTiles;
     auto tiles = tile_units(grp.share, unit, fixed, ctx.budget, min_tiles);
+    if (!tiles && reduction && lower_row_chunks(ctx, op, kernel, 1)) return;
     if (!tiles)
       throw InputError(g.file, "/ops/" + std::to_string(op.index),
                        op.op + ": one slice needs " + std::to_string(unit + fixed) + " bytes of LX, more than the " +
-                           std::to_string(ctx.budget) + "-byte tile budget (tiling inside a slice is not supported yet)");
+                           std::to_string(ctx.budget) + "-byte tile budget");
     for (std::size_t ti = 0; ti < tiles->size(); ++ti) {
       const TileRange& tile = (*tiles)[ti];
       std::int64_t begin = grp.base + tile.begin;
@@ -128,14 +152,16 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
       Task compute = group_task(prefix + "/" + op.op, UnitKind::sfp, op.op, grp, out.dtype);
       for (std::size_t i = 0; i < p.in.size(); ++i) {
         const OpTensor& in = *p.in[i].tensor;
-        // A repeated input gets a suffix so its tile buffer has its own name.
-        std::string nm = in.name;
-        if (i > 0 && op.inputs[i] == op.inputs[0]) nm += fmt::format(".{}", i);
+        if (first_use[i] != i) {
+          compute.reads.push_back(compute.reads[first_use[i]]);
+          continue;
+        }
+        const std::string& nm = in.name;
         SlicePattern sp = p.in[i].slice(begin, tile.size);
         if (reduction) compute.elements = sp.elements;
         if (int kept = ctx.lx[op.inputs[i]]; kept >= 0) {
           // Kept in LX by the producer: read this tile's part of the core's slice.
-          compute.reads.push_back(lx_part(kept, p.in[i], tile));
+          compute.reads.push_back(kept_part(kept, p.in[i], tile));
           continue;
         }
         if (broadcast[i] >= 0) {
@@ -150,7 +176,7 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
       if (!reduction) compute.elements = osp.elements;
       if (int kept = ctx.lx[op.outputs[0]]; kept >= 0) {
         // Kept in LX for its consumers: write this tile's part of the core's slice, no store.
-        compute.writes.push_back(lx_part(kept, p.out, tile));
+        compute.writes.push_back(kept_part(kept, p.out, tile));
         ctx.builder.add_task(std::move(compute));
         continue;
       }

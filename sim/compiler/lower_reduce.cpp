@@ -29,7 +29,7 @@ int split_parts(const OpGraph& g, const Op& op, int cores) {
 }  // namespace
 
 bool split_reduction_applies(const OpGraph& g, const Op& op, int cores) {
-  return find_op_info(op.op)->kind == OpKind::reduce && split_parts(g, op, cores) > 0;
+  return find_op_info(op.op)->kind == OpKind::reduce && op.split.empty() && split_parts(g, op, cores) > 0;
 }
 
 bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& kernel) {
@@ -39,8 +39,8 @@ bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& k
   const auto d = static_cast<std::size_t>(op.dim);
   const std::uint64_t kept = dims_product(in.shape, 0, d) * dims_product(in.shape, d + 1, in.shape.size());
   const std::int64_t extent = in.shape[d];
+  if (!split_reduction_applies(g, op, ctx.cores)) return false;
   int parts = split_parts(g, op, ctx.cores);
-  if (parts == 0) return false;
 
   const std::string combine = op.op == "amax" ? "max" : "add";
   const std::uint64_t part_bytes = dtype_bytes(out.dtype, kept);
@@ -63,15 +63,7 @@ bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& k
       const TileRange& tile = (*tiles)[ti];
       std::string prefix = fmt::format("{}/g{}/t{}", kernel, gi, ti);
       SlicePattern sp = src.slice(grp.base + tile.begin, tile.size);
-      int lx = emit_load(ctx, prefix + "/load_" + in.name, prefix + "/" + in.name, ctx.hbm[op.inputs[0]], in.dtype,
-                         sp, src.unit_offset(), grp);
-      Task t = group_task(prefix + "/" + op.op, UnitKind::sfp, op.op, grp, out.dtype);
-      t.elements = sp.elements;
-      t.reads.push_back(whole(lx, sp.total_bytes()));
-      if (prev >= 0) t.reads.push_back(whole(prev, part_bytes));
-      prev = ctx.builder.add_buffer(prefix + "/partial", Space::lx, part_bytes, out.dtype);
-      t.writes.push_back(whole(prev, part_bytes));
-      ctx.builder.add_task(std::move(t));
+      prev = emit_carried_reduce(ctx, prefix, op, in, ctx.hbm[static_cast<std::size_t>(op.inputs[0])], out.dtype, sp, src.unit_offset(), grp, prev, part_bytes);
     }
     for (int c = grp.first; c < grp.first + grp.count; ++c) part[static_cast<std::size_t>(c)] = prev;
   }

@@ -172,6 +172,59 @@ std::optional<Split> choose_split(const Reduced& r, Dtype dt, int cores, std::ui
   return best;
 }
 
+// A 2-D transpose x [A, B] -> y [B, A] whose stick groups do not fit LX: tiled in blocks of
+// `an` x rows by `bn` x columns (each side's runs at least a stick), one strided load, an SFP
+// copy and one strided store per block. Rows of x are divided over the cores.
+void lower_blocks(LowerContext& ctx, const Op& op, const std::string& kernel, const Reduced& r, std::uint64_t need) {
+  const OpGraph& g = ctx.ops;
+  const OpTensor& x = g.tensors[static_cast<std::size_t>(op.inputs[0])];
+  const OpTensor& y = g.tensors[static_cast<std::size_t>(op.outputs[0])];
+  const Dtype dt = x.dtype;
+  const std::int64_t a = r.x[0], b = r.x[1];
+  const std::uint64_t es = dtype_bytes(dt, 1);
+  const std::int64_t an = std::min(a, stick_units(es, ctx.stick_bytes));
+  // Columns per block: whole sticks, both tile buffers (as loaded, reshuffled) in budget.
+  const std::int64_t stick = stick_units(es, ctx.stick_bytes);
+  std::int64_t bn = static_cast<std::int64_t>(ctx.budget / (2 * es * static_cast<std::uint64_t>(an))) / stick * stick;
+  bn = std::min(bn, b);
+  if (bn < 1)
+    throw InputError(g.file, "/ops/" + std::to_string(op.index),
+                     fmt::format("transpose: one slice needs {} bytes of LX, more than the {}-byte tile budget", need, ctx.budget));
+  const std::vector<TileRange> cols = split_even(b, bn);
+  auto groups = divide_granular(a, an, ctx.cores);
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const CoreGroup& grp = groups[gi];
+    auto row_tiles = granular_tiles(grp.share, an, an, 0);
+    for (std::size_t ti = 0; ti < row_tiles.size(); ++ti)
+      for (std::size_t ci = 0; ci < cols.size(); ++ci) {
+        const TileRange& rt = row_tiles[ti];
+        const TileRange& ct = cols[ci];
+        const auto r0 = static_cast<std::uint64_t>(grp.base + rt.begin), rn = static_cast<std::uint64_t>(rt.size);
+        const auto c0 = static_cast<std::uint64_t>(ct.begin), cn = static_cast<std::uint64_t>(ct.size);
+        const std::string prefix = fmt::format("{}/g{}/t{}/b{}", kernel, gi, ti, ci);
+        auto strided = [&](std::uint64_t off, std::uint64_t run, std::uint64_t rows, std::uint64_t stride) {
+          SlicePattern p;
+          p.offset = off * es;
+          p.elements = run * rows;
+          p.bytes = (rows > 1 && run == stride ? run * rows : run) * es;
+          p.rows = rows > 1 && run != stride ? rows : 1;
+          p.stride = p.rows > 1 ? stride * es : 0;
+          return p;
+        };
+        const std::uint64_t ua = static_cast<std::uint64_t>(a), ub = static_cast<std::uint64_t>(b);
+        SlicePattern xp = strided(r0 * ub + c0, cn, rn, ub), yp = strided(c0 * ua + r0, rn, cn, ua);
+        int xt = emit_load(ctx, prefix + "/load_" + x.name, prefix + "/" + x.name, ctx.hbm[op.inputs[0]], dt, xp, ub * es, grp);
+        int yt = ctx.builder.add_buffer(prefix + "/" + y.name, Space::lx, yp.total_bytes(), dt);
+        Task t = group_task(prefix + "/transpose", UnitKind::sfp, "copy", grp, dt);
+        t.elements = yp.elements;
+        t.reads.push_back(whole(xt, xp.total_bytes()));
+        t.writes.push_back(whole(yt, yp.total_bytes()));
+        ctx.builder.add_task(std::move(t));
+        emit_store(ctx, prefix + "/store_" + y.name, yt, ctx.hbm[op.outputs[0]], dt, yp, es, grp);
+      }
+  }
+}
+
 }  // namespace
 
 void lower_transpose(LowerContext& ctx, const Op& op, const std::string& kernel) {
@@ -182,6 +235,7 @@ void lower_transpose(LowerContext& ctx, const Op& op, const std::string& kernel)
   const Reduced r = reduce(x.shape, op.perm);
   std::uint64_t need = 0;
   auto split = choose_split(r, dt, ctx.cores, ctx.budget, ctx.stick_bytes, &need);
+  if (!split && r.x.size() == 2 && r.stick_moves()) return lower_blocks(ctx, op, kernel, r, need);
   if (!split)
     throw InputError(g.file, "/ops/" + std::to_string(op.index),
                      fmt::format("transpose: one slice needs {} bytes of LX, more than the {}-byte tile budget "

@@ -105,4 +105,26 @@ void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, 
   ctx.builder.add_task(std::move(t));
 }
 
+int emit_carried_reduce(LowerContext& ctx, const std::string& prefix, const Op& op, const OpTensor& in, int hbm_in, Dtype out,
+                        const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g, int prev,
+                        std::uint64_t part_bytes) {
+  int lx = emit_load(ctx, prefix + "/load_" + in.name, prefix + "/" + in.name, hbm_in, in.dtype, p, unit_offset, g);
+  Task t = group_task(prefix + "/" + op.op, UnitKind::sfp, op.op, g, out);
+  t.elements = p.elements;
+  t.reads.push_back(whole(lx, p.total_bytes()));
+  if (prev >= 0) t.reads.push_back(whole(prev, part_bytes));
+  int part = ctx.builder.add_buffer(prefix + "/partial", Space::lx, part_bytes, out);
+  t.writes.push_back(whole(part, part_bytes));
+  ctx.builder.add_task(std::move(t));
+  return part;
+}
+
+Access kept_part(int buffer, const OperandSlicer& s, const TileRange& t) {
+  Access a;
+  a.buffer = buffer;
+  a.offset.beta = static_cast<std::int64_t>(s.unit_bytes()) * t.begin;
+  a.bytes = s.unit_bytes() * static_cast<std::uint64_t>(t.size);
+  return a;
+}
+
 }  // namespace dfsim

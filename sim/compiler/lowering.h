@@ -6,8 +6,10 @@
 
 #include "sim/compiler/graph_builder.h"
 #include "sim/compiler/slicing.h"
+#include "sim/compiler/tiling.h"
 #include "sim/compiler/work_division.h"
 #include "sim/graph/op_graph.h"
+#include "sim/graph/op_shapes.h"
 
 namespace dfsim {
 
@@ -32,17 +34,63 @@ struct LowerContext {
 struct TensorSplit {
   int dim = -1;
   std::int64_t extent = 0;
+  int cores = 1;
 };
 // nullopt when the op reads the tensor whole or broadcasts it, is a matmul, or splits a
 // reduced dim (a split reduction).
 std::optional<TensorSplit> tensor_split(const OpGraph& g, const Op& op, int tensor, int cores);
 bool split_reduction_applies(const OpGraph& g, const Op& op, int cores);
 
+// How a pointwise op, reduction or norm is sliced: the slicers of its inputs and output, the
+// extent of the split dim and the cores it is divided over (compile.split d<i> or all).
+struct PointwisePlan {
+  std::vector<OperandSlicer> in;
+  OperandSlicer out;
+  std::int64_t extent = 1;
+  int cores = 1;
+};
+PointwisePlan plan_pointwise(const OpGraph& g, const Op& op, int cores);
+// Whether the op is sliced like a pointwise op (elementwise, reduction, norm, rope).
+bool is_rowwise(const Op& op);
+
 // Elementwise (binary with broadcasting, unary) and sum.
 void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel);
+// Several rowwise ops (elementwise, reductions, norms, rope) in one kernel (lower_fused.cpp):
+// per tile each input is loaded once, every op runs on the SFP with intermediates in LX, and
+// only the tensors used outside the kernel are stored. `ops`: op indices in execution order.
+void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::string& kernel);
+// The same for one op (the table row of softmax, layernorm, rmsnorm and rope).
+void lower_rowwise(LowerContext& ctx, const Op& op, const std::string& kernel);
+// Data movement of the transformer ops (lower_gather.cpp, lower_resize.cpp): embedding rows
+// gathered by DMA, kv_write's new rows stored in place, reshape (free when an alias, else a
+// restickify copy), slice and split (DMA through LX).
+void lower_embedding(LowerContext& ctx, const Op& op, const std::string& kernel);
+void lower_kv_write(LowerContext& ctx, const Op& op, const std::string& kernel);
+void lower_reshape(LowerContext& ctx, const Op& op, const std::string& kernel);
+void lower_slice(LowerContext& ctx, const Op& op, const std::string& kernel);
+// Whether a reshape is free: input and output share their byte layout (same stick dim size,
+// or both stick dims whole sticks), so the output is an alias of the input's HBM buffer.
+bool reshape_is_alias(const OpGraph& g, const Op& op, std::uint64_t stick_bytes);
+
+// Loads graph input `tensor` once into its kept LX buffer, each core its slice of `split`
+// (compile.lx_planning "clone"; lower_clone.cpp).
+void lower_clone(LowerContext& ctx, int tensor, const TensorSplit& split, const std::string& kernel);
+
+// One row of the lowering table (lowering_table.cpp): the lowering of every op of a kind that
+// runs in a kernel of its own. A new op kind = one lowering file + one row here.
+using LowerFn = void (*)(LowerContext&, const Op&, const std::string&);
+LowerFn lowering_for(OpKind kind);
 // A reduction with fewer kept elements than cores: the reduced dim over the cores, then a
 // tree of ring copies and SFP combines. false (nothing emitted) when it does not apply.
 bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& kernel);
+// A reduction over the last dim tiled inside its rows (rows that do not fit LX, or `chunks`
+// > 1 chunks asked by compile.tiles), the partials carried chunk to chunk
+// (lower_row_chunks.cpp). false (nothing emitted) when it does not apply.
+bool lower_row_chunks(LowerContext& ctx, const Op& op, const std::string& kernel, std::int64_t chunks);
+// A norm over the last dim whose rows do not fit LX: chunks of the row in two passes (the row
+// statistics carried chunk to chunk, then the output), lower_norm_chunks.cpp. false (nothing
+// emitted) when it does not apply.
+bool lower_norm_chunks(LowerContext& ctx, const Op& op, const std::string& kernel);
 // 2-D matmul: a core grid over M and N, operands shared over the grid when the shape divides.
 // `epilogue`: op graph op indices, in order, of elementwise ops fused after the matmul (the
 // first reads the matmul's output, each next one the previous one's; their other operands are
@@ -85,5 +133,15 @@ void emit_band_multicast(CoreTasks& tasks, int hbm, std::uint64_t offset, std::u
                          std::uint64_t row_stride, int lx, const std::vector<int>& sharers, Dtype dtype);
 void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,
                 const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
+// One step of a reduction carried tile to tile: loads `p` of input `in` (HBM buffer
+// `hbm_in`), reduces it with
+// `op` on the SFP together with the previous partial `prev` (-1: none) into a new partial of
+// `part_bytes` named `<prefix>/partial`. Returns the new partial's LX buffer.
+int emit_carried_reduce(LowerContext& ctx, const std::string& prefix, const Op& op, const OpTensor& in, int hbm_in, Dtype out,
+                        const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g, int prev,
+                        std::uint64_t part_bytes);
+// The part of a tensor kept in LX (one core's slice, units of the split dim one after
+// another) that tile `t` of the core's share covers.
+Access kept_part(int buffer, const OperandSlicer& s, const TileRange& t);
 
 }  // namespace dfsim

@@ -36,7 +36,7 @@ RegionIndex index_writers(const KernelGraph& g, const ExpandedGraph& eg) {
     const TaskInstance& inst = eg.instances[i];
     for (std::size_t w = 0; w < inst.writes.size(); ++w) {
       const Buffer& b = g.buffers[inst.writes[w].buffer];
-      if (b.preloaded)
+      if (b.preloaded && b.space == Space::lx)
         throw InputError(g.file, g.task_path(inst.task) + "/writes/" + std::to_string(w),
                          "writes buffer \"" + b.name + "\", which is preloaded (its data exists before the run)");
       idx.add(inst.writes[w], static_cast<int>(i), static_cast<int>(w));

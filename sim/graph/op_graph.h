@@ -15,6 +15,15 @@ inline constexpr int kOpGraphVersion = 1;
 
 using Shape = std::vector<std::int64_t>;
 
+// Which tensors the compiler keeps in LX between kernels (docs/compiler.md): none (all
+// through HBM), the outputs of reductions (true in files: the card's default scratchpad
+// planning), + elementwise outputs written in place (inplace), + graph inputs read by several
+// kernels cloned into LX once (clone: the card's further levels), or every intermediate that
+// fits (all).
+enum class LxPlanning { none, reductions, inplace, clone, all };
+const char* lx_planning_name(LxPlanning p);
+const std::vector<LxPlanning>& lx_plannings();  // every level, in order
+
 // A named tensor of the op graph.
 struct OpTensor {
   std::string name;
@@ -48,13 +57,16 @@ struct Op {
   // matmul family; d0, d1, ... output dims for the others); tiles: a sequential coarse-tile
   // loop of that many iterations over the named dim. Empty: the compiler chooses.
   std::map<std::string, std::int64_t> split, tiles;
+  std::optional<bool> fuse;                // the op's own compile.fuse (absent: the graph's)
+  std::optional<LxPlanning> lx_planning;   // the op's own compile.lx_planning (absent: the graph's)
+  // Attributes of the transformer ops (docs/op-graph-format.md).
+  std::optional<double> scalar;            // binary op with one input: the other operand
+  std::map<std::string, double> params;    // eps (layernorm, rmsnorm), exponent (pow), min and max (clamp)
+  std::int64_t start = 0, end = 0, step = 1;  // slice of `dim`: [start, end) every step
+  std::vector<std::int64_t> sizes;         // split: output sizes along `dim`
+  std::int64_t position = 0;               // kv_write: first cache row written
 };
 
-// Which intermediate tensors the compiler keeps in LX between kernels (docs/compiler.md):
-// none (all through HBM), the outputs of reductions (true in files: the card's default
-// scratchpad planning), or every intermediate that fits.
-enum class LxPlanning { none, reductions, all };
-const char* lx_planning_name(LxPlanning p);
 
 // Options of the "compile" section.
 struct CompileOptions {
@@ -63,6 +75,8 @@ struct CompileOptions {
   bool fuse = true;                // fuse elementwise chains, reductions and matmul epilogues into kernels
   // Device dimension order of a tensor (by name): the last axis is the stick dimension.
   std::map<std::string, std::vector<int>> layouts;
+  // Graph-level defaults of the per-op split and tiles (applied to the ops whose dims they name).
+  std::map<std::string, std::int64_t> split, tiles;
 };
 
 // A validated op graph: shapes inferred and checked, acyclic, every used tensor produced.
@@ -79,6 +93,14 @@ struct OpGraph {
 };
 
 OpGraph read_op_graph(const Json& j, const std::string& file);
+// The dim names `split` and `tiles` may use for `op`: B, M, N, K for the matmul family; d0,
+// d1, ... (the dims of its first output) for the others.
+std::vector<std::string> split_dim_names(const OpGraph& g, const Op& op);
+// Applies a split or tiles map (the CLI's --split / --tiles) to every op whose dims it names;
+// returns how many ops took it.
+int apply_dim_map(OpGraph& g, const std::map<std::string, std::int64_t>& m, bool tiles);
+// Whether `op` is fused with its neighbours (its compile.fuse, else the graph's).
+bool op_fuses(const OpGraph& g, const Op& op);
 OpGraph load_op_graph(const std::string& path);
 
 }  // namespace dfsim

@@ -1,5 +1,6 @@
-// Validation of the data-movement ops of the op graph: transpose (attrs.dims, a permutation)
-// and cat (attrs.dim, 2+ inputs equal outside that dim). Both move bytes and cannot convert.
+// Validation of the data-movement ops of the op graph: transpose (attrs.dims, a permutation),
+// cat (attrs.dim, 2+ inputs equal outside that dim), reshape (same element count), slice
+// (dim, start, end, step) and split (dim, sizes). All move bytes and cannot convert.
 #include <fmt/format.h>
 
 #include <string>
@@ -37,11 +38,83 @@ std::vector<int> read_permutation(const JsonView& attrs, std::int64_t rank) {
   return perm;
 }
 
+// A python-style bound of `size` (negative counts from the end), in [0, size].
+std::int64_t read_bound(const JsonView& attrs, const char* key, std::int64_t dflt, std::int64_t size) {
+  std::int64_t b = attrs.get_int(key, dflt);
+  if (b < -size || b > size)
+    attrs.at(key).fail(fmt::format("{} {} out of range for a dim of size {}, expected in [{}, {}]", key, b, size, -size, size));
+  return b < 0 ? b + size : b;
+}
+
+int read_dim(const JsonView& attrs, std::int64_t rank) {
+  std::int64_t d = attrs.get_int("dim", 0);
+  if (d < -rank || d >= rank)
+    attrs.at("dim").fail("dim " + std::to_string(d) + " out of range for a rank-" + std::to_string(rank) +
+                         " input, expected in " + rank_range(rank));
+  return static_cast<int>(d < 0 ? d + rank : d);
+}
+
+// The output shapes of reshape, slice and split.
+std::vector<Shape> resize_shapes(const OpGraph& g, Op& op, const JsonView& v, const JsonView& attrs) {
+  const OpTensor& x = g.tensors[static_cast<std::size_t>(op.inputs[0])];
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  if (op.op == "reshape") {
+    attrs.only_keys({});
+    const OpTensor& y = g.tensors[static_cast<std::size_t>(op.outputs[0])];
+    if (y.elements() != x.elements())
+      v.at("outputs").at(0).fail(fmt::format("reshape keeps the element count: \"{}\" {} has {}, \"{}\" {} has {}", y.name,
+                                             shape_str(y.shape), y.elements(), x.name, shape_str(x.shape), x.elements()));
+    return {y.shape};
+  }
+  op.dim = read_dim(attrs, rank);
+  const std::int64_t size = x.shape[static_cast<std::size_t>(op.dim)];
+  Shape s = x.shape;
+  if (op.op == "slice") {
+    attrs.only_keys({"dim", "start", "end", "step"});
+    op.start = read_bound(attrs, "start", 0, size);
+    op.end = read_bound(attrs, "end", size, size);
+    op.step = attrs.get_int("step", 1, 1, size);
+    if (op.end <= op.start)
+      attrs.fail(fmt::format("slice [{}, {}) of dim {} is empty", op.start, op.end, op.dim));
+    s[static_cast<std::size_t>(op.dim)] = (op.end - op.start + op.step - 1) / op.step;
+    return {s};
+  }
+  attrs.only_keys({"dim", "sizes"});  // split
+  JsonView sizes = attrs.at("sizes");
+  sizes.expect_array();
+  if (sizes.size() != op.outputs.size())
+    sizes.fail(fmt::format("has {} entries, the op has {} outputs", sizes.size(), op.outputs.size()));
+  std::vector<Shape> out;
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    op.sizes.push_back(sizes.at(i).as_int(1, size));
+    total += op.sizes.back();
+    s[static_cast<std::size_t>(op.dim)] = op.sizes.back();
+    out.push_back(s);
+  }
+  if (total != size) sizes.fail(fmt::format("sizes add up to {}, dim {} has size {}", total, op.dim, size));
+  return out;
+}
+
 }  // namespace
 
 void check_move_op(const OpGraph& g, Op& op, const JsonView& v, const JsonView& attrs) {
   const OpTensor& first = g.tensors[static_cast<std::size_t>(op.inputs[0])];
   const auto rank = static_cast<std::int64_t>(first.shape.size());
+  if (op.op == "reshape" || op.op == "slice" || op.op == "split") {
+    std::vector<Shape> shapes = resize_shapes(g, op, v, attrs);
+    for (std::size_t i = 0; i < op.outputs.size(); ++i) {
+      const OpTensor& out = g.tensors[static_cast<std::size_t>(op.outputs[i])];
+      if (out.shape != shapes[i])
+        v.at("outputs").at(i).fail("shape mismatch for \"" + out.name + "\": expected " + shape_str(shapes[i]) + " from " +
+                                   op.op + ", got " + shape_str(out.shape));
+      if (out.dtype != first.dtype)
+        v.at("outputs").at(i).fail(op.op + " moves data and cannot convert: \"" + out.name + "\" is " +
+                                   std::string(dtype_name(out.dtype)) + ", \"" + first.name + "\" is " +
+                                   std::string(dtype_name(first.dtype)));
+    }
+    return;
+  }
   Shape expect;
   if (op.op == "transpose") {
     attrs.only_keys({"dims"});

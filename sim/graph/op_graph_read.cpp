@@ -10,18 +10,6 @@ namespace dfsim {
 
 namespace {
 
-// `compile.lx_planning`: false / true (= "reductions") or a policy name.
-LxPlanning read_lx_planning(const JsonView& v) {
-  const Json& j = v.json();
-  if (j.is_boolean()) return j.get<bool>() ? LxPlanning::reductions : LxPlanning::none;
-  if (j.is_string()) {
-    std::string s = j.get<std::string>();
-    for (LxPlanning p : {LxPlanning::none, LxPlanning::reductions, LxPlanning::all})
-      if (s == lx_planning_name(p)) return p;
-  }
-  v.fail("expected true, false, \"none\", \"reductions\" or \"all\"");
-}
-
 std::string hint_suffix(const std::string& word, const std::vector<std::string>& names) {
   std::string h = closest_match(word, names);
   return h.empty() ? "" : " (did you mean \"" + h + "\"?)";
@@ -56,10 +44,16 @@ OpTensor read_tensor(const std::string& name, const JsonView& v) {
 
 }  // namespace
 
-// Data-movement ops (transpose, cat): op_graph_move.cpp.
+// Data-movement ops (transpose, cat, reshape, slice, split): op_graph_move.cpp.
 void check_move_op(const OpGraph& g, Op& op, const JsonView& v, const JsonView& attrs);
 // matmul, linear, sdpa: op_graph_matmul.cpp.
 void check_matmul_family_op(const OpGraph& g, Op& op, const JsonView& v, const JsonView& attrs);
+// Transformer ops (normalize, where, cast, rope, embedding, kv_write, pow, clamp, scalar
+// operands): op_graph_layer.cpp. false: not one of them.
+bool check_layer_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v, const JsonView& attrs);
+// The "compile" sections: op_graph_compile.cpp.
+void read_graph_compile(OpGraph& g, const JsonView& c);
+void read_op_compile(const OpGraph& g, Op& op, const JsonView& c);
 
 namespace {
 
@@ -67,7 +61,10 @@ namespace {
 void check_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v) {
   static const Json empty = Json::object();
   JsonView attrs = v.has("attrs") ? v.at("attrs") : JsonView(empty, v.file(), v.path() + "/attrs");
-  if (info.kind == OpKind::transpose || info.kind == OpKind::cat) return check_move_op(g, op, v, attrs);
+  if (info.kind == OpKind::transpose || info.kind == OpKind::cat || info.kind == OpKind::reshape ||
+      info.kind == OpKind::slice || info.kind == OpKind::split)
+    return check_move_op(g, op, v, attrs);
+  if (check_layer_op(g, op, info, v, attrs)) return;
   if (info.kind == OpKind::matmul || info.kind == OpKind::sdpa) return check_matmul_family_op(g, op, v, attrs);
   const Shape& a = g.tensors[op.inputs[0]].shape;
   Shape expect;
@@ -103,7 +100,7 @@ void check_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v) {
 }
 
 Op read_op(const OpGraph& g, const std::vector<std::string>& names, const JsonView& v, int index) {
-  v.only_keys({"op", "inputs", "outputs", "attrs", "description"});
+  v.only_keys({"op", "inputs", "outputs", "attrs", "compile", "description"});
   Op op;
   op.index = index;
   op.op = v.at("op").as_string();
@@ -111,18 +108,25 @@ Op read_op(const OpGraph& g, const std::vector<std::string>& names, const JsonVi
   if (!info) {
     std::vector<std::string> known;
     for (const auto& o : op_catalog()) known.push_back(o.name);
-    v.at("op").fail("unknown op \"" + op.op + "\"" + hint_suffix(op.op, known));
+    v.at("op").fail("unknown op \"" + op.op + "\"" + hint_suffix(op.op, known) + "; valid ops: " + op_names_list());
   }
   op.inputs = read_tensor_list(g, names, v.at("inputs"), /*allow_repeats=*/true);  // add(x, x) is fine
   op.outputs = read_tensor_list(g, names, v.at("outputs"));
-  if (info->variadic ? static_cast<int>(op.inputs.size()) < info->inputs
-                     : static_cast<int>(op.inputs.size()) != info->inputs)
-    v.at("inputs").fail(op.op + " takes " + std::to_string(info->inputs) + (info->variadic ? " or more" : "") +
-                        " input(s), got " + std::to_string(op.inputs.size()));
-  if (static_cast<int>(op.outputs.size()) != info->outputs)
-    v.at("outputs").fail(op.op + " has " + std::to_string(info->outputs) + " output(s), got " +
-                         std::to_string(op.outputs.size()));
+  const int n_in = static_cast<int>(op.inputs.size()), n_out = static_cast<int>(op.outputs.size());
+  // A binary elementwise op with attrs.scalar takes one input (the scalar is the other).
+  const bool scalar = info->kind == OpKind::binary && v.has("attrs") && v.at("attrs").has("scalar");
+  const int least = scalar ? 1 : info->inputs, most = scalar ? 1 : info->inputs + info->optional_inputs;
+  if (info->variadic ? n_in < least : (n_in < least || n_in > most)) {
+    std::string want = std::to_string(least) + (info->variadic ? " or more" : most > least ? " to " + std::to_string(most) : "");
+    v.at("inputs").fail(op.op + " takes " + want + " input(s)" + (scalar ? " with attrs.scalar" : "") + ", got " +
+                        std::to_string(n_in) +
+                        (info->kind == OpKind::binary && n_in == 1 ? " (one input needs attrs.scalar)" : ""));
+  }
+  if (info->variadic_outputs ? n_out < info->outputs : n_out != info->outputs)
+    v.at("outputs").fail(op.op + " has " + std::to_string(info->outputs) + (info->variadic_outputs ? " or more" : "") +
+                         " output(s), got " + std::to_string(n_out));
   check_op(g, op, *info, v);
+  if (v.has("compile")) read_op_compile(g, op, v.at("compile"));
   return op;
 }
 
@@ -134,9 +138,17 @@ const char* lx_planning_name(LxPlanning p) {
   switch (p) {
     case LxPlanning::none: return "none";
     case LxPlanning::reductions: return "reductions";
+    case LxPlanning::inplace: return "inplace";
+    case LxPlanning::clone: return "clone";
     case LxPlanning::all: return "all";
   }
   return "none";
+}
+
+const std::vector<LxPlanning>& lx_plannings() {
+  static const std::vector<LxPlanning> all = {LxPlanning::none, LxPlanning::reductions, LxPlanning::inplace,
+                                              LxPlanning::clone, LxPlanning::all};
+  return all;
 }
 
 std::uint64_t OpTensor::elements() const {
@@ -178,12 +190,7 @@ OpGraph read_op_graph(const Json& j, const std::string& file) {
   if (ops.size() == 0) ops.fail("the op list is empty");
   for (std::size_t i = 0; i < ops.size(); ++i)
     g.ops.push_back(read_op(g, names, ops.at(i), static_cast<int>(i)));
-  if (root.has("compile")) {
-    JsonView c = root.at("compile");
-    c.only_keys({"cores", "lx_planning"});
-    g.compile.cores = static_cast<int>(c.get_int("cores", 1, 1, 1 << 20));
-    if (c.has("lx_planning")) g.compile.lx_planning = read_lx_planning(c.at("lx_planning"));
-  }
+  if (root.has("compile")) read_graph_compile(g, root.at("compile"));
   check_op_graph_dataflow(g, root);
   return g;
 }

@@ -14,9 +14,18 @@ const std::vector<OpInfo>& op_catalog() {
       {"sqrt", OpKind::unary, 1, 1}, {"rsqrt", OpKind::unary, 1, 1}, {"reciprocal", OpKind::unary, 1, 1},
       {"gelu", OpKind::unary, 1, 1}, {"silu", OpKind::unary, 1, 1}, {"tanh", OpKind::unary, 1, 1},
       {"sum", OpKind::reduce, 1, 1}, {"mean", OpKind::reduce, 1, 1}, {"amax", OpKind::reduce, 1, 1},
-      {"matmul", OpKind::matmul, 2, 1}, {"linear", OpKind::matmul, 2, 1, /*variadic=*/true},
-      {"sdpa", OpKind::sdpa, 3, 1, /*variadic=*/true},
+      {"matmul", OpKind::matmul, 2, 1}, {"linear", OpKind::matmul, 2, 1, false, /*optional_inputs=*/1},
+      {"sdpa", OpKind::sdpa, 3, 1, false, /*optional_inputs=*/1},
       {"transpose", OpKind::transpose, 1, 1}, {"cat", OpKind::cat, 2, 1, /*variadic=*/true},
+      {"sigmoid", OpKind::unary, 1, 1}, {"pow", OpKind::unary, 1, 1}, {"clamp", OpKind::unary, 1, 1},
+      {"where", OpKind::where, 3, 1}, {"cast", OpKind::cast, 1, 1},
+      {"softmax", OpKind::normalize, 1, 1},
+      {"layernorm", OpKind::normalize, 1, 1, false, /*optional_inputs=*/2},
+      {"rmsnorm", OpKind::normalize, 1, 1, false, /*optional_inputs=*/1},
+      {"rope", OpKind::rope, 3, 1}, {"embedding", OpKind::embedding, 2, 1},
+      {"kv_write", OpKind::kv_write, 2, 1}, {"reshape", OpKind::reshape, 1, 1},
+      {"slice", OpKind::slice, 1, 1},
+      {"split", OpKind::split, 1, 1, false, 0, /*variadic_outputs=*/true},
   };
   return ops;
 }
@@ -25,6 +34,16 @@ const OpInfo* find_op_info(const std::string& name) {
   for (const auto& o : op_catalog())
     if (o.name == name) return &o;
   return nullptr;
+}
+
+bool is_elementwise(OpKind k) {
+  return k == OpKind::binary || k == OpKind::unary || k == OpKind::where || k == OpKind::cast;
+}
+
+std::string op_names_list() {
+  std::string out;
+  for (const auto& o : op_catalog()) out += (out.empty() ? "" : ", ") + o.name;
+  return out;
 }
 
 std::uint64_t dims_product(const Shape& s, std::size_t from, std::size_t to) {

@@ -8,7 +8,15 @@
 
 namespace dfsim {
 
-enum class OpKind { binary, unary, reduce, matmul, transpose, cat, sdpa };
+// binary: elementwise with broadcasting (or one input and attrs.scalar); unary: elementwise;
+// reduce: sum/mean/amax; normalize: softmax/layernorm/rmsnorm (a reduction and elementwise
+// passes over one dim, output like the input); where: 3-input select; cast: dtype change;
+// rope, embedding, kv_write: the transformer ops; reshape, slice, split: data movement;
+// sdpa: scaled dot-product attention.
+enum class OpKind {
+  binary, unary, reduce, matmul, transpose, cat,
+  normalize, where, cast, rope, embedding, kv_write, reshape, slice, split, sdpa,
+};
 
 // What the op graph format knows about one op.
 struct OpInfo {
@@ -17,7 +25,15 @@ struct OpInfo {
   int inputs;               // exact count, or the least count when variadic
   int outputs;
   bool variadic = false;    // takes `inputs` or more inputs (cat)
+  int optional_inputs = 0;  // up to this many more inputs (layernorm's weight and bias)
+  bool variadic_outputs = false;  // `outputs` or more outputs (split)
 };
+
+// Whether ops of this kind run elementwise on the SFP with numpy broadcasting (the fusion
+// pass chains them): binary, unary, where, cast.
+bool is_elementwise(OpKind k);
+// "add, sub, ...": the op names of the catalogue, for error messages.
+std::string op_names_list();
 
 const std::vector<OpInfo>& op_catalog();
 const OpInfo* find_op_info(const std::string& name);

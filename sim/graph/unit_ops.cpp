@@ -14,7 +14,8 @@ const std::vector<std::pair<std::string, std::string>>& sfp_table() {
       {"abs", "add"},   {"fma", "fma"},        {"max", "max"},   {"min", "max"},   {"relu", "max"},
       {"exp", "exp"},   {"log", "log"},        {"sqrt", "rsqrt"}, {"rsqrt", "rsqrt"}, {"div", "div"},
       {"reciprocal", "div"}, {"gelu", "gelu"}, {"silu", "gelu"}, {"tanh", "gelu"}, {"convert", "convert"},
-      {"sum", "reduce"}, {"mean", "reduce"},   {"amax", "reduce"}};
+      {"sum", "reduce"}, {"mean", "reduce"},   {"amax", "reduce"}, {"sigmoid", "gelu"}, {"pow", "exp"},
+      {"clamp", "max"}, {"where", "max"}};
   return t;
 }
 

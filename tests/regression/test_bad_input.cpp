@@ -397,7 +397,7 @@ TEST_CASE("bad input: kernel graph byte written twice", "[bad]") {
   expect_bad_kernels("kernels_written_twice.json", {"/kernels/0/tasks/1/writes/0", "twice"});
 }
 TEST_CASE("bad input: kernel graph writes a preloaded buffer", "[bad]") {
-  expect_bad_kernels("kernels_preloaded_write.json", {"/kernels/0/tasks/2/writes/0", "preloaded"});
+  expect_bad_kernels("kernels_preloaded_write.json", {"/kernels/0/tasks/1/writes/0", "preloaded"});
 }
 TEST_CASE("bad input: kernel graph dependency cycle", "[bad]") {
   expect_bad_kernels("kernels_cycle.json", {"/kernels/0/tasks/", "cycle", "task a", "task b"});

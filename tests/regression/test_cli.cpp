@@ -308,11 +308,39 @@ TEST_CASE("cli: --lx-planning overrides the op graph and is checked", "[cli]") {
   // A bad policy is a usage error; a compiled kernel graph has no compile section to override.
   Result bad = dfsim("run -q -w " + ops + " --lx-planning maybe -o " + (d.path / "bad").string(), "2>&1 >/dev/null");
   CHECK(bad.code == 2);
-  CHECK_THAT(bad.out, Contains("--lx-planning: expected none, reductions or all, got \"maybe\""));
+  CHECK_THAT(bad.out, Contains("--lx-planning: expected none, reductions, inplace, clone or all, got \"maybe\""));
   CHECK_FALSE(fs::exists(d.path / "bad"));
   std::string kernels = (d.path / "k.json").string();
   REQUIRE(dfsim("compile " + ops + " --lx-planning all -o " + kernels).code == 0);
   Result on_kernels = dfsim("run -q -w " + kernels + " --lx-planning all -o " + (d.path / "k").string(), "2>&1 >/dev/null");
   CHECK(on_kernels.code == 2);
   CHECK_THAT(on_kernels.out, Contains("--lx-planning: applies to op graphs only"));
+}
+
+TEST_CASE("cli: --no-fuse, --split and --tiles override the op graph and are checked", "[cli]") {
+  TempDir d("fuseflags");
+  fs::create_directories(d.path);
+  const std::string ops = "workloads/rmsnorm_2048x4096.json";  // rmsnorm then a residual add: one kernel
+  std::string k = (d.path / "k.json").string();
+  REQUIRE(dfsim("compile " + ops + " -o " + k).code == 0);
+  CHECK(read_json(k)["kernels"].size() == 1);
+  REQUIRE(dfsim("compile " + ops + " --no-fuse -o " + k).code == 0);
+  CHECK(read_json(k)["kernels"].size() == 2);
+  // --split d0=4: both ops on 4 cores of 32.
+  REQUIRE(dfsim("compile " + ops + " --split d0=4 -o " + k).code == 0);
+  for (const auto& kern : read_json(k)["kernels"])
+    for (const auto& t : kern["tasks"])
+      CHECK((t.contains("core") ? t["core"].get<int>() + 1 : t["cores"]["first"].get<int>() + t["cores"]["count"].get<int>()) <= 4);
+  // --tiles d0=2: a coarse loop of 2 iterations (task names carry /i0 and /i1).
+  REQUIRE(dfsim("compile " + ops + " --tiles d0=2 -o " + k).code == 0);
+  CHECK(read_json(k).dump().find("/i1/") != std::string::npos);
+  Result bad = dfsim("compile " + ops + " --split d0=four -o " + k, "2>&1 >/dev/null");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Contains("--split: expected DIM=N[,DIM=N...] with N >= 1"));
+  Result none = dfsim("compile " + ops + " --tiles M=4 -o " + k, "2>&1 >/dev/null");
+  CHECK(none.code == 2);
+  CHECK_THAT(none.out, Contains("--tiles: names dims no op of the graph has"));
+  Result many = dfsim("compile " + ops + " --split d0=64 -o " + k, "2>&1 >/dev/null");
+  CHECK(many.code == 2);
+  CHECK_THAT(many.out, Contains("/ops/0/compile/split: uses 64 cores, the compile has 32"));
 }

@@ -305,10 +305,10 @@ TEST_CASE("graph: expansion rejections") {
                         Contains("k.json: /kernels/0/tasks/2/writes/0: buffer \"y\" written twice: by task store core 0 "
                                  "and task store core 1"));
   }
-  SECTION("writing a preloaded buffer") {
-    task(j, 0, 2)["writes"][0]["buffer"] = "x";
+  SECTION("writing a preloaded LX buffer") {
+    j["buffers"][3]["preloaded"] = true;  // yl, which neg writes
     REQUIRE_THROWS_WITH(expand_graph(load(j), chip()),
-                        Contains("k.json: /kernels/0/tasks/2/writes/0: writes buffer \"x\", which is preloaded"));
+                        Contains("k.json: /kernels/0/tasks/1/writes/0: writes buffer \"yl\", which is preloaded"));
   }
   SECTION("a dependency cycle") {
     // neg now also reads zl, which the reload writes after the store that waits for neg.
@@ -386,6 +386,18 @@ TEST_CASE("graph: a multicast load feeds readers on every destination core") {
   CHECK(g.tasks[x.instances[use.deps[0]].task].name == "reload");
   CHECK(x.instances[use.deps[0]].writes.size() == 2);
   CHECK(x.instances[use.deps[0]].writes[1].core == 1);
+}
+
+TEST_CASE("graph: a preloaded HBM buffer may be updated in place; its readers wait for the write") {
+  Json j = base();
+  task(j, 0, 2)["writes"][0]["buffer"] = "x";  // store back into x (kv_write's in-place update)
+  task(j, 1, 0)["reads"][0]["buffer"] = "x";
+  KernelGraph g = load(j);
+  ExpandedGraph eg = expand_graph(g, chip());
+  // reload (kernel k1) reads x bytes the store writes: it depends on that store instance.
+  const TaskInstance& use = eg.instances.back();
+  REQUIRE(use.deps.size() == 1);
+  CHECK(g.tasks[eg.instances[use.deps[0]].task].name == "store");
 }
 
 TEST_CASE("graph: the JSON Schemas list exactly the ops the readers accept") {

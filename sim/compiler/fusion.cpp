@@ -1,0 +1,111 @@
+// Kernel formation pass (see fusion.h): contiguous runs of the topological order whose ops
+// chain through tensors split the same way become one kernel.
+#include "sim/compiler/fusion.h"
+
+#include <algorithm>
+
+#include "sim/compiler/fused_plan.h"
+#include "sim/compiler/lowering.h"
+#include "sim/graph/op_shapes.h"
+
+namespace dfsim {
+
+namespace {
+
+bool same_split(const std::optional<TensorSplit>& a, const std::optional<TensorSplit>& b) {
+  return a && b && a->dim >= 0 && a->dim == b->dim && a->extent == b->extent && a->cores == b->cores;
+}
+
+// An op that may share a kernel with its neighbours at all.
+bool fusable(const OpGraph& g, const Op& op) { return op_fuses(g, op) && op.split.empty() && op.tiles.empty(); }
+
+// Whether rowwise op `next` may join the rowwise kernel `k`.
+bool joins_rowwise(const OpGraph& g, const KernelPlan& k, const Op& next, int cores, std::uint64_t budget) {
+  if (!is_rowwise(next)) return false;
+  bool linked = false;
+  for (int t : next.inputs)
+    for (int oi : k.ops) {
+      const Op& other = g.ops[static_cast<std::size_t>(oi)];
+      const auto mine = tensor_split(g, next, t, cores), theirs = tensor_split(g, other, t, cores);
+      if (other.outputs[0] == t) {  // produced in the kernel: divided the same way
+        if (!same_split(theirs, mine)) return false;
+        linked = true;
+      } else if (std::count(other.inputs.begin(), other.inputs.end(), t) && mine.has_value() != theirs.has_value()) {
+        return false;  // an input the kernel loads already, sliced another way
+      } else if (std::count(other.inputs.begin(), other.inputs.end(), t) && mine && !same_split(mine, theirs)) {
+        return false;
+      }
+    }
+  if (!linked) return false;
+  std::vector<int> ops = k.ops;
+  ops.push_back(next.index);
+  return plan_fused(g, ops, cores).unit_bytes() <= budget;
+}
+
+// Whether tensor `t` is read only by op `reader` and is not a graph output: a matmul
+// epilogue stores only its last output, so the tensors before it must not be needed elsewhere.
+bool only_read_by(const OpGraph& g, int t, int reader) {
+  if (std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end()) return false;
+  for (const Op& c : g.ops)
+    if (c.index != reader && std::count(c.inputs.begin(), c.inputs.end(), t)) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<KernelPlan> form_kernels(const OpGraph& g, int cores, std::uint64_t tile_budget) {
+  std::vector<KernelPlan> out;
+  bool open = false;  // the last kernel may take more ops
+  for (int oi : g.order) {
+    const Op& op = g.ops[static_cast<std::size_t>(oi)];
+    if (open && fusable(g, op)) {
+      KernelPlan& k = out.back();
+      const Op& head = g.ops[static_cast<std::size_t>(k.ops.front())];
+      const bool matmul = find_op_info(head.op)->kind == OpKind::matmul;
+      std::vector<int> epilogue(k.ops.begin() + 1, k.ops.end());
+      const int last = g.ops[static_cast<std::size_t>(k.ops.back())].outputs[0];
+      const bool joins = matmul ? only_read_by(g, last, oi) && matmul_epilogue_ok(g, head, epilogue, op)
+                                : joins_rowwise(g, k, op, cores, tile_budget);
+      if (joins) {
+        k.ops.push_back(oi);
+        k.matmul_epilogue = matmul;
+        continue;
+      }
+    }
+    out.push_back(KernelPlan{{oi}, false});
+    const OpKind kind = find_op_info(op.op)->kind;
+    // A kernel stays open for fusion when its op fuses and is rowwise (and not a split
+    // reduction, whose output lands on one core) or a matmul (for its epilogue).
+    open = op_fuses(g, op) && ((is_rowwise(op) && fusable(g, op) && tensor_split(g, op, op.outputs[0], cores)) ||
+                               kind == OpKind::matmul);
+  }
+  return out;
+}
+
+std::vector<bool> fused_away_tensors(const OpGraph& g, const std::vector<KernelPlan>& kernels) {
+  std::vector<bool> away(g.tensors.size(), false);
+  std::vector<int> kernel_of(g.ops.size(), -1);
+  for (std::size_t k = 0; k < kernels.size(); ++k)
+    for (int oi : kernels[k].ops) kernel_of[static_cast<std::size_t>(oi)] = static_cast<int>(k);
+  for (const Op& op : g.ops) {
+    const int k = kernel_of[static_cast<std::size_t>(op.index)];
+    if (kernels[static_cast<std::size_t>(k)].ops.size() < 2) continue;
+    for (int t : op.outputs) {
+      bool inside = std::find(g.outputs.begin(), g.outputs.end(), t) == g.outputs.end();
+      for (const Op& c : g.ops)
+        if (std::count(c.inputs.begin(), c.inputs.end(), t) && kernel_of[static_cast<std::size_t>(c.index)] != k) inside = false;
+      away[static_cast<std::size_t>(t)] = inside;
+    }
+  }
+  return away;
+}
+
+std::string kernel_name(const OpGraph& g, const KernelPlan& k) {
+  const Op& first = g.ops[static_cast<std::size_t>(k.ops.front())];
+  const Op& last = g.ops[static_cast<std::size_t>(k.ops.back())];
+  const std::string& out = g.tensors[static_cast<std::size_t>(last.outputs[0])].name;
+  if (k.ops.size() == 1) return first.op + "_" + g.tensors[static_cast<std::size_t>(first.outputs[0])].name;
+  return (k.matmul_epilogue ? first.op + "_epilogue_" : "fused_" + first.op + "_") + out;
+}
+
+}  // namespace dfsim
