@@ -16,6 +16,11 @@ constexpr std::size_t idx(C c) { return static_cast<std::size_t>(c); }
 
 using Weights = std::array<double, kEnergyComponents>;
 
+// The precision a PT task runs at: its operands' (the first read buffer's), as the PT unit times it.
+Dtype pt_precision(const KernelGraph& g, const Task& t) {
+  return t.reads.empty() ? t.dtype : g.buffers[t.reads[0].buffer].dtype;
+}
+
 // What one completed task instance did, in each component's own measure: joules for PT and
 // SFP; for LX, DMA, ring and DRAM a weight that says where in time and in which kernel the
 // model's total for that component was spent (the totals come from the models' counters).
@@ -24,8 +29,9 @@ Weights instance_weights(const KernelGraph& g, const TaskInstance& t, const Ener
   Weights w{};
   if (task.unit == UnitKind::pt) {
     std::uint64_t macs = task.m * task.n * task.k;
-    n.pt_macs[task.dtype] += macs;
-    w[idx(C::pt)] = pt_energy_j(e, task.dtype, macs);
+    Dtype d = pt_precision(g, task);
+    n.pt_macs[d] += macs;
+    w[idx(C::pt)] = pt_energy_j(e, d, macs);
   } else if (task.unit == UnitKind::sfp) {
     const std::string& cls = sfp_op_class(task.op);
     bool fp32 = task.dtype == Dtype::fp32;

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-namespace dfsim::testing {
+namespace cli_test {
 
 struct Result {
   int code = -1;
@@ -54,4 +54,4 @@ inline std::string slurp(const std::filesystem::path& p) {
 
 inline nlohmann::json read_json(const std::filesystem::path& p) { return nlohmann::json::parse(slurp(p)); }
 
-}  // namespace dfsim::testing
+}  // namespace cli_test

@@ -18,7 +18,7 @@
 namespace fs = std::filesystem;
 using Catch::Contains;
 using nlohmann::json;
-using namespace dfsim::testing;
+using namespace cli_test;
 
 namespace {
 
