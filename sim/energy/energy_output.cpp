@@ -24,6 +24,14 @@ std::string joules(double j) {
   return fmt::format("{:.3g} nJ", j * 1e9);
 }
 
+// A simulated duration in a readable unit.
+std::string duration(Tick t) {
+  double ns = ticks_to_ns(t);
+  if (ns >= 1e6) return fmt::format("{:g} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:g} us", ns / 1e3);
+  return fmt::format("{:g} ns", ns);
+}
+
 }  // namespace
 
 OJson energy_json(const EnergyReport& e) {
@@ -79,11 +87,12 @@ std::string energy_text(const OJson& summary) {
 
 std::string power_budget_warning(const EnergyReport& e) {
   if (!e.over_budget()) return "";
-  return fmt::format(
-      "dfsim: warning: card power averaged over {:g} ns reaches {:.1f} W (from {:.3f} us), above card.power_budget_w "
-      "= {:g} W",
-      ticks_to_ns(std::min(e.window, e.profile.end)), e.max_window_w, ticks_to_ns(e.max_window_start) / 1000,
-      e.budget_w);
+  std::string over = e.window >= e.profile.end
+                         ? fmt::format("over the whole run ({}, shorter than the {} window)", duration(e.profile.end),
+                                       duration(e.window))
+                         : fmt::format("over {} from {}", duration(e.window), duration(e.max_window_start));
+  return fmt::format("dfsim: warning: card power averaged {} is {:.1f} W, above card.power_budget_w = {:g} W", over,
+                     e.max_window_w, e.budget_w);
 }
 
 void record_power(Recorder& rec, const EnergyReport& e) {
