@@ -4,6 +4,7 @@
 
 #include "sim/config/chip_config.h"
 #include "sim/energy/energy_model.h"
+#include "sim/energy/energy_report.h"
 
 using namespace dfsim;
 using C = EnergyComponent;
@@ -163,4 +164,14 @@ TEST_CASE("energy: an idle gap in a workload lowers the average power, not the p
   };
   CHECK(mean(b) < mean(a));
   CHECK(b.peak_w() == a.peak_w());
+}
+
+TEST_CASE("energy: the per-token hook for model runs", "[energy]") {
+  nlohmann::ordered_json e = {{"total_j", 2.0}};
+  add_energy_per_token(e, 8);
+  CHECK(e["j_per_token"].get<double>() == 0.25);  // 2 J / 8 tokens
+  CHECK(e["tokens_per_j"].get<double>() == 4.0);
+  add_energy_per_token(e, 0);                      // no tokens: no division by zero
+  CHECK(e["j_per_token"].get<double>() == 0.0);
+  CHECK(e["tokens_per_j"].get<double>() == 0.0);
 }
