@@ -137,8 +137,9 @@ struct RingConfig {
 // Energy coefficients of the power model (sim/energy/, docs/energy.md) and the card's power
 // budget. Defaults are estimates from published figures (docs/calibration.md, "Energy").
 struct EnergyConfig {
-  // PT energy per MAC, per PT precision (dtype name). Keys: the PT precisions.
-  std::map<std::string, double> pt_pj_per_mac{{"fp16", 0.5}, {"fp8", 0.25}, {"int8", 0.2}, {"int4", 0.1}};
+  // PT energy per MAC, per operand precision (dtype name); fp32 operands run at one way per PE.
+  std::map<std::string, double> pt_pj_per_mac{
+      {"fp16", 0.5}, {"fp8", 0.25}, {"int8", 0.2}, {"int4", 0.1}, {"fp32", 2.0}};
   // SFP energy per fp16 element, per function class. Keys: kSfpFunctionClasses.
   std::map<std::string, double> sfp_pj_per_element{
       {"add", 0.8}, {"fma", 1.0}, {"max", 0.6}, {"reduce", 0.8}, {"convert", 0.5},

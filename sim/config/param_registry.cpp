@@ -262,9 +262,9 @@ std::vector<Param> build() {
       ints(make("ring.hop_cycles", T::Int, "cycles", "ring latency per hop, core clock", DFSIM_FIELD(ring.hop_cycles)),
            0, kBig),
       // Energy model (sim/energy/, docs/energy.md); sources and estimates in docs/calibration.md.
-      choices(nums(make("energy.pt.pj_per_mac", T::StringDoubleMap, "pJ/MAC", "PT energy per MAC, per precision",
+      choices(nums(make("energy.pt.pj_per_mac", T::StringDoubleMap, "pJ/MAC", "PT energy per MAC, per operand precision",
                         DFSIM_FIELD(energy.pt_pj_per_mac)), 0, false, 1e6),
-              {"fp16", "fp8", "int8", "int4"}),
+              {"fp16", "fp8", "int8", "int4", "fp32"}),
       choices(nums(make("energy.sfp.pj_per_element", T::StringDoubleMap, "pJ/element",
                         "SFP energy per fp16 element, per function class", DFSIM_FIELD(energy.sfp_pj_per_element)),
                    0, false, 1e6),
