@@ -75,6 +75,7 @@ Tick Ring::transfer(Tick t, int src, int dst, std::uint64_t bytes) {
   int fwd = ((dst - src) % stops_ + stops_) % stops_;
   if (fwd == 0) return t;
   bool clockwise = fwd <= stops_ - fwd;  // ties go clockwise
+  byte_hops_ += bytes * static_cast<std::uint64_t>(clockwise ? fwd : stops_ - fwd);
   Tick occ = occupancy(bytes);
   return send(t, src, clockwise ? fwd : stops_ - fwd, clockwise, occ) + occ;
 }
@@ -89,6 +90,7 @@ Tick Ring::multicast(Tick t, int src, const std::vector<int>& dsts, std::uint64_
     else ccw = std::max(ccw, stops_ - fwd);
   }
   bytes_ += bytes * static_cast<std::uint64_t>((cw > 0) + (ccw > 0));
+  byte_hops_ += bytes * static_cast<std::uint64_t>(cw + ccw);
   Tick occ = occupancy(bytes);
   Tick end = t;
   if (cw > 0) end = std::max(end, send(t, src, cw, true, occ) + occ);

@@ -39,6 +39,8 @@ class Ring : public sc_core::sc_module {
   int hops(int src, int dst) const;
   int controller_stop(int channel) const { return mc_stops_[channel % mc_stops_.size()]; }
   std::uint64_t bytes_carried() const { return bytes_; }
+  // Bytes times links crossed (a multicast crosses each link once): what the ring's energy scales with.
+  std::uint64_t byte_hops() const { return byte_hops_; }
   Tick occupancy(std::uint64_t bytes) const;
 
  private:
@@ -51,6 +53,7 @@ class Ring : public sc_core::sc_module {
   std::vector<Resource> port_in_, port_out_;   // per memory port: reads to cores, writes to memory
   int port_bytes_per_cycle_ = 64;
   std::uint64_t bytes_ = 0;
+  std::uint64_t byte_hops_ = 0;
   // Sends one message `n` hops from `src` in one direction; returns when its head arrives.
   Tick send(Tick t, int src, int n, bool clockwise, Tick occ);
 };

@@ -7,6 +7,7 @@
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
 #include "sim/config/params.h"
+#include "sim/energy/energy_model.h"
 
 namespace dfsim {
 
@@ -57,6 +58,11 @@ int cmd_info(const std::vector<std::string>& args) {
                            d.queues == 2 ? "2 queues" : "1 queue",
                            d.queues == 2 ? "loads; stores and LX copies" : "every transfer", d.stick_bytes,
                            d.burst_sticks, d.max_outstanding, d.issue_cycles, d.stick_issue_cycles);
+  double pt_peak_w = pt_energy_j(c.energy, Dtype::fp16, 1) * c.peak_macs_per_ns(Dtype::fp16) * c.cores * 1e9;
+  std::cout << fmt::format("  power            budget {:g} W over {:g} us; idle floor {:.1f} W with {} cores; "
+                           "PT at the fp16 peak {:.1f} W\n",
+                           c.energy.power_budget_w, c.energy.power_window_ns / 1000, static_power_w(c, c.cores),
+                           c.cores, pt_peak_w);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
 #include "sim/app/output_dir.h"
+#include "sim/energy/energy_report.h"
 #include "sim/graph/expand.h"
 #include "sim/runtime/simulation.h"
 #include "sim/runtime/watchdog.h"
@@ -82,7 +83,9 @@ int cmd_run(const std::vector<std::string>& args) {
   RunResult res = sim.run(RunLimits{max_sim_ns, static_cast<std::uint64_t>(max_events), timeout_s});
   spdlog::info("simulated in {:.3f} s, {} events", res.wall_seconds, res.activations);
 
-  auto summary = make_summary(sim, res, RunInfo{workload, config, format});
+  EnergyReport energy = compute_energy(sim, res);
+  record_power(sim.recorder(), energy);
+  auto summary = make_summary(sim, res, RunInfo{workload, config, format, &energy});
   if (format == "dfsim.ops")  // what the compiler decided (docs/outputs.md, explain)
     summary["explain"] = nlohmann::ordered_json::parse(report.to_json().dump());
   dir.open("summary.json") << summary.dump(2) << "\n";
@@ -96,6 +99,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   dir.commit();
 
+  if (std::string w = power_budget_warning(energy); !w.empty()) std::cerr << w << "\n";
   if (!res.ok()) {
     std::cerr << "dfsim: " << res.reason << "\n";
     for (const auto& line : res.blocked) std::cerr << "  " << line << "\n";

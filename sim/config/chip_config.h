@@ -134,6 +134,32 @@ struct RingConfig {
   int hop_cycles = 2;                      // latency per hop
 };
 
+// Energy coefficients of the power model (sim/energy/, docs/energy.md) and the card's power
+// budget. Defaults are estimates from published figures (docs/calibration.md, "Energy").
+struct EnergyConfig {
+  // PT energy per MAC, per operand precision (dtype name); fp32 operands run at one way per PE.
+  std::map<std::string, double> pt_pj_per_mac{
+      {"fp16", 0.5}, {"fp8", 0.25}, {"int8", 0.2}, {"int4", 0.1}, {"fp32", 2.0}};
+  // SFP energy per fp16 element, per function class. Keys: kSfpFunctionClasses.
+  std::map<std::string, double> sfp_pj_per_element{
+      {"add", 0.8}, {"fma", 1.0}, {"max", 0.6}, {"reduce", 0.8}, {"convert", 0.5},
+      {"exp", 2.0}, {"log", 2.0}, {"rsqrt", 2.0}, {"div", 2.0}, {"gelu", 4.0}};
+  double sfp_fp32_factor = 2;              // an fp32 SFP element costs this many fp16 elements
+  double lx_read_pj_per_byte = 1.0;        // LX SRAM read
+  double lx_write_pj_per_byte = 1.2;       // LX SRAM write
+  double dma_pj_per_byte = 0.5;            // DMA engine: descriptors, address generation, buffers
+  double ring_pj_per_byte_hop = 1.0;       // one byte over one ring link
+  double dram_read_pj_per_byte = 24;       // LPDDR5 read: array, column and I/O
+  double dram_write_pj_per_byte = 26;      // LPDDR5 write
+  double dram_activate_nj = 1.0;           // one ACT + PRE of a channel
+  double dram_refresh_nj = 160;            // one all-bank refresh of a channel (all its dies)
+  double pcie_pj_per_byte = 40;            // host / card-to-card link (no PCIe model yet: 0 bytes)
+  double core_static_w = 0.25;             // leakage and clocks of each core the program uses
+  double card_static_w = 12;               // always-on: LPDDR5 background, PHYs, PCIe, board
+  double power_budget_w = 75;              // card power budget (card.power_budget_w)
+  double power_window_ns = 1e6;            // averaging window of the budget check (card.power_window_ns)
+};
+
 // Simulation options that are not hardware.
 struct SimConfig {
   bool trace = true;                       // write trace.json
@@ -149,6 +175,7 @@ struct ChipConfig {
   CoreConfig core;
   MemoryConfig memory;
   RingConfig ring;
+  EnergyConfig energy;
   SimConfig sim;
   // The fully merged JSON: every registered parameter (defaults filled in), extends and --set
   // applied, "extends" and "$schema" removed. Loading it again gives the same config.

@@ -43,6 +43,13 @@ struct Counter {
   std::vector<std::pair<Tick, double>> points;
 };
 
+// A value per utilization bucket (the card's power): a counter in the trace and a column of
+// utilization.csv. The last bucket's value is its mean over the part before the run's end.
+struct BucketSeries {
+  std::string group, name, unit;  // "card 0", "power", "W"
+  std::vector<double> values;
+};
+
 class Recorder {
  public:
   explicit Recorder(Tick bucket) : bucket_(bucket), merge_gap_(bucket / 100) {}
@@ -60,6 +67,8 @@ class Recorder {
   const std::vector<Track>& tracks() const { return tracks_; }
   const std::vector<Counter>& counters() const { return counters_; }
   std::vector<TaskRecord>& tasks() { return tasks_; }
+  void add_series(BucketSeries s) { series_.push_back(std::move(s)); }
+  const std::vector<BucketSeries>& series() const { return series_; }
   const std::vector<TaskRecord>& tasks() const { return tasks_; }
 
   // Keep per-span detail for the trace (off: only totals and buckets).
@@ -71,6 +80,7 @@ class Recorder {
   std::vector<Track> tracks_;
   std::vector<Counter> counters_;
   std::vector<TaskRecord> tasks_;
+  std::vector<BucketSeries> series_;
 };
 
 }  // namespace dfsim

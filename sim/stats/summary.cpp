@@ -7,6 +7,7 @@
 #include <map>
 
 #include "models/chip/card.h"
+#include "sim/energy/energy_report.h"
 #include "sim/stats/analysis.h"
 
 namespace dfsim {
@@ -163,6 +164,7 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
     s["dma"]["mean_outstanding"] = round6(busy > 0 ? ns(d.burst_time) / busy : 0.0);
   }
   s["ring"] = {{"bytes_carried", card.ring().bytes_carried()}};
+  s["energy"] = energy_json(info.energy ? *info.energy : compute_energy(sim, res));
 
   // Where the time went.
   OJson kernels = OJson::array();
@@ -228,6 +230,7 @@ std::string summary_text(const OJson& s) {
     out += fmt::format("  dma       {:.1f} of {} bursts in flight per busy queue, {:.0f} ns from issue to LX or DRAM\n",
                        d["mean_outstanding"].get<double>(), cap, d["mean_burst_latency_ns"].get<double>());
   }
+  out += energy_text(s);
   if (s.contains("critical_path")) {
     std::string parts;
     for (auto& [k, v] : s["critical_path"]["busy_ns"].items()) parts += fmt::format("  {} {:.1f} us", k, v.get<double>() / 1000);

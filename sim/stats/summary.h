@@ -8,9 +8,12 @@
 
 namespace dfsim {
 
+struct EnergyReport;
+
 struct RunInfo {
   std::string workload_file, config_file;
   std::string workload_format;  // dfsim.ops or dfsim.kernels
+  const EnergyReport* energy = nullptr;  // computed by the caller; null: make_summary computes it
 };
 
 nlohmann::ordered_json make_summary(Simulation& sim, const RunResult& res, const RunInfo& info);

@@ -18,6 +18,7 @@ void write_utilization_csv(std::ostream& out, const Recorder& rec, Tick end, std
     cols.push_back(&t);
     out << ',' << t.group << '/' << t.name;
   }
+  for (const BucketSeries& se : rec.series()) out << ',' << se.group << '/' << se.name << '_' << se.unit;
   out << '\n';
   std::size_t rows = (fine + merge - 1) / merge;
   for (std::size_t r = 0; r < rows; ++r) {
@@ -27,6 +28,15 @@ void write_utilization_csv(std::ostream& out, const Recorder& rec, Tick end, std
       Tick busy = 0;
       for (std::size_t b = r * merge; b < (r + 1) * merge && b < t->bucket_busy.size(); ++b) busy += t->bucket_busy[b];
       out << fmt::format(",{:.4f}", hi > lo ? static_cast<double>(busy) / static_cast<double>(hi - lo) : 0.0);
+    }
+    // Series: the row's time-weighted mean of its buckets' values.
+    for (const BucketSeries& se : rec.series()) {
+      double sum = 0;
+      for (std::size_t b = r * merge; b < (r + 1) * merge && b < se.values.size(); ++b) {
+        Tick blo = b * base, bhi = std::min<Tick>((b + 1) * base, end);
+        if (bhi > blo) sum += se.values[b] * static_cast<double>(bhi - blo);
+      }
+      out << fmt::format(",{:.3f}", hi > lo ? sum / static_cast<double>(hi - lo) : 0.0);
     }
     out << '\n';
   }

@@ -144,6 +144,16 @@ void write_trace(std::ostream& out, Simulation& sim, const RunResult& res) {
                          us(i * b), static_cast<double>(bb[i]) / ticks_to_ns(b)));
     ev.add(fmt::format(R"({{"ph":"C","name":"off-chip GB/s","pid":{},"ts":{},"args":{{"GB/s":0}}}})", p, us(bb.size() * b)));
   }
+  // Per-bucket series (the card's power): a counter with the bucket's mean, back to 0 at the end.
+  for (const BucketSeries& se : rec.series()) {
+    int p = pid_of(se.group);
+    std::string name = quoted(se.name + " " + se.unit), unit = quoted(se.unit);
+    for (std::size_t i = 0; i < se.values.size(); ++i)
+      ev.add(fmt::format(R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{{}:{:.3f}}}}})", name, p,
+                         us(i * rec.bucket()), unit, se.values[i]));
+    if (!se.values.empty())
+      ev.add(fmt::format(R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{{}:0}}}})", name, p, us(res.end), unit));
+  }
   out << "\n]}\n";
 }
 
