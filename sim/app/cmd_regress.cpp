@@ -50,9 +50,9 @@ struct Planned {
   std::size_t run, repeat;  // indices into the child list (repeat == run: none)
 };
 
-void print_row(const std::string& name, const MetricRow& r) {
+void print_row(const std::string& name, const MetricRow& r, bool updated) {
   std::cout << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", name, r.metric, r.expected, r.got,
-                           r.delta, r.tolerance, r.pass ? "pass" : "FAIL");
+                           r.delta, r.tolerance, updated ? "updated" : r.pass ? "pass" : "FAIL");
 }
 
 }  // namespace
@@ -132,9 +132,10 @@ int cmd_regress(const std::vector<std::string>& args) {
     JUnitCase jc{p.c->name};
     int out_of_tolerance = 0;
     for (const auto& r : res.rows) {
-      if (update && !r.json_path.empty() && r.got_value != r.expected_value) updates[p.suite][r.json_path] = r.got_value;
-      bool counts = !r.pass && !(update && !r.json_path.empty());
-      if (!quiet || counts) print_row(p.c->name, r);
+      bool updated = update && !r.json_path.empty() && r.got_value != r.expected_value;
+      if (updated) updates[p.suite][r.json_path] = r.got_value;
+      bool counts = !r.pass && !updated;
+      if (!quiet || counts) print_row(p.c->name, r, updated);
       if (counts) {
         ++out_of_tolerance;
         jc.detail += fmt::format("{}: expected {} ({}), got {} ({})\n", r.metric, r.expected, r.tolerance, r.got, r.delta);
