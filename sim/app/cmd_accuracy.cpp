@@ -111,8 +111,8 @@ int cmd_accuracy(const std::vector<std::string>& args) {
     std::string dir = fmt::format("{}/{}", scratch, children.size());
     fs::create_directories(dir);
     write_file_atomically(dir + "/graph.json", g.dump(1) + "\n", "accuracy scratch");
-    ChildRun c{{"run", "-q", "--config", config, "--workload", dir + "/graph.json", "--out", dir + "/out", "--set",
-                "sim.trace=false"}};
+    ChildRun c({"run", "-q", "--config", config, "--workload", dir + "/graph.json", "--out", dir + "/out", "--set",
+                "sim.trace=false"});
     for (const auto& s : sets) c.args.insert(c.args.end(), {"--set", s});
     children.push_back(c);
     child_rec.push_back(&r);

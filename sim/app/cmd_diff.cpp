@@ -55,7 +55,8 @@ int compare(const std::string& prefix, const std::map<std::string, Json>& a, con
     if (prefix.empty() && (k == "workload.file" || k == "config.file")) continue;  // where, not what
     ++compared;
     auto ia = a.find(k), ib = b.find(k);
-    Line l{prefix + k};
+    Line l;
+    l.item = prefix + k;
     if (ia == a.end() || ib == b.end()) {
       l.before = ia == a.end() ? "-" : metric_text(ia->second);
       l.after = ib == b.end() ? "-" : metric_text(ib->second);
@@ -97,7 +98,7 @@ int cmd_diff(const std::vector<std::string>& args) {
 
   std::vector<Line> lines;
   int compared = compare("", summary_scalars(a), summary_scalars(b), tol, lines);
-  std::vector<JUnitCase> cases{{"summary"}};
+  std::vector<JUnitCase> cases{JUnitCase("summary")};
   auto close_case = [&](JUnitCase& jc, std::size_t first_line) {
     for (std::size_t i = first_line; i < lines.size(); ++i)
       if (lines[i].beyond) jc.detail += fmt::format("{}: {} -> {} ({})\n", lines[i].item, lines[i].before, lines[i].after,
@@ -128,7 +129,7 @@ int cmd_diff(const std::vector<std::string>& args) {
       } else {
         compared += compare(prefix, kernel_scalars(*ka), kernel_scalars(*kb), tol, lines);
       }
-      cases.push_back({"kernel " + name});
+      cases.push_back(JUnitCase("kernel " + name));
       close_case(cases.back(), first);
     }
 

@@ -99,10 +99,10 @@ int cmd_regress(const std::vector<std::string>& args) {
       if (!selected(c.name, only)) continue;
       bool twice = std::find(c.checks.begin(), c.checks.end(), Check::determinism) != c.checks.end();
       Planned p{&s, &c, children.size(), children.size()};
-      children.push_back({case_run_args(c, fmt::format("{}/{}", scratch.path, children.size()), sets, twice)});
+      children.emplace_back(case_run_args(c, fmt::format("{}/{}", scratch.path, children.size()), sets, twice));
       if (twice) {
         p.repeat = children.size();
-        children.push_back({case_run_args(c, fmt::format("{}/{}", scratch.path, children.size()), sets, true)});
+        children.emplace_back(case_run_args(c, fmt::format("{}/{}", scratch.path, children.size()), sets, true));
       }
       plan.push_back(p);
     }
@@ -129,7 +129,7 @@ int cmd_regress(const std::vector<std::string>& args) {
       res = evaluate_case(*p.suite, *p.c, fmt::format("{}/{}", scratch.path, p.run),
                           p.repeat != p.run ? fmt::format("{}/{}", scratch.path, p.repeat) : "");
     }
-    JUnitCase jc{p.c->name};
+    JUnitCase jc(p.c->name);
     int out_of_tolerance = 0;
     for (const auto& r : res.rows) {
       bool updated = update && !r.json_path.empty() && r.got_value != r.expected_value;

@@ -9,6 +9,7 @@ namespace dfsim {
 
 // One child: its arguments (after the binary's name) and, once run, how it ended.
 struct ChildRun {
+  explicit ChildRun(std::vector<std::string> arguments = {}) : args(std::move(arguments)) {}
   std::vector<std::string> args;
   int exit_code = -1;      // the child's exit status; 128 + signal if it was killed
   std::string first_error;  // the first line the child printed on stderr ("" if none)

@@ -7,6 +7,7 @@
 namespace dfsim {
 
 struct JUnitCase {
+  explicit JUnitCase(std::string case_name = "") : name(std::move(case_name)) {}
   std::string name;
   enum class Outcome { pass, failure, error } outcome = Outcome::pass;
   std::string message;  // one line (the failure's message attribute)

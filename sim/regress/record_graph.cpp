@@ -1,5 +1,7 @@
 #include "sim/regress/record_graph.h"
 
+#include <fmt/format.h>
+
 #include <sstream>
 
 #include "sim/common/error.h"
@@ -59,6 +61,18 @@ Json split_of(const DeviceRecord& r, std::initializer_list<const char*> keys) {
   return split;
 }
 
+// t0 + t1 + … + t{n-1} as a chain of binary adds into y (intermediates s1, s2, …).
+void add_chain(GraphBuilder& b, int n, const Dims& shape) {
+  auto name = [](const char* prefix, int i) { return fmt::format("{}{}", prefix, i); };
+  for (int i = 0; i < n; ++i) b.input(name("t", i), shape);
+  std::string acc = "t0";
+  for (int i = 1; i < n; ++i) {
+    std::string out = i == n - 1 ? "y" : name("s", i);
+    (i == n - 1 ? b.output(out, shape) : b.tensor(out, shape)).op("add", {acc, name("t", i)}, out);
+    acc = out;
+  }
+}
+
 }  // namespace
 
 CompilerSupport probe_compiler_support() {
@@ -90,9 +104,9 @@ std::string record_category(const std::string& op) {
 }
 
 std::string record_shape(const DeviceRecords& f, const DeviceRecord& r) {
-  std::string s = r.at("rows") + "x" + r.at("cols");
-  if (!r.at("N").empty()) s += "x" + r.at("N");
-  if (r.at("op").rfind("bmm", 0) == 0) s = std::to_string(record_int(f, r, "B", 8)) + "x" + s;
+  std::string s = fmt::format("{}x{}", r.at("rows"), r.at("cols"));
+  if (!r.at("N").empty()) s += fmt::format("x{}", r.at("N"));
+  if (r.at("op").rfind("bmm", 0) == 0) s = fmt::format("{}x{}", record_int(f, r, "B", 8), s);
   return s;
 }
 
@@ -111,25 +125,11 @@ Json record_graph(const DeviceRecords& f, const DeviceRecord& r, const CompilerS
     b.input("a", rc).input("b", rc).output("y", rc).op("add", {"a", "b"}, "y");
   } else if (o.size() == 4 && o.rfind("add", 0) == 0 && o[3] >= '3' && o[3] <= '6') {
     // add3 … add6: t0 + t1 + … in one fused kernel (the compiler fuses the chain).
-    int n = o[3] - '0';
-    for (int i = 0; i < n; ++i) b.input("t" + std::to_string(i), rc);
-    std::string acc = "t0";
-    for (int i = 1; i < n; ++i) {
-      std::string out = i == n - 1 ? "y" : "s" + std::to_string(i);
-      (i == n - 1 ? b.output(out, rc) : b.tensor(out, rc)).op("add", {acc, "t" + std::to_string(i)}, out);
-      acc = out;
-    }
+    add_chain(b, o[3] - '0', rc);
     b.g["compile"]["fuse"] = true;
   } else if (o.size() == 8 && o.rfind("add", 0) == 0 && o.substr(4) == "_sep") {
     // addN_sep: the same chain, each + its own kernel (through off-chip memory).
-    int n = o[3] - '0';
-    for (int i = 0; i < n; ++i) b.input("t" + std::to_string(i), rc);
-    std::string acc = "t0";
-    for (int i = 1; i < n; ++i) {
-      std::string out = i == n - 1 ? "y" : "s" + std::to_string(i);
-      (i == n - 1 ? b.output(out, rc) : b.tensor(out, rc)).op("add", {acc, "t" + std::to_string(i)}, out);
-      acc = out;
-    }
+    add_chain(b, o[3] - '0', rc);
     if (support.fuse_option) b.g["compile"]["fuse"] = false;  // otherwise one kernel per op already
   } else if (o == "add_indep2") {
     b.input("a", rc).input("b", rc).input("c", rc).input("d", rc).output("y", rc).output("z", rc);

@@ -1,4 +1,6 @@
 // Reading a dfsim.suite file: every error names the file, the JSON path and what was expected.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -28,7 +30,7 @@ std::string resolve(const std::string& suite_file, const JsonView& v) {
   if (p.empty()) v.fail("expected a file path, got an empty string");
   fs::path path = fs::path(p).is_absolute() ? fs::path(p) : fs::path(suite_file).parent_path() / p;
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) v.fail("no such file: " + path.lexically_normal().string());
+  if (!fs::is_regular_file(path, ec)) v.fail(fmt::format("no such file: {}", path.lexically_normal().string()));
   return path.lexically_normal().string();
 }
 
@@ -95,7 +97,7 @@ Expectation read_expectation(const JsonView& v, const std::string& kernel, const
     v.fail("expected a dotted metric path such as \"offchip.bytes_read\"");
   JsonView val = v.at("value");
   if (!val.json().is_number() && !val.json().is_string() && !val.json().is_boolean())
-    val.fail("expected a number, string or boolean, got " + json_type_name(val.json()));
+    val.fail(fmt::format("expected a number, string or boolean, got {}", json_type_name(val.json())));
   e.expected = val.json();
   int kinds = v.has("relative_pct") + v.has("absolute") + v.has("exact");
   if (kinds != 1) v.fail("expected exactly one of relative_pct, absolute or exact");
@@ -157,7 +159,7 @@ Suite load_suite(const std::string& file) {
   root.expect_object();
   root.only_keys({"format", "version", "name", "description", "defaults", "cases"});
   if (root.at("format").as_string() != "dfsim.suite")
-    root.at("format").fail("expected \"dfsim.suite\", got \"" + root.at("format").as_string() + "\"");
+    root.at("format").fail(fmt::format("expected \"dfsim.suite\", got \"{}\"", root.at("format").as_string()));
   root.at("version").as_int(kSuiteVersion, kSuiteVersion);
   Suite s;
   s.file = file;
