@@ -274,3 +274,16 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
     CHECK(std::stod(m[2]) >= p.rms_pct - 0.5);  // better: re-pin (and say so in docs/accuracy.md)
   }
 }
+
+TEST_CASE("validate: the shipped suites check, a bad one exits 2 with its JSON path", "[regress]") {
+  Result ok = dfsim("validate tests/regression/workloads-spyre.suite.json tests/regression/workloads-small.suite.json");
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.out, Contains("tests/regression/workloads-spyre.suite.json: ok (dfsim.suite, 15 cases)"));
+  TempDir d("validate");
+  ojson s = small_suite();
+  s["cases"][1]["name"] = "add";
+  write(d / "s.json", s.dump());
+  Result bad = dfsim("validate " + (d / "s.json"));
+  CHECK(bad.code == 2);
+  CHECK(bad.out == (d / "s.json") + ": /cases/1/name: duplicate case name \"add\"\n");
+}
