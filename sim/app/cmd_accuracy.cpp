@@ -14,6 +14,7 @@
 
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
+#include "sim/app/output_dir.h"
 #include "sim/common/error.h"
 #include "sim/config/chip_config.h"
 #include "sim/regress/accuracy_stats.h"
@@ -84,7 +85,7 @@ int cmd_accuracy(const std::vector<std::string>& args) {
   DeviceRecords records = load_device_records(records_file);
   load_chip_config(config, sets);
   CompilerSupport support = probe_compiler_support();
-  fs::create_directories(out);
+  OutputDir outputs(out);  // created and probed now; accuracy.csv and skipped.csv land together
   char tmpl[] = "/tmp/dfsim-accuracy-XXXXXX";
   if (!mkdtemp(tmpl)) throw SimError("accuracy: cannot create a temporary directory");
   std::string scratch = tmpl;
@@ -150,8 +151,9 @@ int cmd_accuracy(const std::vector<std::string>& args) {
       if (ch == '"') ch = '\'';
     skipped_csv += fmt::format("{},{},\"{}\"\n", s.rec->at("id"), s.rec->at("op"), reason);
   }
-  write_file_atomically(out + "/accuracy.csv", csv, "accuracy");
-  write_file_atomically(out + "/skipped.csv", skipped_csv, "accuracy");
+  outputs.open("accuracy.csv") << csv;
+  outputs.open("skipped.csv") << skipped_csv;
+  outputs.commit();
 
   bool quiet = vm.count("quiet");
   if (!quiet) {

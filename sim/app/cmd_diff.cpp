@@ -13,6 +13,7 @@
 #include "sim/common/error.h"
 #include "sim/regress/junit.h"
 #include "sim/regress/metrics.h"
+#include "sim/regress/write_file.h"
 
 namespace dfsim {
 
@@ -82,8 +83,8 @@ int cmd_diff(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string a_path, b_path, tolerance = "2%", junit;
   opts.add_options()
-      ("a", po::value(&a_path)->required(), "before: a summary.json or a run's output directory")
-      ("b", po::value(&b_path)->required(), "after: a summary.json or a run's output directory")
+      ("a", po::value(&a_path), "before: a summary.json or a run's output directory")
+      ("b", po::value(&b_path), "after: a summary.json or a run's output directory")
       ("tolerance,t", po::value(&tolerance), "relative change allowed before a line counts as moved (default 2%)")
       ("junit", po::value(&junit), "also write JUnit XML to this file (the summary and each kernel a testcase)")
       ("all", "also print the lines that did not change");
@@ -93,8 +94,10 @@ int cmd_diff(const std::vector<std::string>& args) {
   if (!parse_options("diff", "A B [--tolerance 2%] [--junit FILE]",
                      "dfsim diff out/main/summary.json out/mine --tolerance 1%", opts, &pos, args, vm))
     return 0;
+  if (a_path.empty() || b_path.empty()) throw UsageError("expected two runs: dfsim diff A B");
   Tolerance tol{Tolerance::Kind::relative_pct, parse_tolerance(tolerance)};
   Json a = load_summary(a_path), b = load_summary(b_path);
+  if (!junit.empty()) check_writable(junit, "--junit");
 
   std::vector<Line> lines;
   int compared = compare("", summary_scalars(a), summary_scalars(b), tol, lines);

@@ -17,6 +17,7 @@
 #include "sim/regress/evaluate.h"
 #include "sim/regress/junit.h"
 #include "sim/regress/suite.h"
+#include "sim/regress/write_file.h"
 
 namespace dfsim {
 
@@ -63,7 +64,7 @@ int cmd_regress(const std::vector<std::string>& args) {
   std::string junit, only;
   int jobs = 1;
   opts.add_options()
-      ("suite", po::value(&suite_files)->required()->multitoken(), "suite file(s) (dfsim.suite)")
+      ("suite", po::value(&suite_files)->multitoken(), "suite file(s) (dfsim.suite)")
       ("update", "rewrite the expected values with what the runs gave (tolerances and order kept)")
       ("junit", po::value(&junit), "also write JUnit XML to this file (one testcase per case)")
       ("jobs,j", po::value(&jobs), "cases to run at a time, in child processes (default 1)")
@@ -78,6 +79,7 @@ int cmd_regress(const std::vector<std::string>& args) {
                      opts, &pos, args, vm))
     return 0;
   if (jobs < 1) throw UsageError("--jobs must be >= 1");
+  if (suite_files.empty()) throw UsageError("expected one or more suite files");
   bool update = vm.count("update"), quiet = vm.count("quiet");
 
   // Everything is read and checked before the first run: suites, and each case's config with
@@ -86,11 +88,21 @@ int cmd_regress(const std::vector<std::string>& args) {
   for (const auto& f : suite_files) suites.push_back(load_suite(f));
   for (const auto& s : suites)
     for (const auto& c : s.cases) {
+      if (!selected(c.name, only)) continue;
+      try {
+        load_chip_config(c.config, c.sets);
+      } catch (const InputError& e) {  // a bad "set" of the suite: name the suite and the case
+        if (e.file() != "--set") throw;
+        throw InputError(s.file, c.json_path + "/set", e.path().empty() ? e.detail() : e.path() + ": " + e.detail());
+      }
       std::vector<std::string> all = c.sets;
       all.insert(all.end(), sets.begin(), sets.end());
-      if (selected(c.name, only)) load_chip_config(c.config, all);
+      load_chip_config(c.config, all);  // the command line's --set
     }
 
+  if (!junit.empty()) check_writable(junit, "--junit");
+  if (update)
+    for (const auto& s : suites) check_writable(s.file, "--update");
   ScratchDir scratch;
   std::vector<ChildRun> children;
   std::vector<Planned> plan;
