@@ -214,7 +214,7 @@ TEST_CASE("diff: a run against itself is clean, against ideal memory it is not",
   CHECK(dfsim("diff " + (d / "a") + " " + (d / "a") + " --tolerance lots").code == 2);
 }
 
-TEST_CASE("accuracy: rows run in child processes; rows that cannot run are listed with the reason and counted", "[accuracy]") {
+TEST_CASE("accuracy: rows run in child processes and rows that cannot run are listed with the reason and counted", "[accuracy]") {
   TempDir d("acc");
   write(d / "r.csv",
         "id,op,cores,rows,cols,N,params,measured_kernel_us,analytical_model_us\n"
@@ -286,4 +286,20 @@ TEST_CASE("validate: the shipped suites check, a bad one exits 2 with its JSON p
   Result bad = dfsim("validate " + (d / "s.json"));
   CHECK(bad.code == 2);
   CHECK(bad.out == (d / "s.json") + ": /cases/1/name: duplicate case name \"add\"\n");
+}
+
+TEST_CASE("regress: a run that does not finish is a regression (exit 1, a JUnit error) and an unwritable --junit exits 2 first",
+          "[regress]") {
+  TempDir d("deadlock");
+  ojson s = small_suite();
+  s["cases"][1] = {{"name", "stuck"}, {"workload", repo("tests/data/deadlock.kernels.json")}};
+  std::string f = d / "s.json";
+  write(f, s.dump());
+  Result r = dfsim("regress " + f + " --only stuck --junit " + (d / "j.xml"));
+  CHECK(r.code == 1);
+  CHECK_THAT(r.out, Contains("stuck                        the run did not finish (exit 1): dfsim: "));
+  CHECK_THAT(slurp(d / "j.xml"), Contains("<testcase classname=\"cli-test\" name=\"stuck\">\n      <error message=\"the run did not finish (exit 1)"));
+  Result w = dfsim("regress " + f + " --junit " + (d / "no/such/dir/j.xml"));
+  CHECK(w.code == 2);
+  CHECK(w.out == (d / "no/such/dir/j.xml") + ": cannot be written (--junit)\n");  // before any run: no table
 }
