@@ -27,7 +27,7 @@ bench: build
 	@build/$(PRESET)/tools/dfsim_bench stream
 
 accuracy: build
-	@/usr/bin/python3 tools/accuracy.py --dfsim build/$(PRESET)/dfsim --config $(CONFIG)
+	@build/$(PRESET)/dfsim accuracy --config $(CONFIG) --jobs $(JOBS)
 
 asan-test:
 	@$(MAKE) --no-print-directory test PRESET=asan

@@ -21,6 +21,9 @@ int cmd_compile(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_info(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
+int cmd_regress(const std::vector<std::string>& args);
+int cmd_diff(const std::vector<std::string>& args);
+int cmd_accuracy(const std::vector<std::string>& args);
 
 // Shared by the subcommands.
 std::string default_config_path();

@@ -1,4 +1,4 @@
-// `dfsim validate`: checks configs, op graphs and compiled graphs against their formats.
+// `dfsim validate`: checks configs, op graphs, compiled graphs and regression suites against their formats.
 #include <iostream>
 
 #include "sim/app/cli.h"
@@ -7,6 +7,7 @@
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
+#include "sim/regress/suite.h"
 
 namespace dfsim {
 
@@ -21,12 +22,17 @@ int cmd_validate(const std::vector<std::string>& args) {
   pos.add("files", -1);
   po::variables_map vm;
   if (!parse_options("validate", "FILE... [--config FILE]",
-                     "dfsim validate configs/*.json workloads/*.json", opts, &pos, args, vm))
+                     "dfsim validate configs/*.json workloads/*.json tests/regression/*.suite.json", opts, &pos, args, vm))
     return 0;
   if (config.empty()) config = default_config_path();
   for (const auto& f : files) {
     Json j = load_json_file(f);
     std::string format = detect_format(j);
+    if (j.is_object() && j.contains("format") && j["format"] == "dfsim.suite") {
+      Suite s = load_suite(f);
+      std::cout << f << ": ok (dfsim.suite, " << s.cases.size() << " cases)\n";
+      continue;
+    }
     if (format.empty()) {
       load_chip_config(f);
       std::cout << f << ": ok (config)\n";

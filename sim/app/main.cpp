@@ -21,6 +21,9 @@ const char* kUsage =
     "  validate  check configs, op graphs and kernel graphs without running\n"
     "  info      print a config's derived figures (and --params: every parameter)\n"
     "  calibrate run the memory microbenchmarks and compare with the measured card\n"
+    "  regress   run regression suites: expected metrics with tolerances, JUnit output\n"
+    "  diff      compare two runs metric by metric and kernel by kernel\n"
+    "  accuracy  simulate the kernels measured on a card and report the error per category\n"
     "\n"
     "Run 'dfsim <command> --help' for its options and an example.\n"
     "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
@@ -45,7 +48,10 @@ int sc_main(int argc, char* argv[]) {
     if (cmd == "validate") return dfsim::cmd_validate(args);
     if (cmd == "info") return dfsim::cmd_info(args);
     if (cmd == "calibrate") return dfsim::cmd_calibrate(args);
-    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info or calibrate)\n";
+    if (cmd == "regress") return dfsim::cmd_regress(args);
+    if (cmd == "diff") return dfsim::cmd_diff(args);
+    if (cmd == "accuracy") return dfsim::cmd_accuracy(args);
+    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info, calibrate, regress, diff or accuracy)\n";
     return 2;
   } catch (const dfsim::InputError& e) {
     std::cerr << e.what() << "\n";

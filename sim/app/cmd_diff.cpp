@@ -1,0 +1,158 @@
+// `dfsim diff A B`: compares two runs (summary.json files or output directories) metric by
+// metric and kernel by kernel (matched by name), with a verdict per line; exit 1 when anything
+// moved beyond the tolerance or a kernel is only on one side. "Compare my change with main."
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "sim/app/cli.h"
+#include "sim/app/options.h"
+#include "sim/common/error.h"
+#include "sim/regress/junit.h"
+#include "sim/regress/metrics.h"
+#include "sim/regress/write_file.h"
+
+namespace dfsim {
+
+namespace {
+
+Json load_summary(const std::string& arg) {
+  std::string file = std::filesystem::is_directory(arg) ? arg + "/summary.json" : arg;
+  Json j = load_json_file(file);
+  if (!j.is_object() || j.value("format", "") != "dfsim.summary")
+    throw InputError(file, "/format", "expected a dfsim run's summary.json (\"format\": \"dfsim.summary\")");
+  return j;
+}
+
+double parse_tolerance(std::string s) {
+  while (!s.empty() && (s.back() == '%' || s.back() == ' ')) s.pop_back();
+  try {
+    std::size_t used = 0;
+    double v = std::stod(s, &used);
+    if (used == s.size() && v >= 0 && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError("--tolerance: expected a percentage >= 0 such as 2%, got \"" + s + "\"");
+}
+
+// One compared value.
+struct Line {
+  std::string item;  // "sim_time_ns", "kernels[add_y].duration_ns"
+  std::string before, after, delta, verdict;
+  bool beyond = false;
+};
+
+// Compares two maps of scalars; appends every line that is not identical.
+int compare(const std::string& prefix, const std::map<std::string, Json>& a, const std::map<std::string, Json>& b,
+            const Tolerance& tol, std::vector<Line>& out) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : a) keys.insert(k);
+  for (const auto& [k, v] : b) keys.insert(k);
+  int compared = 0;
+  for (const auto& k : keys) {
+    if (prefix.empty() && (k == "workload.file" || k == "config.file")) continue;  // where, not what
+    ++compared;
+    auto ia = a.find(k), ib = b.find(k);
+    Line l;
+    l.item = prefix + k;
+    if (ia == a.end() || ib == b.end()) {
+      l.before = ia == a.end() ? "-" : metric_text(ia->second);
+      l.after = ib == b.end() ? "-" : metric_text(ib->second);
+      l.verdict = ia == a.end() ? "only in B" : "only in A";
+      l.beyond = true;
+      out.push_back(l);
+      continue;
+    }
+    if (ia->second == ib->second) continue;
+    l.before = metric_text(ia->second);
+    l.after = metric_text(ib->second);
+    l.delta = delta_text(ia->second, ib->second);
+    l.beyond = !tol.accepts(ia->second, ib->second);
+    l.verdict = l.beyond ? "MOVED" : "within";
+    out.push_back(l);
+  }
+  return compared;
+}
+
+}  // namespace
+
+int cmd_diff(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::string a_path, b_path, tolerance = "2%", junit;
+  opts.add_options()
+      ("a", po::value(&a_path), "before: a summary.json or a run's output directory")
+      ("b", po::value(&b_path), "after: a summary.json or a run's output directory")
+      ("tolerance,t", po::value(&tolerance), "relative change allowed before a line counts as moved (default 2%)")
+      ("junit", po::value(&junit), "also write JUnit XML to this file (the summary and each kernel a testcase)")
+      ("all", "also print the lines that did not change");
+  po::positional_options_description pos;
+  pos.add("a", 1).add("b", 1);
+  po::variables_map vm;
+  if (!parse_options("diff", "A B [--tolerance 2%] [--junit FILE]",
+                     "dfsim diff out/main/summary.json out/mine --tolerance 1%", opts, &pos, args, vm))
+    return 0;
+  if (a_path.empty() || b_path.empty()) throw UsageError("expected two runs: dfsim diff A B");
+  Tolerance tol{Tolerance::Kind::relative_pct, parse_tolerance(tolerance)};
+  Json a = load_summary(a_path), b = load_summary(b_path);
+  if (!junit.empty()) check_writable(junit, "--junit");
+
+  std::vector<Line> lines;
+  int compared = compare("", summary_scalars(a), summary_scalars(b), tol, lines);
+  std::vector<JUnitCase> cases{JUnitCase("summary")};
+  auto close_case = [&](JUnitCase& jc, std::size_t first_line) {
+    for (std::size_t i = first_line; i < lines.size(); ++i)
+      if (lines[i].beyond) jc.detail += fmt::format("{}: {} -> {} ({})\n", lines[i].item, lines[i].before, lines[i].after,
+                                                   lines[i].delta.empty() ? lines[i].verdict : lines[i].delta);
+    if (!jc.detail.empty()) {
+      jc.outcome = JUnitCase::Outcome::failure;
+      jc.message = "moved beyond " + tol.text();
+    }
+  };
+  close_case(cases.back(), 0);
+  // Kernels matched by name, in A's order, then those only in B.
+  std::set<std::string> seen;
+  int kernels = 0;
+  auto kernel_list = [](const Json& s) { return s.contains("kernels") && s["kernels"].is_array() ? s["kernels"] : Json::array(); };
+  for (const Json& side : {kernel_list(a), kernel_list(b)})
+    for (const Json& k : side) {
+      std::string name = k.value("name", "");
+      if (!seen.insert(name).second) continue;
+      ++kernels;
+      const Json* ka = find_kernel(a, name);
+      const Json* kb = find_kernel(b, name);
+      std::size_t first = lines.size();
+      std::string prefix = "kernels[" + name + "].";
+      if (!ka || !kb) {
+        ++compared;
+        lines.push_back({"kernels[" + name + "]", ka ? "present" : "-", kb ? "present" : "-", "",
+                         ka ? "only in A" : "only in B", true});
+      } else {
+        compared += compare(prefix, kernel_scalars(*ka), kernel_scalars(*kb), tol, lines);
+      }
+      cases.push_back(JUnitCase("kernel " + name));
+      close_case(cases.back(), first);
+    }
+
+  bool all = vm.count("all");
+  int moved = 0, within = 0;
+  std::cout << fmt::format("{:<48} {:>16} {:>16} {:>10}  {}\n", "metric", "A", "B", "delta", "verdict");
+  for (const Line& l : lines) {
+    (l.beyond ? moved : within) += 1;
+    std::cout << fmt::format("{:<48} {:>16} {:>16} {:>10}  {}\n", l.item, l.before, l.after, l.delta, l.verdict);
+  }
+  if (all) {
+    auto sa = summary_scalars(a), sb = summary_scalars(b);
+    for (const auto& [k, v] : sa)
+      if (auto it = sb.find(k); it != sb.end() && it->second == v)
+        std::cout << fmt::format("{:<48} {:>16} {:>16} {:>10}  {}\n", k, metric_text(v), metric_text(v), "0", "same");
+  }
+  if (!junit.empty()) write_junit(junit, {{"dfsim diff", cases}});
+  std::cout << fmt::format("\n{} values compared ({} kernels): {} identical, {} within {}, {} beyond\n", compared,
+                           kernels, compared - moved - within, within, tol.text(), moved);
+  return moved > 0 ? 1 : 0;
+}
+
+}  // namespace dfsim

@@ -1,0 +1,187 @@
+// `dfsim regress`: runs the cases of one or more suites (dfsim.suite), compares each case's
+// metrics with the expected values and tolerances, prints a table and exits 0 (all pass),
+// 1 (a regression) or 2 (bad input). Each case is a child `dfsim run` (SystemC elaborates once
+// per process), `--jobs` of them at a time; the output is in case order whatever the jobs.
+#include <fmt/format.h>
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "sim/app/cli.h"
+#include "sim/app/options.h"
+#include "sim/common/error.h"
+#include "sim/config/chip_config.h"
+#include "sim/regress/child_runs.h"
+#include "sim/regress/evaluate.h"
+#include "sim/regress/junit.h"
+#include "sim/regress/suite.h"
+#include "sim/regress/write_file.h"
+
+namespace dfsim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool selected(const std::string& name, const std::string& pattern) {
+  return pattern.empty() || name.find(pattern) != std::string::npos ||
+         fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+// A scratch directory for the children's outputs, removed on exit.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    char tmpl[] = "/tmp/dfsim-regress-XXXXXX";
+    if (!mkdtemp(tmpl)) throw SimError("regress: cannot create a temporary directory");
+    path = tmpl;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// One selected case and where its runs are.
+struct Planned {
+  const Suite* suite;
+  const SuiteCase* c;
+  std::size_t run, repeat;  // indices into the child list (repeat == run: none)
+};
+
+void print_row(const std::string& name, const MetricRow& r, bool updated) {
+  std::cout << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", name, r.metric, r.expected, r.got,
+                           r.delta, r.tolerance, updated ? "updated" : r.pass ? "pass" : "FAIL");
+}
+
+}  // namespace
+
+int cmd_regress(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::vector<std::string> suite_files, sets;
+  std::string junit, only;
+  int jobs = 1;
+  opts.add_options()
+      ("suite", po::value(&suite_files)->multitoken(), "suite file(s) (dfsim.suite)")
+      ("update", "rewrite the expected values with what the runs gave (tolerances and order kept)")
+      ("junit", po::value(&junit), "also write JUnit XML to this file (one testcase per case)")
+      ("jobs,j", po::value(&jobs), "cases to run at a time, in child processes (default 1)")
+      ("set,s", po::value(&sets)->composing(), "override a config value in every case: key.path=value (repeatable)")
+      ("only", po::value(&only), "run only the cases whose name contains PATTERN or matches it as a glob")
+      ("quiet,q", "print only failing rows and the totals");
+  po::positional_options_description pos;
+  pos.add("suite", -1);
+  po::variables_map vm;
+  if (!parse_options("regress", "SUITE.json... [--update] [--junit FILE] [--jobs N] [--set key=value ...] [--only PATTERN]",
+                     "dfsim regress tests/regression/workloads-spyre.suite.json --jobs 2 --junit regress.xml",
+                     opts, &pos, args, vm))
+    return 0;
+  if (jobs < 1) throw UsageError("--jobs must be >= 1");
+  if (suite_files.empty()) throw UsageError("expected one or more suite files");
+  bool update = vm.count("update"), quiet = vm.count("quiet");
+
+  // Everything is read and checked before the first run: suites, and each case's config with
+  // its overrides and the command line's.
+  std::vector<Suite> suites;
+  for (const auto& f : suite_files) suites.push_back(load_suite(f));
+  for (const auto& s : suites)
+    for (const auto& c : s.cases) {
+      if (!selected(c.name, only)) continue;
+      try {
+        load_chip_config(c.config, c.sets);
+      } catch (const InputError& e) {  // a bad "set" of the suite: name the suite and the case
+        if (e.file() != "--set") throw;
+        throw InputError(s.file, c.json_path + "/set", e.path().empty() ? e.detail() : e.path() + ": " + e.detail());
+      }
+      std::vector<std::string> all = c.sets;
+      all.insert(all.end(), sets.begin(), sets.end());
+      load_chip_config(c.config, all);  // the command line's --set
+    }
+
+  if (!junit.empty()) check_writable(junit, "--junit");
+  if (update)
+    for (const auto& s : suites) check_writable(s.file, "--update");
+  ScratchDir scratch;
+  std::vector<ChildRun> children;
+  std::vector<Planned> plan;
+  for (const auto& s : suites)
+    for (const auto& c : s.cases) {
+      if (!selected(c.name, only)) continue;
+      bool twice = std::find(c.checks.begin(), c.checks.end(), Check::determinism) != c.checks.end();
+      Planned p{&s, &c, children.size(), children.size()};
+      children.emplace_back(case_run_args(c, fmt::format("{}/{}", scratch.path, children.size()), sets, twice));
+      if (twice) {
+        p.repeat = children.size();
+        children.emplace_back(case_run_args(c, fmt::format("{}/{}", scratch.path, children.size()), sets, true));
+      }
+      plan.push_back(p);
+    }
+  if (plan.empty()) throw UsageError("--only \"" + only + "\" selects no case");
+  run_children(children, jobs);
+
+  std::cout << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", "case", "metric", "expected", "got",
+                           "delta", "tolerance", "result");
+  int passed = 0, failed = 0, errors = 0;
+  bool bad_input = false;
+  std::vector<JUnitSuite> junit_suites;
+  std::map<const Suite*, std::map<std::string, Json>> updates;
+  for (const Planned& p : plan) {
+    if (junit_suites.empty() || junit_suites.back().name != p.suite->name) junit_suites.push_back({p.suite->name, {}});
+    CaseResult res;
+    const ChildRun* broken = nullptr;
+    for (std::size_t i : {p.run, p.repeat})
+      if (children[i].exit_code != 0 && !broken) broken = &children[i];
+    if (broken) {
+      res.status = broken->exit_code == 2 ? CaseResult::Status::bad_input : CaseResult::Status::fail;
+      res.error = fmt::format("the run {} (exit {}): {}", broken->exit_code == 2 ? "was rejected" : "did not finish",
+                              broken->exit_code, broken->first_error);
+    } else {
+      res = evaluate_case(*p.suite, *p.c, fmt::format("{}/{}", scratch.path, p.run),
+                          p.repeat != p.run ? fmt::format("{}/{}", scratch.path, p.repeat) : "");
+    }
+    JUnitCase jc(p.c->name);
+    int out_of_tolerance = 0;
+    for (const auto& r : res.rows) {
+      bool updated = update && !r.json_path.empty() && r.got_value != r.expected_value;
+      if (updated) updates[p.suite][r.json_path] = r.got_value;
+      bool counts = !r.pass && !updated;
+      if (!quiet || counts) print_row(p.c->name, r, updated);
+      if (counts) {
+        ++out_of_tolerance;
+        jc.detail += fmt::format("{}: expected {} ({}), got {} ({})\n", r.metric, r.expected, r.tolerance, r.got, r.delta);
+      }
+    }
+    if (res.status == CaseResult::Status::bad_input || !res.error.empty()) {
+      std::cout << fmt::format("{:<28} {}\n", p.c->name, res.error);
+      jc.outcome = JUnitCase::Outcome::error;
+      jc.message = res.error;
+      jc.detail = res.error;
+      ++errors;
+      bad_input |= res.status == CaseResult::Status::bad_input;
+    } else if (out_of_tolerance > 0) {
+      jc.outcome = JUnitCase::Outcome::failure;
+      jc.message = fmt::format("{} metric(s) out of tolerance", out_of_tolerance);
+      ++failed;
+    } else {
+      ++passed;
+    }
+    junit_suites.back().cases.push_back(jc);
+  }
+  for (const auto& [suite, values] : updates) {
+    for (const auto& c : suite->cases)
+      for (const auto& e : c.expect)
+        if (auto it = values.find(e.json_path); it != values.end())
+          std::cout << fmt::format("updated {}: {} {}: {} -> {}\n", suite->file, c.name, e.label(),
+                                   metric_text(e.expected), metric_text(it->second));
+    update_suite_values(suite->file, values);
+  }
+  if (!junit.empty()) write_junit(junit, junit_suites);
+  std::cout << fmt::format("\n{} case(s): {} passed, {} failed, {} error(s){}\n", plan.size(), passed, failed, errors,
+                           update ? fmt::format("; {} suite(s) updated", updates.size()) : "");
+  if (bad_input) return 2;
+  return failed + errors > 0 ? 1 : 0;
+}
+
+}  // namespace dfsim

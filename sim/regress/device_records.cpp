@@ -1,0 +1,111 @@
+#include "sim/regress/device_records.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "sim/common/error.h"
+
+namespace dfsim {
+
+namespace {
+
+// Splits one CSV record (quoted fields may hold commas and doubled quotes).
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
+      else if (c == '"') quoted = false;
+      else out.back() += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else if (c != '\r') {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+const char* kRequired[] = {"id", "op", "cores", "rows", "cols", "measured_kernel_us"};
+
+std::string where(int line, const std::string& column) { return "line " + std::to_string(line) + ", column " + column; }
+
+}  // namespace
+
+const std::string& DeviceRecord::at(const std::string& column) const {
+  static const std::string empty;
+  auto it = fields.find(column);
+  return it == fields.end() ? empty : it->second;
+}
+
+std::string DeviceRecord::param(const std::string& key, const std::string& dflt) const {
+  std::istringstream ss(at("params"));
+  std::string kv;
+  while (ss >> kv)
+    if (kv.rfind(key + "=", 0) == 0) return kv.substr(key.size() + 1);
+  return dflt;
+}
+
+DeviceRecords load_device_records(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file, "", "no such file or not readable (expected a CSV of device records)");
+  DeviceRecords f{file, {}};
+  std::string line;
+  if (!std::getline(in, line)) throw InputError(file, "line 1", "empty file, expected a header row");
+  std::vector<std::string> header = split_csv(line);
+  for (const char* col : kRequired)
+    if (std::find(header.begin(), header.end(), col) == header.end())
+      throw InputError(file, "line 1", std::string("missing column \"") + col + "\" (see bench-ops.md)");
+  for (int n = 2; std::getline(in, line); ++n) {
+    if (line.empty() || line == "\r") continue;
+    std::vector<std::string> cells = split_csv(line);
+    if (cells.size() != header.size())
+      throw InputError(file, "line " + std::to_string(n),
+                       "expected " + std::to_string(header.size()) + " fields, got " + std::to_string(cells.size()));
+    DeviceRecord r;
+    r.line = n;
+    for (std::size_t i = 0; i < header.size(); ++i) r.fields[header[i]] = cells[i];
+    f.rows.push_back(std::move(r));
+  }
+  // Numbers every row needs are checked here, before any run.
+  for (const auto& r : f.rows) {
+    record_int(f, r, "cores", 0);
+    record_int(f, r, "rows", 0);
+    record_int(f, r, "cols", 0);
+    if (std::isnan(record_number(f, r, "measured_kernel_us")))
+      throw InputError(file, where(r.line, "measured_kernel_us"), "expected a number > 0, got an empty field");
+  }
+  return f;
+}
+
+long long record_int(const DeviceRecords& f, const DeviceRecord& r, const std::string& column, long long dflt) {
+  const std::string& s = r.at(column);
+  if (s.empty()) return dflt;
+  try {
+    std::size_t used = 0;
+    long long v = std::stoll(s, &used);
+    if (used == s.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(f.file, where(r.line, column), "expected an integer >= 0, got \"" + s + "\"");
+}
+
+double record_number(const DeviceRecords& f, const DeviceRecord& r, const std::string& column) {
+  const std::string& s = r.at(column);
+  if (s.empty()) return std::nan("");
+  try {
+    std::size_t used = 0;
+    double v = std::stod(s, &used);
+    if (used == s.size() && v > 0 && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(f.file, where(r.line, column), "expected a number > 0, got \"" + s + "\"");
+}
+
+}  // namespace dfsim

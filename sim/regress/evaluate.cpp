@@ -1,0 +1,137 @@
+#include "sim/regress/evaluate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "sim/common/error.h"
+
+namespace dfsim {
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+MetricRow check_row(const std::string& name, bool pass, std::string expected, std::string got) {
+  MetricRow r;
+  r.metric = "check " + name;
+  r.expected = std::move(expected);
+  r.got = std::move(got);
+  r.tolerance = "bound";
+  r.pass = pass;
+  return r;
+}
+
+double num(const Json& s, const std::string& path) {
+  const Json* v = find_metric(s, path);
+  return v && v->is_number() ? v->get<double>() : 0.0;
+}
+
+}  // namespace
+
+// No run is faster than its roofline: max(graph bytes / peak off-chip bandwidth, MACs / peak
+// MAC rate). The memory bound is recomputed here from the bytes; the compute bound is the
+// summary's, which knows each matmul's precision.
+MetricRow check_roofline(const Json& s) {
+  double peak_gbps = num(s, "offchip.peak_gbps");
+  double mem_ns = peak_gbps > 0 ? num(s, "offchip.graph_bytes") / peak_gbps : 0.0;
+  double bound = std::max(mem_ns, num(s, "roofline.compute_bound_ns"));
+  double t = num(s, "sim_time_ns");
+  bool ideal = s.contains("offchip") && s["offchip"].value("ideal", false);
+  if (ideal) bound = num(s, "roofline.compute_bound_ns");  // ideal memory takes no time
+  return check_row("roofline", t >= bound * (1 - 1e-9), fmt::format(">= {:.1f} ns", bound), fmt::format("{:.1f} ns", t));
+}
+
+// Off-chip bandwidth never exceeds the nominal peak: overall, and in every utilization bucket
+// every memory channel is busy at most 100 % of the time.
+MetricRow check_offchip_peak(const Json& s, const std::string& csv) {
+  double achieved = num(s, "offchip.achieved_gbps"), peak = num(s, "offchip.peak_gbps");
+  bool ideal = s.contains("offchip") && s["offchip"].value("ideal", false);
+  double worst = 0;
+  std::ifstream f(csv);
+  std::string header, line;
+  std::getline(f, header);
+  std::vector<bool> is_channel;
+  {
+    std::stringstream hs(header);
+    std::string col;
+    while (std::getline(hs, col, ',')) is_channel.push_back(col.rfind("memory/ch", 0) == 0);
+  }
+  while (std::getline(f, line)) {
+    std::stringstream ls(line);
+    std::string cell;
+    for (std::size_t i = 0; std::getline(ls, cell, ','); ++i)
+      if (i < is_channel.size() && is_channel[i]) worst = std::max(worst, std::stod(cell));
+  }
+  bool pass = ideal || (achieved <= peak * (1 + 1e-9) && worst <= 1.0 + 1e-9);
+  MetricRow r = check_row("offchip_peak", pass, fmt::format("<= {:.1f} GB/s", peak), fmt::format("{:.1f} GB/s", achieved));
+  r.delta = fmt::format("bucket {:.0f}%", 100 * worst);  // the busiest channel's busiest bucket
+  return r;
+}
+
+// Two runs of the same inputs give byte-identical summary.json outside "host" (wall-clock
+// figures) and byte-identical trace.json.
+MetricRow check_determinism(const std::string& a, const std::string& b) {
+  auto strip = [](const std::string& dir) {
+    Json j = load_json_file(dir + "/summary.json");
+    j.erase("host");
+    return j.dump();
+  };
+  bool summary_same = strip(a) == strip(b);
+  bool trace_same = slurp(a + "/trace.json") == slurp(b + "/trace.json");
+  std::string got = summary_same && trace_same ? "identical"
+                    : !summary_same           ? "summary.json differs"
+                                              : "trace.json differs";
+  return check_row("determinism", summary_same && trace_same, "identical", got);
+}
+
+CaseResult evaluate_case(const Suite& suite, const SuiteCase& c, const std::string& out_dir,
+                         const std::string& repeat_dir) {
+  CaseResult res;
+  Json s = load_json_file(out_dir + "/summary.json");
+  for (const Expectation& e : c.expect) {
+    const Json* got = nullptr;
+    if (e.kernel.empty()) {
+      got = find_metric(s, e.metric);
+    } else if (const Json* k = find_kernel(s, e.kernel)) {
+      got = find_metric(*k, e.metric);
+    }
+    if (!got) {
+      res.status = CaseResult::Status::bad_input;
+      res.error = InputError(suite.file, e.json_path,
+                             e.kernel.empty() || find_kernel(s, e.kernel)
+                                 ? "no metric \"" + e.metric + "\" in the run's summary.json"
+                                 : "no kernel \"" + e.kernel + "\" in the run's summary.json")
+                      .what();
+      return res;
+    }
+    MetricRow r;
+    r.metric = e.label();
+    r.expected = metric_text(e.expected);
+    r.got = metric_text(*got);
+    r.delta = delta_text(e.expected, *got);
+    r.tolerance = e.tolerance.text();
+    r.pass = e.tolerance.accepts(e.expected, *got);
+    r.json_path = e.json_path;
+    r.expected_value = e.expected;
+    r.got_value = *got;
+    res.rows.push_back(r);
+  }
+  for (Check ch : c.checks) {
+    if (ch == Check::roofline) res.rows.push_back(check_roofline(s));
+    if (ch == Check::offchip_peak) res.rows.push_back(check_offchip_peak(s, out_dir + "/utilization.csv"));
+    if (ch == Check::determinism) res.rows.push_back(check_determinism(out_dir, repeat_dir));
+  }
+  for (const auto& r : res.rows)
+    if (!r.pass) res.status = CaseResult::Status::fail;
+  return res;
+}
+
+}  // namespace dfsim

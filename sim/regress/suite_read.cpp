@@ -1,0 +1,216 @@
+// Reading a dfsim.suite file: every error names the file, the JSON path and what was expected.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "sim/common/error.h"
+#include "sim/regress/suite.h"
+#include "sim/regress/write_file.h"
+
+namespace dfsim {
+
+namespace fs = std::filesystem;
+
+const char* check_name(Check c) {
+  switch (c) {
+    case Check::roofline: return "roofline";
+    case Check::offchip_peak: return "offchip_peak";
+    case Check::determinism: return "determinism";
+  }
+  return "";
+}
+
+namespace {
+
+std::string resolve(const std::string& suite_file, const JsonView& v) {
+  std::string p = v.as_string();
+  if (p.empty()) v.fail("expected a file path, got an empty string");
+  fs::path path = fs::path(p).is_absolute() ? fs::path(p) : fs::path(suite_file).parent_path() / p;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) v.fail(fmt::format("no such file: {}", path.lexically_normal().string()));
+  return path.lexically_normal().string();
+}
+
+std::vector<std::string> read_sets(const JsonView& v) {
+  v.expect_array();
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::string s = v.at(i).as_string();
+    if (s.find('=') == std::string::npos || s.front() == '=')
+      v.at(i).fail("expected key.path=value, got \"" + s + "\"");
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::map<std::string, std::int64_t> read_dims(const JsonView& v) {
+  v.expect_object();
+  std::map<std::string, std::int64_t> out;
+  for (const auto& [k, val] : v.json().items()) {
+    if (k.empty() || k.find_first_of(",= ") != std::string::npos) v.fail_at(k, "expected a dim name (B, M, N, K, d0, ...)");
+    out[k] = v.at(k).as_int(1, 1 << 20);
+  }
+  return out;
+}
+
+CaseCompile read_compile(const JsonView& v) {
+  v.expect_object();
+  v.only_keys({"cores", "lx_planning", "fuse", "split", "tiles"});
+  CaseCompile c;
+  if (v.has("cores")) c.cores = static_cast<int>(v.at("cores").as_int(1, 4096));
+  if (v.has("lx_planning")) {
+    c.lx_planning = v.at("lx_planning").as_string();
+    if (c.lx_planning != "none" && c.lx_planning != "reductions" && c.lx_planning != "all")
+      v.at("lx_planning").fail("expected none, reductions or all, got \"" + c.lx_planning + "\"");
+  }
+  if (v.has("fuse")) c.fuse = v.at("fuse").as_bool();
+  if (v.has("split")) c.split = read_dims(v.at("split"));
+  if (v.has("tiles")) c.tiles = read_dims(v.at("tiles"));
+  return c;
+}
+
+std::vector<Check> read_checks(const JsonView& v) {
+  v.expect_array();
+  std::vector<Check> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::string s = v.at(i).as_string();
+    bool found = false;
+    for (Check c : {Check::roofline, Check::offchip_peak, Check::determinism})
+      if (s == check_name(c)) out.push_back(c), found = true;
+    if (!found) v.at(i).fail("unknown check \"" + s + "\", expected roofline, offchip_peak or determinism");
+  }
+  return out;
+}
+
+// {"value": V, "relative_pct": R} | {"value": V, "absolute": A} | {"value": V, "exact": true}
+Expectation read_expectation(const JsonView& v, const std::string& kernel, const std::string& metric) {
+  v.expect_object();
+  v.only_keys({"value", "relative_pct", "absolute", "exact"});
+  Expectation e;
+  e.kernel = kernel;
+  e.metric = metric;
+  e.json_path = v.path();
+  if (metric.empty() || metric.front() == '.' || metric.back() == '.' || metric.find("..") != std::string::npos)
+    v.fail("expected a dotted metric path such as \"offchip.bytes_read\"");
+  JsonView val = v.at("value");
+  if (!val.json().is_number() && !val.json().is_string() && !val.json().is_boolean())
+    val.fail(fmt::format("expected a number, string or boolean, got {}", json_type_name(val.json())));
+  e.expected = val.json();
+  int kinds = v.has("relative_pct") + v.has("absolute") + v.has("exact");
+  if (kinds != 1) v.fail("expected exactly one of relative_pct, absolute or exact");
+  if (v.has("exact")) {
+    if (!v.at("exact").as_bool()) v.at("exact").fail("expected true (use relative_pct or absolute for a band)");
+    e.tolerance = {Tolerance::Kind::exact, 0};
+  } else {
+    if (!e.expected.is_number()) val.fail("a tolerance band needs a number; strings and booleans are exact");
+    bool rel = v.has("relative_pct");
+    e.tolerance = {rel ? Tolerance::Kind::relative_pct : Tolerance::Kind::absolute,
+                   v.at(rel ? "relative_pct" : "absolute").as_number(0, 1e300)};
+  }
+  return e;
+}
+
+SuiteCase read_case(const Suite& s, const JsonView& v, const JsonView* defaults, std::set<std::string>& names) {
+  v.expect_object();
+  v.only_keys({"name", "description", "config", "workload", "set", "compile", "checks", "expect", "kernels"});
+  SuiteCase c;
+  c.json_path = v.path();
+  c.name = v.at("name").as_string();
+  if (c.name.empty()) v.at("name").fail("a case name must not be empty");
+  if (!names.insert(c.name).second) v.at("name").fail("duplicate case name \"" + c.name + "\"");
+  auto pick = [&](std::string_view key) -> std::optional<JsonView> {
+    if (v.has(key)) return v.at(key);
+    if (defaults && defaults->has(key)) return defaults->at(key);
+    return std::nullopt;
+  };
+  if (auto cfg = pick("config")) c.config = resolve(s.file, *cfg);
+  else v.fail("missing \"config\" (in the case or in \"defaults\")");
+  c.workload = resolve(s.file, v.at("workload"));
+  if (defaults && defaults->has("set")) c.sets = read_sets(defaults->at("set"));
+  if (v.has("set"))
+    for (auto& x : read_sets(v.at("set"))) c.sets.push_back(x);
+  if (auto comp = pick("compile")) c.compile = read_compile(*comp);
+  if (auto ch = pick("checks")) c.checks = read_checks(*ch);
+  if (v.has("expect")) {
+    JsonView ex = v.at("expect");
+    ex.expect_object();
+    for (const auto& [metric, val] : ex.json().items()) c.expect.push_back(read_expectation(ex.at(metric), "", metric));
+  }
+  if (v.has("kernels")) {
+    JsonView ks = v.at("kernels");
+    ks.expect_object();
+    for (const auto& [kernel, val] : ks.json().items()) {
+      JsonView k = ks.at(kernel);
+      k.expect_object();
+      for (const auto& [metric, mv] : k.json().items()) c.expect.push_back(read_expectation(k.at(metric), kernel, metric));
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+Suite load_suite(const std::string& file) {
+  Json j = load_json_file(file);
+  JsonView root(j, file);
+  root.expect_object();
+  root.only_keys({"format", "version", "name", "description", "defaults", "cases"});
+  if (root.at("format").as_string() != "dfsim.suite")
+    root.at("format").fail(fmt::format("expected \"dfsim.suite\", got \"{}\"", root.at("format").as_string()));
+  root.at("version").as_int(kSuiteVersion, kSuiteVersion);
+  Suite s;
+  s.file = file;
+  s.name = root.at("name").as_string();
+  s.description = root.get_string("description", "");
+  std::optional<JsonView> defaults;
+  if (root.has("defaults")) {
+    defaults = root.at("defaults");
+    defaults->expect_object();
+    defaults->only_keys({"config", "set", "compile", "checks"});
+    // Checked here once, so an error points at the defaults rather than at a case.
+    if (defaults->has("config")) resolve(file, defaults->at("config"));
+    if (defaults->has("set")) read_sets(defaults->at("set"));
+    if (defaults->has("compile")) read_compile(defaults->at("compile"));
+    if (defaults->has("checks")) read_checks(defaults->at("checks"));
+  }
+  JsonView cases = root.at("cases");
+  cases.expect_array();
+  if (cases.size() == 0) cases.fail("the case list is empty");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    s.cases.push_back(read_case(s, cases.at(i), defaults ? &*defaults : nullptr, names));
+  return s;
+}
+
+std::vector<std::string> case_run_args(const SuiteCase& c, const std::string& out_dir,
+                                       const std::vector<std::string>& extra_sets, bool trace) {
+  std::vector<std::string> a{"run", "-q", "--config", c.config, "--workload", c.workload, "--out", out_dir};
+  for (const auto& s : c.sets) a.insert(a.end(), {"--set", s});
+  for (const auto& s : extra_sets) a.insert(a.end(), {"--set", s});
+  a.insert(a.end(), {"--set", trace ? "sim.trace=true" : "sim.trace=false"});
+  if (c.compile.cores > 0) a.insert(a.end(), {"--cores", std::to_string(c.compile.cores)});
+  if (!c.compile.lx_planning.empty()) a.insert(a.end(), {"--lx-planning", c.compile.lx_planning});
+  if (c.compile.fuse && !*c.compile.fuse) a.push_back("--no-fuse");
+  auto dims = [](const std::map<std::string, std::int64_t>& m) {
+    std::string s;
+    for (const auto& [k, v] : m) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
+    return s;
+  };
+  if (!c.compile.split.empty()) a.insert(a.end(), {"--split", dims(c.compile.split)});
+  if (!c.compile.tiles.empty()) a.insert(a.end(), {"--tiles", dims(c.compile.tiles)});
+  return a;
+}
+
+void update_suite_values(const std::string& file, const std::map<std::string, Json>& values) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto doc = nlohmann::ordered_json::parse(ss.str(), nullptr, true, /*ignore_comments=*/true);
+  for (const auto& [path, v] : values) doc[nlohmann::ordered_json::json_pointer(path + "/value")] = v;
+  write_file_atomically(file, doc.dump(2) + "\n", "--update");
+}
+
+}  // namespace dfsim

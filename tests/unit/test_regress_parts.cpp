@@ -1,0 +1,113 @@
+// The parts of `dfsim regress` and `dfsim accuracy` on their own: metric lookup, tolerances,
+// Spearman's rank correlation, the device-record CSV and the per-record op graph builder.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "sim/regress/accuracy_stats.h"
+#include "sim/regress/device_records.h"
+#include "sim/regress/metrics.h"
+#include "sim/regress/record_graph.h"
+
+using namespace dfsim;
+
+TEST_CASE("metrics: dotted paths, kernels by name, tolerances", "[regress]") {
+  Json s = Json::parse(R"({"sim_time_ns": 100.0, "offchip": {"bytes_read": 64, "channels": [{"max_queue": 3}]},
+                          "kernels": [{"name": "add_y", "duration_ns": 90.0}], "host": {"wall_seconds": 1}})");
+  REQUIRE(find_metric(s, "offchip.bytes_read"));
+  CHECK(*find_metric(s, "offchip.bytes_read") == 64);
+  CHECK(*find_metric(s, "offchip.channels.0.max_queue") == 3);
+  CHECK(find_metric(s, "offchip") == nullptr);  // not a scalar
+  CHECK(find_metric(s, "offchip.bytes_rd") == nullptr);
+  CHECK(find_metric(*find_kernel(s, "add_y"), "duration_ns")->get<double>() == 90.0);
+  CHECK(find_kernel(s, "mm") == nullptr);
+  auto flat = summary_scalars(s);  // host, kernels and arrays left out
+  CHECK(flat.size() == 2);
+  CHECK(flat.count("sim_time_ns") == 1);
+
+  Tolerance rel{Tolerance::Kind::relative_pct, 2};
+  CHECK(rel.accepts(100.0, 102.0));   // |102 - 100| = 2 <= 2 % of 100
+  CHECK_FALSE(rel.accepts(100.0, 102.5));
+  Tolerance abs{Tolerance::Kind::absolute, 0.02};
+  CHECK(abs.accepts(0.5, 0.52));
+  CHECK_FALSE(abs.accepts(0.5, 0.53));
+  Tolerance exact;
+  CHECK(exact.accepts(64, 64.0));
+  CHECK_FALSE(exact.accepts("memory", "compute"));
+  CHECK(delta_text(100.0, 102.5) == "+2.50 %");
+}
+
+TEST_CASE("accuracy stats: RMS, mean and Spearman with ties", "[accuracy]") {
+  // Errors +10 % and -10 %: RMS 10, mean 0.
+  ErrorStats e = error_stats({100, 200}, {110, 180});
+  CHECK(e.count == 2);
+  CHECK(e.rms_pct == Approx(10.0));
+  CHECK(e.mean_pct == Approx(0.0));
+  CHECK(e.spearman == Approx(1.0));
+  CHECK(spearman({1, 2, 3, 4}, {4, 3, 2, 1}) == Approx(-1.0));
+  // Ranks with a tie: x = 1, 2.5, 2.5, 4; y = 1, 2, 3, 4 -> rho = 4.5 / sqrt(4.5 * 5) = 0.9487.
+  CHECK(spearman({1, 2, 2, 3}, {1, 2, 3, 4}) == Approx(0.948683).epsilon(1e-5));
+  CHECK(std::isnan(spearman({1}, {1})));
+  CHECK(std::isnan(spearman({1, 1}, {1, 2})));
+}
+
+namespace {
+
+DeviceRecords records_from(const std::string& text) {
+  std::string f = std::filesystem::temp_directory_path() / ("dfsim_records_" + std::to_string(getpid()) + ".csv");
+  std::ofstream(f) << text;
+  DeviceRecords r = load_device_records(f);
+  std::filesystem::remove(f);
+  return r;
+}
+
+const char* kHeader = "id,op,cores,rows,cols,N,B,tiles,lx_planning,params,measured_kernel_us,analytical_model_us\n";
+
+}  // namespace
+
+TEST_CASE("device records: quoted params, and the op graphs of the record families", "[accuracy]") {
+  DeviceRecords f = records_from(std::string(kHeader) +
+                                 "a,bmm_layout,32,1024,2048,1024,2,0,1,\"BENCH_B=2 WD_B=1 WD_K=1 WD_LAYOUT_A=1,0,2 "
+                                 "WD_LAYOUT_B=0,1,2 WD_M=4 WD_N=8\",466.5,163.9\n"
+                                 "b,softmax_row_tiling,2,2048,512,,,16,1,BENCH_TILES=16,30,\n"
+                                 "c,mmwd,32,1024,2048,2048,,0,1,WD_M=16 WD_N=2 WD_K=1,500,\n"
+                                 "d,add4,32,2048,1024,,,0,1,,100,\n"
+                                 "e,transpose_outer,32,2048,2048,,,0,1,TO_MID=2,497.5,\n"
+                                 "f,bmm_wd,1,1024,2048,1024,,0,1,,900,\n");
+  REQUIRE(f.rows.size() == 6);
+  CHECK(f.rows[0].param("WD_LAYOUT_A", "") == "1,0,2");
+  CompilerSupport sup;
+  std::string why;
+
+  Json bmm = record_graph(f, f.rows[0], sup, &why);
+  CHECK(bmm["tensors"]["a"]["shape"] == Json::array({2, 1024, 2048}));
+  CHECK(bmm["tensors"]["b"]["shape"] == Json::array({2, 2048, 1024}));
+  CHECK(bmm["ops"][0]["compile"]["split"] == Json::parse(R"({"B": 1, "K": 1, "M": 4, "N": 8})"));
+  CHECK(bmm["compile"]["layouts"] == Json::parse(R"({"a": [1, 0, 2], "b": [0, 1, 2]})"));
+  CHECK(record_category("bmm_layout") == "bmm");
+  CHECK(record_shape(f, f.rows[0]) == "2x1024x2048x1024");
+
+  Json sm = record_graph(f, f.rows[1], sup, &why);
+  CHECK(sm["ops"][0]["op"] == "softmax");
+  CHECK(sm["ops"][0]["compile"]["tiles"] == Json::parse(R"({"d0": 16})"));
+  CHECK(sm["compile"]["cores"] == 2);
+
+  Json mm = record_graph(f, f.rows[2], sup, &why);
+  CHECK(mm["ops"][0]["attrs"]["work_division"] == Json::parse(R"({"m": 16, "n": 2, "k": 1})"));
+
+  Json add4 = record_graph(f, f.rows[3], sup, &why);  // t0 + t1 + t2 + t3, one fused kernel
+  CHECK(add4["ops"].size() == 3);
+  CHECK(add4["inputs"].size() == 4);
+  CHECK(add4["compile"]["fuse"] == true);
+
+  Json to = record_graph(f, f.rows[4], sup, &why);
+  CHECK(to["tensors"]["x"]["shape"] == Json::array({2048, 2, 2048}));
+  CHECK(to["tensors"]["y"]["shape"] == Json::array({2, 2048, 2048}));
+
+  Json bmm1 = record_graph(f, f.rows[5], sup, &why);  // BENCH_B defaults to 8
+  CHECK(bmm1["tensors"]["a"]["shape"] == Json::array({8, 1024, 2048}));
+  CHECK_FALSE(bmm1["ops"][0].contains("compile"));
+}
