@@ -25,7 +25,9 @@ std::string default_workloads_dir();  // workloads/ here, else the source tree's
 struct CompileOverrides {
   int cores = 0;                           // > 0: overrides compile.cores
   std::optional<LxPlanning> lx_planning;   // overrides compile.lx_planning
+  std::uint64_t max_tasks = 0;             // task instances allowed (0: kDefaultMaxTasks of size_limits.h)
 };
+
 // --lx-planning's value: none, reductions or all (UsageError otherwise).
 LxPlanning parse_lx_planning(const std::string& s);
 

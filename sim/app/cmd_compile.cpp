@@ -1,13 +1,14 @@
 // `dfsim compile`: op graph -> compiled kernel graph (JSON).
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
+#include "sim/app/output_dir.h"
+#include "sim/app/run_control.h"
 #include "sim/common/error.h"
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/size_limits.h"
 
 namespace dfsim {
 
@@ -16,6 +17,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   std::string config, input, output;
   std::vector<std::string> sets;
   int cores = 0;
+  std::int64_t max_tasks = static_cast<std::int64_t>(kDefaultMaxTasks);
   std::string lx_planning;
   opts.add_options()
       ("input", po::value(&input)->required(), "op graph (dfsim.ops)")
@@ -24,7 +26,8 @@ int cmd_compile(const std::vector<std::string>& args) {
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value")
       ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores)")
       ("lx-planning", po::value(&lx_planning),
-       "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)");
+       "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)")
+      ("max-tasks", po::value(&max_tasks)->default_value(max_tasks), "refuse graphs of more task instances than this");
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
@@ -32,24 +35,19 @@ int cmd_compile(const std::vector<std::string>& args) {
                      "dfsim compile workloads/matmul_1024.json -o matmul.kernels.json --cores 8", opts, &pos, args, vm))
     return 0;
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
-  CompileOverrides over{cores, std::nullopt};
+  check_limit_option(vm, "max-tasks", static_cast<double>(max_tasks));
+  install_run_control();
+  CompileOverrides over{cores, std::nullopt, static_cast<std::uint64_t>(max_tasks)};
   if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
   if (config.empty()) config = default_config_path();
   ChipConfig cfg = load_chip_config(config, sets);
   std::string format;
   KernelGraph g = load_workload(input, cfg, over, &format);
   if (format != "dfsim.ops") throw InputError(input, "/format", "expected an op graph (\"dfsim.ops\")");
+  set_phase(Phase::expanding);
   expand_graph(g, cfg);  // the compiled graph must pass the loader's checks
-  std::string tmp = output + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError(output, "", "cannot be written");
-    f << write_kernel_graph(g).dump(1) << "\n";
-    if (!f) throw InputError(output, "", "cannot be written");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, output, ec);
-  if (ec) throw InputError(output, "", "cannot be written: " + ec.message());
+  set_phase(Phase::writing);
+  write_file_atomically(output, [&](std::ostream& f) { f << write_kernel_graph(g).dump(1) << "\n"; });
   std::cout << output << ": " << g.tasks.size() << " task templates in " << g.kernels.size() << " kernels, "
             << g.buffers.size() << " buffers, " << g.cores << " cores\n";
   return 0;
