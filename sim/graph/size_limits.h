@@ -13,8 +13,8 @@ namespace dfsim {
 struct ChipConfig;
 
 // The default of --max-tasks: task instances a graph may expand to (each costs host memory,
-// a few hundred bytes).
-inline constexpr std::uint64_t kDefaultMaxTasks = 4'000'000;
+// about 1.5 KB while simulating): 2 M is about 3 GB.
+inline constexpr std::uint64_t kDefaultMaxTasks = 2'000'000;
 
 // a * b, saturating at UINT64_MAX instead of wrapping.
 std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b);
