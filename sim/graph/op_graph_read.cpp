@@ -131,7 +131,9 @@ Op read_op(const OpGraph& g, const std::vector<std::string>& names, const JsonVi
   if (!info) {
     std::vector<std::string> known;
     for (const auto& o : op_catalog()) known.push_back(o.name);
-    v.at("op").fail("unknown op \"" + op.op + "\"" + hint_suffix(op.op, known));
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    v.at("op").fail("unknown op \"" + op.op + "\", expected one of " + list + hint_suffix(op.op, known));
   }
   op.inputs = read_tensor_list(g, names, v.at("inputs"), /*allow_repeats=*/true);  // add(x, x) is fine
   op.outputs = read_tensor_list(g, names, v.at("outputs"));
