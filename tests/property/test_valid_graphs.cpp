@@ -8,7 +8,8 @@
 //   6. two runs are byte-identical (summary.json apart from its "host" section, trace.json,
 //      utilization.csv).
 // Fixed seed and bounded count in CI; a long exploratory run with DFSIM_PROPERTY_SEED,
-// DFSIM_PROPERTY_GRAPHS (properties 1-2) and DFSIM_PROPERTY_RUNS (3-6): docs/reliability.md.
+// DFSIM_PROPERTY_GRAPHS (properties 1-2), DFSIM_PROPERTY_RUNS (3-6) and DFSIM_PROPERTY_BINARY
+// (the dfsim to run, default this build's): docs/reliability.md.
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,7 +77,8 @@ std::string check_runs(const GeneratedGraph& gg, const fs::path& dir) {
   std::ofstream(w) << gg.graph.dump(1);
   fs::path out[2] = {dir / "a", dir / "b"};
   for (const auto& o : out) {
-    std::string cmd = std::string(DFSIM_BINARY) + " run -q -c " + gg.config + " " + w.string() + " -o " + o.string() +
+    const char* bin = std::getenv("DFSIM_PROPERTY_BINARY");  // a long run may use a copy
+    std::string cmd = std::string(bin && *bin ? bin : DFSIM_BINARY) + " run -q -c " + gg.config + " " + w.string() + " -o " + o.string() +
                       " 2>" + (dir / "stderr").string();
     int st = std::system(cmd.c_str());
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
