@@ -71,10 +71,15 @@ std::pair<std::string, std::string> split_output_path(const std::string& path);
 template <class Fn>
 void write_file_atomically(const std::string& path, Fn&& write) {
   auto [dir, name] = split_output_path(path);
-  OutputDir d(dir, {});
-  OutputStream out = d.open(name);
+  std::unique_ptr<OutputDir> d;
+  try {
+    d = std::make_unique<OutputDir>(dir);
+  } catch (const InputError& e) {  // name the file the user gave, and why its directory fails
+    throw InputError(path, "", "cannot be written: " + e.file() + ": " + e.detail());
+  }
+  OutputStream out = d->open(name);
   write(static_cast<std::ostream&>(out));
-  d.commit();
+  d->commit();
 }
 
 }  // namespace dfsim
