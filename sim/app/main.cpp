@@ -63,6 +63,11 @@ int sc_main(int argc, char* argv[]) {
               << " (the input is too large for this machine; nothing was written)\n";
     return 1;
   } catch (const std::exception& e) {
+    if (std::string(e.what()).find("std::bad_alloc") != std::string::npos) {  // from inside a SystemC process
+      std::cerr << "dfsim: out of host memory while " << dfsim::current_phase_name()
+                << " (the input is too large for this machine)\n";
+      return 1;
+    }
     std::cerr << "dfsim: internal error: " << e.what() << "\n";
     return 1;
   }
