@@ -104,3 +104,26 @@ TEST_CASE("run control: --timeout before simulated time exits 1 at once, naming 
   CHECK(!fs::exists(out.parent_path().parent_path()));  // not even the directory
   fs::remove(out.parent_path().parent_path().string() + ".err");
 }
+
+TEST_CASE("run control: SIGTERM while the outputs are written exits 143 and keeps the previous outputs") {
+  fs::path out = fresh_dir("writing");
+  std::string first = std::string(DFSIM_BINARY) + " run -q --workload workloads/add_2048x1024.json --out " + out.string();
+  REQUIRE(std::system(first.c_str()) == 0);
+  std::ifstream before_f(out / "summary.json");
+  std::string before((std::istreambuf_iterator<char>(before_f)), std::istreambuf_iterator<char>());
+  // The 1-core 4096^3 matmul writes a trace of tens of MB: signal it once its temporaries appear.
+  pid_t pid = start_long_run(out);
+  bool writing = false;
+  for (int i = 0; i < 6000 && !writing; ++i) {
+    writing = fs::exists(out / ".summary.json.tmp");  // written first (the directory probe is not it)
+    if (!writing) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(writing);
+  kill(pid, SIGTERM);
+  CHECK(wait_exit(pid) == 143);
+  std::ifstream after_f(out / "summary.json");
+  std::string after((std::istreambuf_iterator<char>(after_f)), std::istreambuf_iterator<char>());
+  CHECK(after == before);  // the earlier run's outputs, untouched
+  for (const auto& e : fs::directory_iterator(out)) CHECK(e.path().filename().string()[0] != '.');
+  fs::remove_all(out);
+}
