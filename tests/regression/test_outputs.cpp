@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -216,5 +217,20 @@ TEST_CASE("cli: an op graph asking for more cores than the chip compiles for the
   CHECK_THAT(r.err, Contains("/compile/cores asks for 32 cores") && Contains("compiling for 2"));
   r = dfsim("run -q workloads/add_2048x1024.json -c configs/small.json --cores 4 -o " + out.string());
   CHECK(r.code == 2);  // an explicit --cores beyond the chip is still an error
+  fs::remove_all(out);
+}
+
+TEST_CASE("outputs: DMA transfers still running when a limit stops the run count as busy") {
+  fs::path out = scratch("cutoff");
+  // At 2 us every core's first loads of add_2048x1024 are still in flight (none has completed).
+  REQUIRE(dfsim("run -q workloads/add_2048x1024.json --max-sim-time 2000 -o " + out.string()).code == 1);
+  nlohmann::json s = nlohmann::json::parse(slurp(out / "summary.json"));
+  REQUIRE(s["status"] == "limit");
+  REQUIRE(s["units"]["by_kind"].contains("dma"));
+  // 32 inbound queues busy from 0 to the stop: 32 x 2000 ns (the outbound queues have not started).
+  CHECK(s["units"]["by_kind"]["dma"]["busy_ns"].get<double>() == Approx(32 * 2000.0));
+  for (const auto& u : s["units"]["units"])
+    if (u["kind"] == "dma") CHECK(u["utilization"].get<double>() <= 1.0);
+  CHECK(slurp(out / "utilization.csv").find("dma in") != std::string::npos);
   fs::remove_all(out);
 }
