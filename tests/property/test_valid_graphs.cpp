@@ -48,9 +48,14 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-// A compile error for a limit the compiler documents ("... is not supported yet"): counted, not
-// a failure (the generator's shapes reach them on configs/small.json's small LX).
-bool unsupported(const std::string& why) { return why.find("not supported yet") != std::string::npos; }
+// A compile error for a limit the compiler documents: counted, not a failure. "... is not
+// supported yet" (tiling inside a slice, reached on configs/small.json's small LX), and a forced
+// matmul work division with k > 1 for which no tile splits into the operand bands (its message
+// names divisibility even when M, N, K divide: docs/reliability.md).
+bool unsupported(const std::string& why) {
+  return why.find("not supported yet") != std::string::npos ||
+         why.find("needs M, N and K divisible by m, n and k") != std::string::npos;
+}
 
 // Properties 1 and 2, in process. Returns "" or what failed.
 std::string check_compiles(const GeneratedGraph& gg) {
@@ -117,7 +122,7 @@ TEST_CASE("property: generated valid op graphs compile and their compiled graphs
     else if (!why.empty() && ++failures <= 5) FAIL_CHECK(why << "\n  " << describe(i, gg));
   }
   WARN(n << " graphs (seed " << kSeed << "): " << failures << " failed, " << skipped
-         << " hit a documented compiler limit (not supported yet)");
+         << " hit a documented compiler limit");
   CHECK(failures == 0);
   CHECK(skipped * 5 < n);  // the generator mostly stays within what the compiler supports
 }

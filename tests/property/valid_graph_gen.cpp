@@ -77,7 +77,20 @@ bool add_matmul(GraphDraft& d) {
   Shape s = d.shape_of(a);
   std::int64_t n = one_of(d, std::vector<std::int64_t>{64, 128, 256});
   std::string b = d.new_tensor({s[1], n}, d.dtype_of(a), true);
-  d.add_op("matmul", {a, b}, d.new_tensor({s[0], n}, d.dtype_of(a), false));
+  Json attrs = nullptr;
+  if (d.pick(0, 2) == 0) {  // a forced work division: m x n x k <= cores, each dividing its dim
+    auto divisor = [&](std::int64_t dim, std::int64_t most) {
+      std::vector<std::int64_t> ok;
+      for (std::int64_t x = 1; x <= std::min(dim, most); ++x)
+        if (dim % x == 0) ok.push_back(x);
+      return one_of(d, ok);
+    };
+    std::int64_t m = divisor(s[0], d.cores);
+    std::int64_t nn = divisor(n, d.cores / m);
+    std::int64_t k = divisor(s[1], d.cores / (m * nn));
+    attrs = {{"work_division", {{"m", m}, {"n", nn}, {"k", k}}}};
+  }
+  d.add_op("matmul", {a, b}, d.new_tensor({s[0], n}, d.dtype_of(a), false), attrs);
   return true;
 }
 
@@ -160,6 +173,10 @@ GeneratedGraph generate_graph(std::uint64_t seed, std::uint64_t index) {
   std::seed_seq ss{seed, index, std::uint64_t{0x5eed}};
   std::mt19937_64 rng(ss);
   GraphDraft d{rng};
+  GeneratedGraph g;
+  g.config = d.pick(0, 1) ? "configs/small.json" : "configs/spyre.json";
+  g.cores = static_cast<int>(g.config == "configs/small.json" ? d.pick(1, 2) : one_of(d, std::vector<std::int64_t>{1, 2, 3, 4, 8, 16, 32}));
+  d.cores = g.cores;
   static const std::vector<std::string> dtypes = {"fp16", "fp16", "fp16", "fp8", "int8", "fp32"};
   std::size_t rank = static_cast<std::size_t>(d.pick(0, 3) ? 2 : d.pick(1, 3));
   d.new_tensor(d.random_shape(rank), one_of(d, dtypes), true);
@@ -174,12 +191,9 @@ GeneratedGraph generate_graph(std::uint64_t seed, std::uint64_t index) {
       break;
     }
   }
-  GeneratedGraph g;
   Json outputs = Json::array();
   for (std::size_t i = 0; i < d.live.size(); ++i)
     if (d.uses[i] == 0) outputs.push_back(d.live[i]);  // every unconsumed tensor is a graph output
-  g.config = d.pick(0, 1) ? "configs/small.json" : "configs/spyre.json";
-  g.cores = static_cast<int>(g.config == "configs/small.json" ? d.pick(1, 2) : one_of(d, std::vector<std::int64_t>{1, 2, 3, 4, 8, 16, 32}));
   static const std::vector<std::string> planning = {"none", "reductions", "all"};
   g.graph = {{"format", "dfsim.ops"}, {"version", 1}, {"name", "gen_" + std::to_string(seed) + "_" + std::to_string(index)},
              {"tensors", d.tensors}, {"inputs", d.inputs}, {"outputs", outputs}, {"ops", d.ops},

@@ -1,6 +1,6 @@
 #pragma once
 // A generator of VALID op graphs (dfsim.ops): random shapes, dtypes, chains and DAGs over the
-// op set, and compile options, for the property tests of test_valid_graphs.cpp. Each op
+// op set, compile options and forced matmul work divisions, for the property tests of test_valid_graphs.cpp. Each op
 // family is one row of op_families() (valid_graph_gen.cpp): adding an op is one table entry.
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -20,6 +20,7 @@ struct GraphDraft {
   std::vector<std::string> inputs;
   std::vector<std::string> live;  // produced or input tensors, in creation order
   std::vector<int> uses;          // per live tensor: how many ops read it
+  int cores = 1;                  // the compile cores (forced work divisions must fit them)
 
   std::int64_t pick(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); }
   Shape shape_of(const std::string& t) const { return tensors.at(t).at("shape").get<Shape>(); }
