@@ -24,7 +24,7 @@ int cmd_compile(const std::vector<std::string>& args) {
       ("output,o", po::value(&output)->required(), "kernel graph to write (dfsim.kernels)")
       ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value")
-      ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores)")
+      ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores; a file asking for more than the chip gets all of the chip)")
       ("lx-planning", po::value(&lx_planning),
        "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)")
       ("max-tasks", po::value(&max_tasks)->default_value(max_tasks), "refuse graphs of more task instances than this");

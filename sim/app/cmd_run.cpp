@@ -32,7 +32,7 @@ int cmd_run(const std::vector<std::string>& args) {
       ("workload,w", po::value(&workload)->required(), "op graph (dfsim.ops) or compiled kernel graph (dfsim.kernels)")
       ("out,o", po::value(&out), "output directory (default out/<workload>-<config>/)")
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
-      ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores)")
+      ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores; a file asking for more than the chip gets all of the chip)")
       ("lx-planning", po::value(&lx_planning),
        "op graphs: which intermediates stay in LX between kernels: none, reductions or all (overrides compile.lx_planning)")
       ("max-sim-time", po::value(&max_sim_ns), "stop after this much simulated time, ns (> 0; exit 1)")
