@@ -33,6 +33,7 @@ struct CompileOverrides {
   int cores = 0;                           // > 0: overrides compile.cores
   std::optional<LxPlanning> lx_planning;   // overrides compile.lx_planning
   bool no_fuse = false;                    // --no-fuse: one kernel per op
+  std::uint64_t max_tasks = 0;             // task instances allowed (0: kDefaultMaxTasks of size_limits.h)
   std::map<std::string, std::int64_t> split, tiles;  // --split, --tiles: for every op whose dims they name
 };
 // --split / --tiles value "M=4,N=8" (UsageError otherwise).

@@ -1,14 +1,15 @@
 // `dfsim compile`: op graph -> compiled kernel graph (JSON).
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
+#include "sim/app/output_dir.h"
+#include "sim/app/run_control.h"
 #include "sim/common/error.h"
 #include "sim/compiler/compile_report.h"
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/size_limits.h"
 
 namespace dfsim {
 
@@ -17,6 +18,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   std::string config, input, output;
   std::vector<std::string> sets;
   int cores = 0;
+  std::int64_t max_tasks = static_cast<std::int64_t>(kDefaultMaxTasks);
   std::string lx_planning;
   bool explain = false;
   opts.add_options()
@@ -24,9 +26,10 @@ int cmd_compile(const std::vector<std::string>& args) {
       ("output,o", po::value(&output)->required(), "kernel graph to write (dfsim.kernels)")
       ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value")
-      ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores)")
+      ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores; a file asking for more than the chip gets all of the chip)")
       ("lx-planning", po::value(&lx_planning),
-       "op graphs: what stays in LX between kernels: none, reductions, inplace, clone or all (overrides compile.lx_planning)");
+       "op graphs: what stays in LX between kernels: none, reductions, inplace, clone or all (overrides compile.lx_planning)")
+      ("max-tasks", po::value(&max_tasks)->default_value(max_tasks), "refuse graphs of more task instances than this");
   opts.add_options()
       ("explain", po::bool_switch(&explain),
        "print, per kernel, the ops in it, the split and why, tile loops, LX-resident buffers, operand sharing, "
@@ -40,8 +43,11 @@ int cmd_compile(const std::vector<std::string>& args) {
                      "dfsim compile workloads/matmul_1024.json -o matmul.kernels.json --cores 8", opts, &pos, args, vm))
     return 0;
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
+  check_limit_option(vm, "max-tasks", static_cast<double>(max_tasks));
+  install_run_control();
   CompileOverrides over;
   over.cores = cores;
+  over.max_tasks = static_cast<std::uint64_t>(max_tasks);
   apply_compile_flags(flags, over);
   if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
   if (config.empty()) config = default_config_path();
@@ -50,17 +56,10 @@ int cmd_compile(const std::vector<std::string>& args) {
   CompileReport report;
   KernelGraph g = load_workload(input, cfg, over, &format, &report);
   if (format != "dfsim.ops") throw InputError(input, "/format", "expected an op graph (\"dfsim.ops\")");
+  set_phase(Phase::expanding);
   expand_graph(g, cfg);  // the compiled graph must pass the loader's checks
-  std::string tmp = output + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError(output, "", "cannot be written");
-    f << write_kernel_graph(g).dump(1) << "\n";
-    if (!f) throw InputError(output, "", "cannot be written");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, output, ec);
-  if (ec) throw InputError(output, "", "cannot be written: " + ec.message());
+  set_phase(Phase::writing);
+  write_file_atomically(output, [&](std::ostream& f) { f << write_kernel_graph(g).dump(1) << "\n"; });
   std::cout << output << ": " << g.tasks.size() << " task templates in " << g.kernels.size() << " kernels, "
             << g.buffers.size() << " buffers, " << g.cores << " cores\n";
   if (explain) std::cout << report.text();

@@ -2,7 +2,6 @@
 // utilization.csv to the output directory.
 #include <spdlog/spdlog.h>
 
-#include <csignal>
 #include <filesystem>
 #include <iostream>
 
@@ -10,7 +9,10 @@
 #include "sim/app/options.h"
 #include "sim/app/output_dir.h"
 #include "sim/energy/energy_report.h"
+#include "sim/app/run_control.h"
+#include "sim/common/stop_request.h"
 #include "sim/graph/expand.h"
+#include "sim/graph/size_limits.h"
 #include "sim/runtime/simulation.h"
 #include "sim/runtime/watchdog.h"
 #include "sim/compiler/compile_report.h"
@@ -27,18 +29,21 @@ int cmd_run(const std::vector<std::string>& args) {
   int cores = 0;
   std::string lx_planning;
   double max_sim_ns = 0, timeout_s = 0;
-  std::int64_t max_events = 0;
+  std::int64_t max_events = 0, max_tasks = static_cast<std::int64_t>(kDefaultMaxTasks);
   opts.add_options()
       ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
       ("workload,w", po::value(&workload)->required(), "op graph (dfsim.ops) or compiled kernel graph (dfsim.kernels)")
       ("out,o", po::value(&out), "output directory (default out/<workload>-<config>/)")
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
-      ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores)")
+      ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores; a file asking for more than the chip gets all of the chip)")
       ("lx-planning", po::value(&lx_planning),
-       "op graphs: what stays in LX between kernels: none, reductions, inplace, clone or all (overrides compile.lx_planning)")
-      ("max-sim-time", po::value(&max_sim_ns), "stop after this much simulated time, ns (exit 1)")
-      ("max-events", po::value(&max_events), "stop after this many model activations (exit 1)")
-      ("timeout", po::value(&timeout_s), "stop after this many host seconds of simulation (exit 1)")
+       "op graphs: which intermediates stay in LX between kernels: none, reductions, inplace, clone or all (overrides compile.lx_planning)")
+      ("max-sim-time", po::value(&max_sim_ns), "stop after this much simulated time, ns (> 0; exit 1)")
+      ("max-events", po::value(&max_events), "stop after this many model activations (> 0; exit 1)")
+      ("timeout", po::value(&timeout_s),
+       "stop after this many host seconds, in any phase (> 0; exit 1; partial outputs once simulating)")
+      ("max-tasks", po::value(&max_tasks)->default_value(max_tasks),
+       "refuse graphs of more task instances than this (exit 2)")
       ("verbose,v", "log progress to stderr")
       ("quiet,q", "print nothing on success");
   CompileFlags flags;
@@ -55,33 +60,36 @@ int cmd_run(const std::vector<std::string>& args) {
   over.cores = cores;
   apply_compile_flags(flags, over);
   if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
-  if (max_events < 0) throw UsageError("--max-events must be >= 0");
-  if (!(max_sim_ns >= 0)) throw UsageError("--max-sim-time must be >= 0");
-  if (!(timeout_s >= 0)) throw UsageError("--timeout must be >= 0");
+  check_limit_option(vm, "max-events", static_cast<double>(max_events));
+  check_limit_option(vm, "max-sim-time", max_sim_ns);
+  check_limit_option(vm, "timeout", timeout_s);
+  check_limit_option(vm, "max-tasks", static_cast<double>(max_tasks));
   bool quiet = vm.count("quiet"), verbose = vm.count("verbose");
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   if (config.empty()) config = default_config_path();
 
-  // SIGINT / SIGTERM stop the run cleanly: valid outputs marked partial, exit 130 / 143. A
-  // signal while loading takes effect at the simulation's first check.
-  auto on_signal = [](int s) { Watchdog::pending_signal() = s; };
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
-
+  // SIGINT / SIGTERM / --timeout: before simulated time an immediate exit with nothing
+  // written; while simulating, valid outputs marked partial (exit 130 / 143 / 1).
+  install_run_control(timeout_s);
   // Everything is loaded and checked before time starts.
   ChipConfig cfg = load_chip_config(config, sets);
   std::string format;
   CompileReport report;
+  over.max_tasks = static_cast<std::uint64_t>(max_tasks);
   KernelGraph g = load_workload(workload, cfg, over, &format, &report);
   spdlog::info("{}: {} buffers, {} task templates, {} kernels", workload, g.buffers.size(), g.tasks.size(), g.kernels.size());
+  set_phase(Phase::expanding);
   ExpandedGraph x = expand_graph(g, cfg);
   spdlog::info("{} task instances on {} cores", x.instances.size(), g.cores);
   if (out.empty()) out = "out/" + std::filesystem::path(workload).stem().string() + "-" + cfg.name;
-  OutputDir dir(out);
+  OutputDir dir(out, {"summary.json", "trace.json", "utilization.csv"});
 
   Simulation sim(g, x, cfg);
+  set_phase(Phase::simulating);
   RunResult res = sim.run(RunLimits{max_sim_ns, static_cast<std::uint64_t>(max_events), timeout_s});
   spdlog::info("simulated in {:.3f} s, {} events", res.wall_seconds, res.activations);
+  stop_request() = 0;  // a stop during the simulation is in `res`; one from now on aborts the writing
+  set_phase(Phase::writing);
 
   EnergyReport energy = compute_energy(sim, res);
   record_power(sim.recorder(), energy);

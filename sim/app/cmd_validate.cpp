@@ -1,8 +1,10 @@
-// `dfsim validate`: checks configs, op graphs, compiled graphs and regression suites against their formats.
+// `dfsim validate`: checks configs, op graphs, compiled graphs and regression suites against their
+// formats, every file given (exit 2 if any is bad).
 #include <iostream>
 
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
+#include "sim/common/error.h"
 #include "sim/common/json_io.h"
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
@@ -25,24 +27,33 @@ int cmd_validate(const std::vector<std::string>& args) {
                      "dfsim validate configs/*.json workloads/*.json tests/regression/*.suite.json", opts, &pos, args, vm))
     return 0;
   if (config.empty()) config = default_config_path();
+  // Every file is checked and reported (one line each, ok or the error); exit 2 if any is bad.
+  int bad = 0;
   for (const auto& f : files) {
-    Json j = load_json_file(f);
-    std::string format = detect_format(j);
-    if (j.is_object() && j.contains("format") && j["format"] == "dfsim.suite") {
-      Suite s = load_suite(f);
-      std::cout << f << ": ok (dfsim.suite, " << s.cases.size() << " cases)\n";
-      continue;
+    try {
+      Json j = load_json_file(f);
+      std::string format = detect_format(j);
+      if (j.is_object() && j.contains("format") && j["format"] == "dfsim.suite") {
+        Suite s = load_suite(f);
+        std::cout << f << ": ok (dfsim.suite, " << s.cases.size() << " cases)\n";
+        continue;
+      }
+      if (format.empty()) {
+        load_chip_config(f);
+        std::cout << f << ": ok (config)\n";
+        continue;
+      }
+      ChipConfig cfg = load_chip_config(config);
+      KernelGraph g = load_workload(f, cfg, 0, &format);
+      ExpandedGraph x = expand_graph(g, cfg);
+      std::cout << f << ": ok (" << format << ", " << x.instances.size() << " task instances)\n";
+    } catch (const InputError& e) {
+      std::cout.flush();
+      std::cerr << e.what() << "\n";
+      ++bad;
     }
-    if (format.empty()) {
-      load_chip_config(f);
-      std::cout << f << ": ok (config)\n";
-      continue;
-    }
-    ChipConfig cfg = load_chip_config(config);
-    KernelGraph g = load_workload(f, cfg, 0, &format);
-    ExpandedGraph x = expand_graph(g, cfg);
-    std::cout << f << ": ok (" << format << ", " << x.instances.size() << " task instances)\n";
   }
+  if (bad > 0) return 2;
   return 0;
 }
 

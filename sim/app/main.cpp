@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "sim/app/cli.h"
+#include "sim/app/run_control.h"
+#include "sim/common/stop_request.h"
 #include "sim/common/error.h"
 
 namespace {
@@ -61,8 +63,17 @@ int sc_main(int argc, char* argv[]) {
     return 2;
   } catch (const dfsim::SimError& e) {
     std::cerr << "dfsim: " << e.what() << "\n";
+    return dfsim::stop_request() ? dfsim::stop_exit_code(dfsim::stop_request()) : 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "dfsim: out of host memory while " << dfsim::current_phase_name()
+              << " (the input is too large for this machine; nothing was written)\n";
     return 1;
   } catch (const std::exception& e) {
+    if (std::string(e.what()).find("std::bad_alloc") != std::string::npos) {  // from inside a SystemC process
+      std::cerr << "dfsim: out of host memory while " << dfsim::current_phase_name()
+                << " (the input is too large for this machine)\n";
+      return 1;
+    }
     std::cerr << "dfsim: internal error: " << e.what() << "\n";
     return 1;
   }

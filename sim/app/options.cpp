@@ -19,10 +19,22 @@ bool parse_options(const std::string& cmd, const std::string& synopsis, const st
       return false;
     }
     po::notify(vm);
+  } catch (const po::required_option& e) {
+    // A positional argument has an internal option name ("--files"): say what to type instead.
+    std::string name = e.get_option_name();
+    if (name.rfind("--", 0) == 0) name = name.substr(2);
+    if (pos && pos->max_total_count() > 0 && pos->name_for_position(0) == name)
+      throw UsageError("missing argument: usage: dfsim " + cmd + " " + synopsis);
+    throw UsageError(e.what());
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }
   return true;
+}
+
+void check_limit_option(const po::variables_map& vm, const std::string& name, double value) {
+  if (vm.count(name) && !vm[name].defaulted() && !(value > 0))
+    throw UsageError("--" + name + " must be > 0 (leave it out for no limit)");
 }
 
 }  // namespace dfsim

@@ -13,4 +13,8 @@ bool parse_options(const std::string& cmd, const std::string& synopsis, const st
                    po::options_description& opts, po::positional_options_description* pos,
                    const std::vector<std::string>& args, po::variables_map& vm);
 
+// A limit option (--timeout, --max-events, ...) given as 0, a negative number or NaN is a
+// usage error: leaving the option out is how to say "no limit".
+void check_limit_option(const po::variables_map& vm, const std::string& name, double value);
+
 }  // namespace dfsim

@@ -1,46 +1,174 @@
 #include "sim/app/output_dir.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
-#include "sim/common/error.h"
+#include "sim/app/run_control.h"
+#include "sim/common/stop_request.h"
 
 namespace dfsim {
 
 namespace fs = std::filesystem;
 
-OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) {
+// A buffered stream to a file descriptor that keeps the first failure (errno) of a write,
+// flush or close instead of losing it in an iostream state bit. Stops writing once a stop
+// is requested (signal or --timeout), so an interrupted command never commits.
+class OutputFileBuf : public std::streambuf {
+ public:
+  OutputFileBuf(std::string path, std::string shown) : path_(std::move(path)), shown_(std::move(shown)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd_ < 0) err_ = errno;
+    // Test hook (docs/reliability.md): fail the writes of one output as a full disk would.
+    if (const char* f = std::getenv("DFSIM_TEST_ENOSPC"); f && shown_.size() >= std::strlen(f) &&
+                                                          shown_.compare(shown_.size() - std::strlen(f), std::string::npos, f) == 0)
+      inject_ = ENOSPC;
+    setp(buf_, buf_ + sizeof buf_);
+  }
+  ~OutputFileBuf() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  // Flushes and closes; returns "" or the reason of the first failure.
+  std::string close() {
+    sync();
+    if (fd_ >= 0) {
+      if (::close(fd_) != 0 && !err_ && !stopped_) err_ = errno;
+      fd_ = -1;
+    }
+    if (stopped_) return stop_reason(stopped_);
+    return err_ ? std::strerror(err_) : "";
+  }
+  const std::string& shown() const { return shown_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!flush_buffer()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return flush_buffer() ? 0 : -1; }
+
+ private:
+  bool flush_buffer() {
+    if (int s = stop_request(); s && !stopped_) stopped_ = s;
+    if (err_ || stopped_ || fd_ < 0) {
+      setp(buf_, buf_ + sizeof buf_);  // drop the data: the file will not be committed
+      return false;
+    }
+    const char* p = pbase();
+    std::size_t n = static_cast<std::size_t>(pptr() - pbase());
+    while (n > 0) {
+      ssize_t w = inject_ ? (errno = inject_, -1) : ::write(fd_, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        err_ = w < 0 ? errno : EIO;
+        setp(buf_, buf_ + sizeof buf_);
+        return false;
+      }
+      p += w;
+      n -= static_cast<std::size_t>(w);
+    }
+    setp(buf_, buf_ + sizeof buf_);
+    return true;
+  }
+  std::string path_, shown_;
+  int fd_ = -1, err_ = 0, inject_ = 0, stopped_ = 0;
+  char buf_[1 << 16];
+};
+
+std::pair<std::string, std::string> split_output_path(const std::string& path) {
+  fs::path p(path);
+  std::string dir = p.parent_path().string();
+  return {dir.empty() ? "." : dir, p.filename().string()};
+}
+
+OutputDir::OutputDir(std::string dir, std::vector<std::string> outputs)
+    : dir_(std::move(dir)), outputs_(std::move(outputs)) {
   std::error_code ec;
   if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
     throw InputError(dir_, "", "output path exists and is not a directory");
-  fs::create_directories(dir_, ec);
-  if (ec) throw InputError(dir_, "", "cannot create output directory: " + ec.message());
-  std::string probe = temp_of("probe");
-  {
-    std::ofstream p(probe);
-    if (!p) throw InputError(dir_, "", "output directory is not writable");
+  // Remember which directories are made here, so that a failed command removes them again.
+  for (fs::path p = fs::absolute(dir_, ec).lexically_normal(); !p.empty() && !fs::exists(p, ec);
+       p = p.parent_path()) {
+    if (p.has_filename()) created_.push_back(p.string());
+    if (p == p.parent_path()) break;
   }
-  fs::remove(probe, ec);
+  fs::create_directories(dir_, ec);
+  if (ec) {
+    discard();
+    throw InputError(dir_, "", "cannot create output directory: " + ec.message());
+  }
+  for (const auto& d : created_) remove_on_abrupt_exit(d);
+  std::string probe = temp_of("probe");
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  int probe_err = errno;
+  if (fd >= 0) {
+    ::close(fd);
+    fs::remove(probe, ec);
+  } else {
+    discard();
+    throw InputError(dir_, "", std::string("output directory is not writable: ") + std::strerror(probe_err));
+  }
 }
 
 OutputDir::~OutputDir() {
-  if (committed_) return;
-  std::error_code ec;
-  for (const auto& n : names_) fs::remove(temp_of(n), ec);
+  if (!committed_) discard();
 }
 
-std::ofstream OutputDir::open(const std::string& name) {
-  names_.push_back(name);
-  std::ofstream out(temp_of(name), std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(path(name), "", "cannot be written");
-  return out;
+void OutputDir::discard() {
+  std::error_code ec;
+  for (auto& f : files_) {
+    f.buf.reset();
+    fs::remove(temp_of(f.name), ec);
+  }
+  files_.clear();
+  for (const auto& d : created_) {
+    fs::remove(d, ec);  // only if empty: never anything that was there before
+    keep_on_abrupt_exit(d);
+  }
+  created_.clear();
+}
+
+OutputStream OutputDir::open(const std::string& name) {
+  files_.push_back({name, std::make_unique<OutputFileBuf>(temp_of(name), path(name))});
+  return OutputStream(files_.back().buf.get());
 }
 
 void OutputDir::commit() {
-  for (const auto& n : names_) {
-    std::error_code ec;
-    fs::rename(temp_of(n), path(n), ec);
-    if (ec) throw InputError(path(n), "", "cannot be written: " + ec.message());
+  for (auto& f : files_) {
+    std::string why = f.buf->close();
+    if (!why.empty()) {
+      std::string what = f.buf->shown() + ": " + why;
+      discard();
+      throw OutputError(what);
+    }
   }
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    std::error_code ec;
+    fs::rename(temp_of(files_[i].name), path(files_[i].name), ec);
+    if (ec) {
+      std::string what = path(files_[i].name) + ": " + ec.message();
+      files_.erase(files_.begin(), files_.begin() + static_cast<std::ptrdiff_t>(i));  // those are in place
+      discard();
+      throw OutputError(what);
+    }
+  }
+  for (const auto& o : outputs_) {
+    bool written = false;
+    for (const auto& f : files_) written = written || f.name == o;
+    std::error_code ec;
+    if (!written) fs::remove(path(o), ec);
+  }
+  for (const auto& d : created_) keep_on_abrupt_exit(d);
+  files_.clear();
   committed_ = true;
 }
 

@@ -1,30 +1,85 @@
 #pragma once
-// Writes a run's output files all or nothing: each file goes to a hidden temporary name and
-// is renamed into place only by commit(); without commit the temporaries are removed.
-#include <fstream>
+// Writes a command's output files all or nothing, for every subcommand that writes files:
+// each file goes to a hidden temporary, every write, flush and close is checked, and only
+// commit() renames them into place (removing the outputs of an earlier run that this one no
+// longer writes). Without commit the temporaries and the directories it created are removed,
+// so a failed or interrupted command leaves the directory as it was. See docs/architecture.md.
+#include <memory>
+#include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "sim/common/error.h"
+
 namespace dfsim {
+
+// A write, flush, close or rename of an output failed: what() is "path: reason" (exit 1).
+struct OutputError : SimError {
+  using SimError::SimError;
+};
+
+class OutputFileBuf;
+
+// A stream to one output's temporary. Cheap to move; the OutputDir owns the file itself, so
+// the stream may be dropped before commit().
+class OutputStream : public std::ostream {
+ public:
+  explicit OutputStream(std::streambuf* buf) : std::ostream(buf) {}
+  OutputStream(OutputStream&& o) noexcept : std::ostream(std::move(o)) { set_rdbuf(o.rdbuf()); }
+};
 
 class OutputDir {
  public:
-  // Creates the directory if needed; InputError (exit 2) if it cannot be written.
-  explicit OutputDir(std::string dir);
+  // Creates `dir` (and missing parents) and probes it for writing: InputError (exit 2) if it
+  // cannot be. `outputs`: every file name the command may write there; at commit, those not
+  // written this time are removed (they would describe an earlier run).
+  explicit OutputDir(std::string dir, std::vector<std::string> outputs = {});
   ~OutputDir();
   OutputDir(const OutputDir&) = delete;
   OutputDir& operator=(const OutputDir&) = delete;
 
-  std::ofstream open(const std::string& name);  // a stream to the temporary of `name`
+  OutputStream open(const std::string& name);  // a stream to the temporary of `name`
+  // Closes every file (checking each), then renames them into place and removes stale
+  // outputs. OutputError on the first failure, after removing every temporary.
   void commit();
   std::string path(const std::string& name) const { return dir_ + "/" + name; }
   const std::string& dir() const { return dir_; }
 
  private:
+  struct File {
+    std::string name;
+    std::unique_ptr<OutputFileBuf> buf;
+  };
   std::string temp_of(const std::string& name) const { return dir_ + "/." + name + ".tmp"; }
+  void discard();
   std::string dir_;
-  std::vector<std::string> names_;
+  std::vector<std::string> outputs_, created_;  // created_: directories made here, deepest first
+  std::vector<File> files_;
   bool committed_ = false;
 };
+
+// Writes one file all or nothing (e.g. `dfsim compile -o`): `write` fills the stream of a
+// temporary next to `path`, renamed over it only if every write, flush and close succeeded.
+// OutputError ("path: reason") otherwise, with the temporary removed and `path` untouched.
+template <class Fn>
+void write_file_atomically(const std::string& path, Fn&& write);
+
+// The parent directory of a file path ("." for a bare name) and its last component.
+std::pair<std::string, std::string> split_output_path(const std::string& path);
+
+template <class Fn>
+void write_file_atomically(const std::string& path, Fn&& write) {
+  auto [dir, name] = split_output_path(path);
+  std::unique_ptr<OutputDir> d;
+  try {
+    d = std::make_unique<OutputDir>(dir);
+  } catch (const InputError& e) {  // name the file the user gave, and why its directory fails
+    throw InputError(path, "", "cannot be written: " + e.file() + ": " + e.detail());
+  }
+  OutputStream out = d->open(name);
+  write(static_cast<std::ostream&>(out));
+  d->commit();
+}
 
 }  // namespace dfsim

@@ -1,12 +1,15 @@
 // Loading a workload file of either format, and the default config location.
 #include <filesystem>
+#include <iostream>
 
 #include "sim/app/cli.h"
+#include "sim/app/run_control.h"
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
 #include "sim/compiler/compile.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
+#include "sim/graph/size_limits.h"
 
 namespace dfsim {
 
@@ -75,10 +78,14 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
   if (f == "dfsim.ops") {
     OpGraph ops = read_op_graph(j, file);
     int n = over.cores > 0 ? over.cores : ops.compile.cores;
-    if (n > cfg.cores)
-      throw InputError(over.cores > 0 ? "--cores" : file, over.cores > 0 ? "" : "/compile/cores",
-                       "the program asks for " + std::to_string(n) + " cores, the config \"" + cfg.name +
-                           "\" has " + std::to_string(cfg.cores));
+    if (over.cores > cfg.cores)
+      throw InputError("--cores", "", "the program asks for " + std::to_string(n) + " cores, the config \"" +
+                                          cfg.name + "\" has " + std::to_string(cfg.cores));
+    if (n > cfg.cores) {  // the file's default: compile for the whole (smaller) chip
+      std::cerr << "note: " << file << ": /compile/cores asks for " << n << " cores, the config \"" << cfg.name
+                << "\" has " << cfg.cores << ": compiling for " << cfg.cores << " (--cores N to choose)\n";
+      n = cfg.cores;
+    }
     if (over.lx_planning) {
       ops.compile.lx_planning = *over.lx_planning;
       for (Op& op : ops.ops) op.lx_planning.reset();
@@ -93,8 +100,11 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
         throw InputError(tiles ? "--tiles" : "--split", "",
                          "names dims no op of the graph has (matmuls: B, M, N, K; other ops: d0, d1, ... of their output)");
     }
+    check_op_graph_fits(ops, cfg);
+    set_phase(Phase::compiling);
     KernelGraph g = compile_ops(ops, cfg, n, report);
     g.file = file;
+    check_task_count(g, file, over.max_tasks);
     return g;
   }
   if (f == "dfsim.kernels") {
@@ -105,7 +115,9 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
     if (over.no_fuse || !over.split.empty() || !over.tiles.empty())
       throw InputError(over.no_fuse ? "--no-fuse" : !over.split.empty() ? "--split" : "--tiles", "",
                        "applies to op graphs only; a compiled kernel graph fixes its kernels");
-    return read_kernel_graph(j, file);
+    KernelGraph g = read_kernel_graph(j, file);
+    check_task_count(g, file, over.max_tasks);
+    return g;
   }
   throw InputError(file, "/format", "expected \"dfsim.ops\" or \"dfsim.kernels\"");
 }

@@ -170,7 +170,8 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
     }
   }
   std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
-  return best_d <= limit ? best : std::string();
+  // Half the word or more changed is another word, not a typo ("bmm" is not "sum").
+  return best_d <= limit && 2 * best_d <= word.size() ? best : std::string();
 }
 
 std::string json_path_join(const std::string& path, std::string_view key) {

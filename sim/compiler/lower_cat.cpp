@@ -83,7 +83,7 @@ void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel) {
             yp.offset = bytes((s < d ? begin * step : begin * unit) + places[k]);
             yp.bytes = xp.bytes;
           }
-          std::string name = prefix + "/store_" + y.name + (places.size() > 1 ? fmt::format(".{}", k) : "");
+          std::string name = prefix + "/store_" + y.name + suffix + (places.size() > 1 ? fmt::format(".{}", k) : "");
           emit_store(ctx, name, xt, ctx.hbm[op.outputs[0]], dt, yp, bytes(step), grp);
         }
       }

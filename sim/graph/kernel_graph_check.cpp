@@ -52,6 +52,26 @@ void check_access(const KernelGraph& g, const Task& t, const Access& a, const st
 
 Space space_of(const KernelGraph& g, const Access& a) { return g.buffers.at(a.buffer).space; }
 
+// The work of a compute task is bounded by the LX data it touches (at most 2 elements per
+// byte, int4), so a hand-written "elements" or "k" cannot ask for hours of simulated time
+// (and the host memory to record it) on a few bytes.
+void check_work_fits_accesses(const KernelGraph& g, const Task& t, const std::string& path, const std::string& what) {
+  i128 bytes = 0;
+  for (const auto* list : {&t.reads, &t.writes})
+    for (const Access& a : *list) bytes += i128(a.rows) * a.bytes;
+  const i128 limit = 2 * bytes;
+  auto fail = [&](const std::string& field, const std::string& label, i128 n) {
+    throw InputError(g.file, path + "/" + field,
+                     label + str(n) + " elements, more than the " + what + "'s LX accesses hold (" + str(bytes) +
+                         " B: at most " + str(limit) + " elements)");
+  };
+  if (t.unit == UnitKind::sfp && i128(t.elements) > limit) fail("elements", "", i128(t.elements));
+  if (t.unit == UnitKind::pt) {
+    if (i128(t.m) * t.k > limit) fail("k", "m x k = ", i128(t.m) * t.k);
+    if (i128(t.k) * t.n > limit) fail("k", "k x n = ", i128(t.k) * t.n);
+  }
+}
+
 // Unit-specific shape of a task: which spaces its accesses use, the fields it needs.
 void check_unit_rules(const KernelGraph& g, const Task& t, const std::string& path) {
   auto fail = [&](const std::string& msg) { throw InputError(g.file, path, msg); };
@@ -71,6 +91,7 @@ void check_unit_rules(const KernelGraph& g, const Task& t, const std::string& pa
                                                      g.buffers[a.buffer].name + "\" is in HBM");
       if (a.core) throw InputError(g.file, ap + "/core", "a " + what + " can only access its own core's LX");
     }
+    check_work_fits_accesses(g, t, path, what);
     return;
   }
   // A dma load may multicast: one read delivered to several LX writes (one per destination).

@@ -29,8 +29,11 @@ struct OpTensor {
   std::string name;
   Shape shape;
   Dtype dtype = Dtype::fp16;
-  std::uint64_t elements() const;
-  std::uint64_t bytes() const { return dtype_bytes(dtype, elements()); }
+  std::uint64_t elements() const;  // saturates at UINT64_MAX
+  std::uint64_t bytes() const {    // saturates at UINT64_MAX
+    std::uint64_t n = elements();
+    return n > (std::uint64_t(1) << 58) ? UINT64_MAX : dtype_bytes(dtype, n);
+  }
 };
 
 // A forced work division of a matmul: an m x n grid of cores over [M, N], repeated k times

@@ -152,8 +152,9 @@ const std::vector<LxPlanning>& lx_plannings() {
 }
 
 std::uint64_t OpTensor::elements() const {
-  std::uint64_t n = 1;
-  for (auto d : shape) n *= static_cast<std::uint64_t>(d);
+  std::uint64_t n = 1;  // saturates at UINT64_MAX: dims up to 2^40 each overflow from rank 2 on
+  for (auto d : shape)
+    if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(d), &n)) return UINT64_MAX;
   return n;
 }
 

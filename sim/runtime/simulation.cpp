@@ -85,6 +85,12 @@ RunResult Simulation::run(const RunLimits& limits) {
     }
     res.blocked = sched_.blocked_report(20);
     res.end = static_cast<Tick>(sc_core::sc_time_stamp().value());
+    // A DMA records its busy time when a transfer completes: count the ones cut off by the
+    // stop (busy until the stop, and as an item served, so the unit shows in the outputs).
+    for (const TaskRecord& t : rec_.tasks())
+      if (t.fired && !t.done && t.track >= 0 && rec_.tracks()[static_cast<std::size_t>(t.track)].kind == "dma" &&
+          t.start < res.end)
+        rec_.busy(t.track, t.start, res.end);
   }
   return res;
 }

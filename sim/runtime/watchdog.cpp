@@ -3,14 +3,12 @@
 #include <fmt/format.h>
 
 #include "models/common/task_unit.h"
+#include "sim/common/stop_request.h"
 #include "sim/runtime/scheduler.h"
 
 namespace dfsim {
 
-volatile std::sig_atomic_t& Watchdog::pending_signal() {
-  static volatile std::sig_atomic_t s = 0;
-  return s;
-}
+volatile std::sig_atomic_t& Watchdog::pending_signal() { return stop_request(); }
 
 Watchdog::Watchdog(sc_core::sc_module_name n, const Scheduler& sched, WatchLimits limits, Tick period)
     : sc_core::sc_module(n), sched_(sched), limits_(limits), period_(period), t0_(std::chrono::steady_clock::now()) {
@@ -22,7 +20,9 @@ Watchdog::Watchdog(sc_core::sc_module_name n, const Scheduler& sched, WatchLimit
 }
 
 void Watchdog::check() {
-  if (int s = pending_signal()) {
+  if (pending_signal() == SIGALRM) {  // the command's --timeout alarm (sim/app/run_control.h)
+    reason_ = fmt::format("stopped at --timeout {} s (host time) before all tasks completed", limits_.timeout_seconds);
+  } else if (int s = pending_signal()) {
     signal_ = s;
     reason_ = fmt::format("interrupted by signal {} ({})", s, s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : "?");
   } else if (limits_.max_events > 0 && ActivationCounter::value() >= limits_.max_events) {

@@ -99,3 +99,17 @@ TEST_CASE("calibrate: with one DMA queue per core the balanced dip disappears") 
   double r = simulated(o.text, "read stream 1:0, 32 cores"), b = simulated(o.text, "copy 1:1, 32 cores");
   CHECK(b > 0.9 * r);
 }
+
+TEST_CASE("calibrate: on a smaller chip it runs what fits and lists what it skips") {
+  Output o = run("calibrate --config configs/small.json");
+  REQUIRE(o.code == 0);
+  // small.json has 2 cores: the 1- and 2-core read streams run (absolute GB/s, unscored).
+  std::istringstream in(o.text);
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) rows += line.rfind("read bandwidth, ", 0) == 0;
+  CHECK(rows == 2);
+  CHECK(simulated(o.text, "read bandwidth, 1 core") > 0);
+  CHECK(simulated(o.text, "read bandwidth, 2 cores") > simulated(o.text, "read bandwidth, 1 core"));
+  CHECK(o.text.find("skipped on this 2-core chip") != std::string::npos);
+  CHECK(o.text.find("  matmul 4096^3 fp16, 32 cores\n") != std::string::npos);
+}

@@ -63,7 +63,9 @@ void check_partial(const fs::path& out, const std::string& status) {
 
 TEST_CASE("run control: --timeout stops a long run with exit 1 and partial outputs") {
   fs::path out = fresh_dir("timeout");
-  int code = wait_exit(start_long_run(out, "--timeout 0.05"));
+  // The timeout counts from the start: loading and compiling take about 0.1 s, so at 1 s the
+  // (six-second) simulation is under way.
+  int code = wait_exit(start_long_run(out, "--timeout 1"));
   CHECK(code == 1);
   check_partial(out, "limit");
   CHECK(read_json(out / "summary.json")["reason"].get<std::string>().find("--timeout") != std::string::npos);
@@ -85,3 +87,43 @@ static void check_signal(int sig, const std::string& tag) {
 TEST_CASE("run control: SIGTERM during the simulation exits 143 with partial outputs") { check_signal(SIGTERM, "term"); }
 
 TEST_CASE("run control: SIGINT during the simulation exits 130 with partial outputs") { check_signal(SIGINT, "int"); }
+
+TEST_CASE("run control: --timeout before simulated time exits 1 at once, naming the phase, writing nothing") {
+  fs::path out = fresh_dir("timeout-early") / "a" / "b";
+  // 1 ms: the alarm fires while the 4096^3 matmul is still being loaded or compiled.
+  std::string cmd = std::string(DFSIM_BINARY) + " run -q --workload workloads/matmul_4096.json --cores 1 --out " +
+                    out.string() + " --timeout 0.001 2>" + (out.parent_path().parent_path().string() + ".err");
+  int status = std::system(cmd.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  std::ifstream err(out.parent_path().parent_path().string() + ".err");
+  std::string line;
+  std::getline(err, line);
+  CHECK(line.find("stopped at --timeout 0.001 s") != std::string::npos);
+  CHECK((line.find("while loading") != std::string::npos || line.find("while compiling") != std::string::npos));
+  CHECK(!fs::exists(out.parent_path().parent_path()));  // not even the directory
+  fs::remove(out.parent_path().parent_path().string() + ".err");
+}
+
+TEST_CASE("run control: SIGTERM while the outputs are written exits 143 and keeps the previous outputs") {
+  fs::path out = fresh_dir("writing");
+  std::string first = std::string(DFSIM_BINARY) + " run -q --workload workloads/add_2048x1024.json --out " + out.string();
+  REQUIRE(std::system(first.c_str()) == 0);
+  std::ifstream before_f(out / "summary.json");
+  std::string before((std::istreambuf_iterator<char>(before_f)), std::istreambuf_iterator<char>());
+  // The 1-core 4096^3 matmul writes a trace of tens of MB: signal it once its temporaries appear.
+  pid_t pid = start_long_run(out);
+  bool writing = false;
+  for (int i = 0; i < 6000 && !writing; ++i) {
+    writing = fs::exists(out / ".summary.json.tmp");  // written first (the directory probe is not it)
+    if (!writing) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(writing);
+  kill(pid, SIGTERM);
+  CHECK(wait_exit(pid) == 143);
+  std::ifstream after_f(out / "summary.json");
+  std::string after((std::istreambuf_iterator<char>(after_f)), std::istreambuf_iterator<char>());
+  CHECK(after == before);  // the earlier run's outputs, untouched
+  for (const auto& e : fs::directory_iterator(out)) CHECK(e.path().filename().string()[0] != '.');
+  fs::remove_all(out);
+}

@@ -1,0 +1,206 @@
+#include "valid_graph_gen.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace dfsim::property {
+
+namespace {
+
+std::uint64_t dtype_bits(const std::string& d) {
+  if (d == "int4") return 4;
+  if (d == "fp8" || d == "int8") return 8;
+  if (d == "fp32" || d == "int32") return 32;
+  return 16;
+}
+
+std::uint64_t tensor_bytes(const Json& t) {
+  std::uint64_t n = 1;
+  for (auto d : t.at("shape")) n *= d.get<std::uint64_t>();
+  return (n * dtype_bits(t.at("dtype").get<std::string>()) + 7) / 8;
+}
+
+template <class T>
+const T& one_of(GraphDraft& d, const std::vector<T>& v) {
+  return v[static_cast<std::size_t>(d.pick(0, static_cast<std::int64_t>(v.size()) - 1))];
+}
+
+bool add_unary(GraphDraft& d) {
+  static const std::vector<std::string> ops = {"neg", "copy", "abs", "relu", "exp", "log", "sqrt",
+                                               "rsqrt", "reciprocal", "gelu", "silu", "tanh"};
+  std::string x = d.pick_live();
+  d.add_op(one_of(d, ops), {x}, d.new_tensor(d.shape_of(x), d.dtype_of(x), false));
+  return true;
+}
+
+bool add_binary(GraphDraft& d) {
+  static const std::vector<std::string> ops = {"add", "sub", "mul", "div", "max", "min"};
+  std::string x = d.pick_live();
+  Shape s = d.shape_of(x);
+  std::string y;
+  // Another live tensor of the same shape and dtype, else a new input that broadcasts.
+  for (const auto& t : d.live)
+    if (t != x && d.shape_of(t) == s && d.dtype_of(t) == d.dtype_of(x) && d.pick(0, 1)) y = t;
+  if (y.empty()) {
+    Shape b = s;
+    int mode = static_cast<int>(d.pick(0, 2));
+    if (mode == 1) b.back() = 1;                                   // a column: [.., 1]
+    if (mode == 2 && b.size() > 1) b.erase(b.begin());             // missing leading dims
+    y = d.new_tensor(b, d.dtype_of(x), true);
+  }
+  bool swap = d.pick(0, 1) && d.shape_of(y) == s;
+  d.add_op(one_of(d, ops), swap ? std::vector<std::string>{y, x} : std::vector<std::string>{x, y},
+           d.new_tensor(s, d.dtype_of(x), false));
+  return true;
+}
+
+bool add_reduce(GraphDraft& d) {
+  static const std::vector<std::string> ops = {"sum", "mean", "amax"};
+  std::string x = d.pick_live();
+  Shape s = d.shape_of(x);
+  int rank = static_cast<int>(s.size());
+  int dim = d.pick(0, 3) ? -1 : static_cast<int>(d.pick(-rank, rank - 1));  // mostly rows
+  bool keepdim = d.pick(0, 1);
+  int nd = dim < 0 ? dim + rank : dim;
+  Shape out;
+  for (int i = 0; i < rank; ++i)
+    if (i != nd) out.push_back(s[static_cast<std::size_t>(i)]);
+    else if (keepdim) out.push_back(1);
+  if (out.empty()) out.push_back(1);
+  d.add_op(one_of(d, ops), {x}, d.new_tensor(out, d.dtype_of(x), false), {{"dim", dim}, {"keepdim", keepdim}});
+  return true;
+}
+
+bool add_matmul(GraphDraft& d) {
+  std::string a = d.pick_live(2, 2);
+  if (a.empty()) return false;
+  Shape s = d.shape_of(a);
+  std::int64_t n = one_of(d, std::vector<std::int64_t>{64, 128, 256});
+  std::string b = d.new_tensor({s[1], n}, d.dtype_of(a), true);
+  Json attrs = nullptr;
+  if (d.pick(0, 2) == 0) {  // a forced work division: m x n x k <= cores, each dividing its dim
+    auto divisor = [&](std::int64_t dim, std::int64_t most) {
+      std::vector<std::int64_t> ok;
+      for (std::int64_t x = 1; x <= std::min(dim, most); ++x)
+        if (dim % x == 0) ok.push_back(x);
+      return one_of(d, ok);
+    };
+    std::int64_t m = divisor(s[0], d.cores);
+    std::int64_t nn = divisor(n, d.cores / m);
+    std::int64_t k = divisor(s[1], d.cores / (m * nn));
+    attrs = {{"work_division", {{"m", m}, {"n", nn}, {"k", k}}}};
+  }
+  d.add_op("matmul", {a, b}, d.new_tensor({s[0], n}, d.dtype_of(a), false), attrs);
+  return true;
+}
+
+bool add_transpose(GraphDraft& d) {
+  std::string x = d.pick_live(2, 3);
+  if (x.empty()) return false;
+  Shape s = d.shape_of(x);
+  std::vector<int> dims(s.size());
+  std::iota(dims.begin(), dims.end(), 0);
+  do std::shuffle(dims.begin(), dims.end(), d.rng);
+  while (std::is_sorted(dims.begin(), dims.end()));
+  Shape out;
+  for (int i : dims) out.push_back(s[static_cast<std::size_t>(i)]);
+  d.add_op("transpose", {x}, d.new_tensor(out, d.dtype_of(x), false), {{"dims", dims}});
+  return true;
+}
+
+bool add_cat(GraphDraft& d) {
+  std::string x = d.pick_live();
+  Shape s = d.shape_of(x);
+  int rank = static_cast<int>(s.size());
+  int dim = static_cast<int>(d.pick(0, rank - 1));
+  Shape o = s;
+  o[static_cast<std::size_t>(dim)] = dim == rank - 1 ? 64 * d.pick(1, 2) : d.pick(1, 16);
+  std::string y = d.pick(0, 3) ? d.new_tensor(o, d.dtype_of(x), true) : x;  // cat(x, x) too
+  Shape out = s;
+  out[static_cast<std::size_t>(dim)] += d.shape_of(y)[static_cast<std::size_t>(dim)];
+  d.add_op("cat", {x, y}, d.new_tensor(out, d.dtype_of(x), false), {{"dim", dim}});
+  return true;
+}
+
+}  // namespace
+
+// The op families. Adding an op family (softmax, layernorm, ...) is one row here.
+const std::vector<OpFamily>& op_families() {
+  static const std::vector<OpFamily> f = {
+      {"unary", 3, add_unary},   {"binary", 4, add_binary},       {"reduce", 2, add_reduce},
+      {"matmul", 2, add_matmul}, {"transpose", 1, add_transpose}, {"cat", 1, add_cat},
+  };
+  return f;
+}
+
+std::string GraphDraft::pick_live(std::size_t min_rank, std::size_t max_rank) {
+  std::vector<std::string> ok;
+  for (const auto& t : live) {
+    auto r = shape_of(t).size();
+    if (r >= min_rank && r <= max_rank) ok.push_back(t);
+  }
+  if (ok.empty()) return "";
+  // Half the time the newest (a chain), else any (a DAG: fan-out, reconvergence).
+  return pick(0, 1) ? ok.back() : ok[static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(ok.size()) - 1))];
+}
+
+std::string GraphDraft::new_tensor(const Shape& s, const std::string& dtype, bool is_input) {
+  std::string name = "t" + std::to_string(tensors.size());
+  tensors[name] = {{"shape", s}, {"dtype", dtype}};
+  live.push_back(name);
+  uses.push_back(0);
+  if (is_input) inputs.push_back(name);
+  return name;
+}
+
+void GraphDraft::add_op(const std::string& op, const std::vector<std::string>& in, const std::string& out, Json attrs) {
+  Json o = {{"op", op}, {"inputs", in}, {"outputs", {out}}};
+  if (!attrs.is_null()) o["attrs"] = attrs;
+  ops.push_back(o);
+  for (const auto& t : in)
+    for (std::size_t i = 0; i < live.size(); ++i)
+      if (live[i] == t) ++uses[i];
+}
+
+Shape GraphDraft::random_shape(std::size_t rank) {
+  Shape s;
+  for (std::size_t i = 0; i + 1 < rank; ++i) s.push_back(pick(0, 2) ? 8 * pick(1, 16) : pick(1, 6));
+  s.push_back(pick(0, 4) ? 64 * pick(1, 4) : pick(1, 96));  // mostly whole sticks
+  return s;
+}
+
+GeneratedGraph generate_graph(std::uint64_t seed, std::uint64_t index) {
+  std::seed_seq ss{seed, index, std::uint64_t{0x5eed}};
+  std::mt19937_64 rng(ss);
+  GraphDraft d{rng};
+  GeneratedGraph g;
+  g.config = d.pick(0, 1) ? "configs/small.json" : "configs/spyre.json";
+  g.cores = static_cast<int>(g.config == "configs/small.json" ? d.pick(1, 2) : one_of(d, std::vector<std::int64_t>{1, 2, 3, 4, 8, 16, 32}));
+  d.cores = g.cores;
+  static const std::vector<std::string> dtypes = {"fp16", "fp16", "fp16", "fp8", "int8", "fp32"};
+  std::size_t rank = static_cast<std::size_t>(d.pick(0, 3) ? 2 : d.pick(1, 3));
+  d.new_tensor(d.random_shape(rank), one_of(d, dtypes), true);
+  int n_ops = static_cast<int>(d.pick(1, 6));
+  int total_weight = 0;
+  for (const auto& f : op_families()) total_weight += f.weight;
+  for (int i = 0; i < n_ops;) {
+    std::int64_t w = d.pick(0, total_weight - 1);
+    for (const auto& f : op_families()) {
+      if ((w -= f.weight) >= 0) continue;
+      if (f.add(d)) ++i;
+      break;
+    }
+  }
+  Json outputs = Json::array();
+  for (std::size_t i = 0; i < d.live.size(); ++i)
+    if (d.uses[i] == 0) outputs.push_back(d.live[i]);  // every unconsumed tensor is a graph output
+  static const std::vector<std::string> planning = {"none", "reductions", "all"};
+  g.graph = {{"format", "dfsim.ops"}, {"version", 1}, {"name", "gen_" + std::to_string(seed) + "_" + std::to_string(index)},
+             {"tensors", d.tensors}, {"inputs", d.inputs}, {"outputs", outputs}, {"ops", d.ops},
+             {"compile", {{"cores", g.cores}, {"lx_planning", one_of(d, planning)}}}};
+  for (const auto& t : d.inputs) g.compulsory_bytes += tensor_bytes(d.tensors[t]);
+  for (const auto& t : outputs) g.compulsory_bytes += tensor_bytes(d.tensors[t.get<std::string>()]);
+  return g;
+}
+
+}  // namespace dfsim::property

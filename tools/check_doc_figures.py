@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Checks figures quoted in the docs against runs, so they cannot go stale silently.
+
+usage: tools/check_doc_figures.py DFSIM   (from the repository root; exit 1 on a mismatch)
+
+Checked: the terminal summary quoted in README.md and docs/outputs.md (the `make demo` run);
+the task templates and instances of every row of docs/compiler.md's "Sizes of the shipped
+workloads" table; the 4096^3 trace size in docs/outputs.md; the simulated time quoted in
+workload descriptions ("~N us simulated"); the PT dataflow of configs/spyre.json in docs/config.md.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+dfsim = sys.argv[1]
+failures = []
+tmp = tempfile.mkdtemp(prefix="dfsim_docs_")
+
+
+def run(*args):
+    return subprocess.run([dfsim, *args], capture_output=True, text=True, check=True).stdout
+
+
+def check(what, quoted, actual):
+    if quoted != actual:
+        failures.append(f"{what}: the docs say {quoted!r}, a run gives {actual!r}")
+
+
+# 1. The demo summary (all lines but the output paths, which depend on --out).
+demo = run("run", "--config", "configs/spyre.json", "--workload", "workloads/add_2048x1024.json", "--out", f"{tmp}/demo")
+demo_lines = [l for l in demo.splitlines() if not l.startswith("outputs:")]
+for doc in ("README.md", "docs/outputs.md"):
+    text = open(doc).read()
+    m = re.search(r"```\n(add_2048x1024 on spyre:.*?)\n```", text, re.S)
+    if not m:
+        failures.append(f"{doc}: the quoted add_2048x1024 summary is missing")
+        continue
+    quoted = [l for l in m.group(1).splitlines() if not l.startswith("outputs:")]
+    check(f"{doc}: terminal summary", quoted, demo_lines)
+
+# 2. docs/compiler.md: templates (the middle column's closing "N in all" or "= N") and instances.
+text = open("docs/compiler.md").read()
+rows = re.findall(r"^\| (\w+), (\d+) cores? \| (.*) \| ([\d ]+) \|$", text, re.M)
+if not rows:
+    failures.append("docs/compiler.md: the sizes table was not found")
+for name, cores, how, instances in rows:
+    out = f"{tmp}/{name}.json"
+    line = run("compile", f"workloads/{name}.json", "--cores", cores, "-o", out)
+    templates = re.search(r": (\d+) task templates", line).group(1)
+    got = re.search(r"(\d+) task instances", run("validate", out)).group(1)
+    check(f"docs/compiler.md: {name} on {cores} cores, instances", instances.replace(" ", ""), got)
+    m = re.search(r"(\d+) in all\s*$", how) or re.search(r"= (\d+)\s*$", how)
+    if m:
+        check(f"docs/compiler.md: {name} on {cores} cores, templates", m.group(1), templates)
+
+# 3. docs/outputs.md: the 4096^3 trace size, within 15 %.
+text = open("docs/outputs.md").read()
+m = re.search(r"the 4096³ matmul on 32 cores writes ~(\d+) MB", text)
+if not m:
+    failures.append("docs/outputs.md: the 4096^3 trace size is not quoted")
+else:
+    run("run", "-q", "--workload", "workloads/matmul_4096.json", "--out", f"{tmp}/mm")
+    mb = os.path.getsize(f"{tmp}/mm/trace.json") / 1e6
+    if abs(mb - int(m.group(1))) > 0.15 * mb:
+        failures.append(f"docs/outputs.md: the 4096^3 trace is quoted as ~{m.group(1)} MB, a run writes {mb:.1f} MB")
+
+# 4. Workload descriptions quoting their own simulated time ("~N us simulated" / "simulates ... in ~N us").
+for f in sorted(os.listdir("workloads")):
+    if not f.endswith(".json"):
+        continue
+    desc = json.load(open(f"workloads/{f}")).get("description", "")
+    m = re.search(r"(?:simulates[^~]*in ~|~)(\d+(?:\.\d+)?) us(?: simulated| on the same core)", desc)
+    if m:
+        run("run", "-q", "--workload", f"workloads/{f}", "--out", f"{tmp}/w_{f}")
+        us = json.load(open(f"{tmp}/w_{f}/summary.json"))["sim_time_ns"] / 1000
+        if abs(us - float(m.group(1))) > 0.05 * us:
+            failures.append(f"workloads/{f}: the description quotes ~{m.group(1)} us simulated, a run takes {us:.1f} us")
+
+# 5. docs/config.md: the spyre preset's PT dataflow, as `dfsim info` reports it.
+text = open("docs/config.md").read()
+m = re.search(r"^\| `core.pt.dataflow` \| (\w+) \|", text, re.M)
+info = re.search(r"dataflow (\w+)", run("info", "--config", "configs/spyre.json")).group(1)
+check("docs/config.md: core.pt.dataflow", m.group(1) if m else None, info)
+
+subprocess.run(["rm", "-rf", tmp])
+for f in failures:
+    print(f, file=sys.stderr)
+print(f"doc figures: {len(failures)} stale" if failures else "doc figures: all match runs")
+sys.exit(1 if failures else 0)
