@@ -7,6 +7,7 @@ namespace dfsim {
 Card::Card(sc_core::sc_module_name n, const ChipConfig& cfg, Scheduler& sched, Recorder& rec,
            const std::vector<std::uint64_t>& hbm_base)
     : sc_core::sc_module(n), mem_(MemoryRegistry::create(cfg.memory.impl, "memory")), ring_("ring") {
+  mem_->attach(rec);
   mem_->init(cfg, rec);
   ring_.init(cfg, rec);
   lx_.resize(cfg.cores, nullptr);

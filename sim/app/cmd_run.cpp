@@ -2,6 +2,7 @@
 // utilization.csv to the output directory.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -9,11 +10,14 @@
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
 #include "sim/app/output_dir.h"
+#include "sim/common/error.h"
 #include "sim/graph/expand.h"
 #include "sim/runtime/simulation.h"
 #include "sim/runtime/watchdog.h"
 #include "sim/stats/summary.h"
 #include "sim/stats/utilization_csv.h"
+#include "sim/runtime/progress.h"
+#include "sim/trace/gzip_stream.h"
 #include "sim/trace/trace_writer.h"
 
 namespace dfsim {
@@ -26,6 +30,8 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string lx_planning;
   double max_sim_ns = 0, timeout_s = 0;
   std::int64_t max_events = 0;
+  std::string trace_level = "units", trace_format = "json";
+  TraceOptions trace;
   opts.add_options()
       ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
       ("workload,w", po::value(&workload)->required(), "op graph (dfsim.ops) or compiled kernel graph (dfsim.kernels)")
@@ -37,12 +43,16 @@ int cmd_run(const std::vector<std::string>& args) {
       ("max-sim-time", po::value(&max_sim_ns), "stop after this much simulated time, ns (exit 1)")
       ("max-events", po::value(&max_events), "stop after this many model activations (exit 1)")
       ("timeout", po::value(&timeout_s), "stop after this many host seconds of simulation (exit 1)")
+      ("trace", po::value(&trace_level),
+       "trace detail: off, kernels, units (default) or full (adds ring links, DRAM channels, queue counters)")
+      ("trace-format", po::value(&trace_format), "json (default) or json.gz (gzip; Perfetto opens both)")
+      ("trace-flows", po::value(&trace.flows_kernel), "draw dependency arrows into and out of this kernel (levels units, full)")
       ("verbose,v", "log progress to stderr")
       ("quiet,q", "print nothing on success");
   po::positional_options_description pos;
   pos.add("workload", 1);
   po::variables_map vm;
-  if (!parse_options("run", "--workload FILE [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P]",
+  if (!parse_options("run", "--workload FILE [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P] [--trace LEVEL]",
                      "dfsim run --config configs/spyre.json --workload workloads/add_2048x1024.json --cores 8",
                      opts, &pos, args, vm))
     return 0;
@@ -52,6 +62,12 @@ int cmd_run(const std::vector<std::string>& args) {
   if (max_events < 0) throw UsageError("--max-events must be >= 0");
   if (!(max_sim_ns >= 0)) throw UsageError("--max-sim-time must be >= 0");
   if (!(timeout_s >= 0)) throw UsageError("--timeout must be >= 0");
+  if (!parse_trace_level(trace_level, &trace.level))
+    throw UsageError("--trace must be off, kernels, units or full, got \"" + trace_level + "\"");
+  if (trace_format != "json" && trace_format != "json.gz")
+    throw UsageError("--trace-format must be json or json.gz, got \"" + trace_format + "\"");
+  if (!trace.flows_kernel.empty() && trace.level < TraceLevel::units)
+    throw UsageError("--trace-flows needs --trace units or full");
   bool quiet = vm.count("quiet"), verbose = vm.count("verbose");
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   if (config.empty()) config = default_config_path();
@@ -67,20 +83,34 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string format;
   KernelGraph g = load_workload(workload, cfg, over, &format);
   spdlog::info("{}: {} buffers, {} task templates, {} kernels", workload, g.buffers.size(), g.tasks.size(), g.kernels.size());
+  if (!trace.flows_kernel.empty() &&
+      std::none_of(g.kernels.begin(), g.kernels.end(), [&](const Kernel& k) { return k.name == trace.flows_kernel; }))
+    throw UsageError("--trace-flows: the workload has no kernel \"" + trace.flows_kernel + "\"");
+  if (!cfg.sim.trace) trace.level = TraceLevel::off;
   ExpandedGraph x = expand_graph(g, cfg);
   spdlog::info("{} task instances on {} cores", x.instances.size(), g.cores);
   if (out.empty()) out = "out/" + std::filesystem::path(workload).stem().string() + "-" + cfg.name;
   OutputDir dir(out);
 
-  Simulation sim(g, x, cfg);
-  RunResult res = sim.run(RunLimits{max_sim_ns, static_cast<std::uint64_t>(max_events), timeout_s});
+  Simulation sim(g, x, cfg, trace.level);
+  RunResult res =
+      sim.run(RunLimits{max_sim_ns, static_cast<std::uint64_t>(max_events), timeout_s, !quiet && stderr_is_terminal()});
   spdlog::info("simulated in {:.3f} s, {} events", res.wall_seconds, res.activations);
 
   auto summary = make_summary(sim, res, RunInfo{workload, config, format});
   dir.open("summary.json") << summary.dump(2) << "\n";
-  if (cfg.sim.trace) {
-    auto f = dir.open("trace.json");
-    write_trace(f, sim, res);
+  std::string trace_file = trace.level == TraceLevel::off ? "" : "trace." + trace_format;
+  if (!trace_file.empty()) {
+    auto f = dir.open(trace_file);
+    if (trace_format == "json.gz") {
+      GzipOStream z(f);
+      write_trace(z, sim, res, trace);
+      if (!z.finish()) throw InputError(dir.path(trace_file), "", "cannot be written");
+    } else {
+      write_trace(f, sim, res, trace);
+    }
+    f.flush();
+    if (!f) throw InputError(dir.path(trace_file), "", "cannot be written");
   }
   {
     auto f = dir.open("utilization.csv");
@@ -96,7 +126,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   if (!quiet) {
     std::cout << summary_text(summary);
-    std::cout << "outputs: " << dir.path("summary.json") << (cfg.sim.trace ? ", trace.json" : "")
+    std::cout << "outputs: " << dir.path("summary.json") << (trace_file.empty() ? "" : ", " + trace_file)
               << ", utilization.csv\n";
   }
   return 0;

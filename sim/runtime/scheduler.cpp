@@ -34,7 +34,6 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   };
   for (std::size_t i = 0; i < n; ++i) {
     const TaskInstance& t = x.instances[i];
-    rec_.tasks()[i].instance = static_cast<int>(i);
     missing_[i] = static_cast<int>(t.deps.size());
     for (const Region& r : t.writes)
       if (g.buffers[r.buffer].space == Space::lx) writes_lx_[i].push_back(lx_of(r));

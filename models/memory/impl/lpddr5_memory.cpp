@@ -81,7 +81,7 @@ Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int i
   const Lpddr5Config& t = mem.t_;
   banks_.resize(static_cast<std::size_t>(t.bank_groups) * t.banks_per_group);
   track_ = rec.add_track("memory", "ch " + std::to_string(index), "dram");
-  queue_counter_ = rec.add_counter("memory", "ch " + std::to_string(index) + " queue");
+  queue_counter_ = rec.add_counter("memory", "ch " + std::to_string(index) + " queue", "requests", TraceLevel::full);
   next_refresh_ = mem.clk_.cycles(t.trefi);
   SC_HAS_PROCESS(Lpddr5Channel);
   SC_METHOD(run);
@@ -299,7 +299,6 @@ void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
   // Data-bus cycles of one column access: burst_length beats at data_rate / clock per cycle.
   burst_cycles_ = std::max(1, static_cast<int>(std::llround(t_.burst_length * m.clock_mhz / m.data_rate_mtps)));
   map_.init(m);
-  bucket_ = rec.bucket();
   for (int i = 0; i < m.channels; ++i) {
     std::string n = "lpddr5_ch" + std::to_string(i);
     chans_.push_back(std::make_unique<Lpddr5Channel>(n.c_str(), *this, i, rec));
@@ -342,7 +341,7 @@ void Lpddr5Memory::send(MemRequest req) {
 
 void Lpddr5Memory::piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write) {
   (write ? total_.bytes_written : total_.bytes_read) += bytes;
-  count_bytes(t, bytes, bucket_);
+  count_bytes(t, bytes);
   Open& o = open_[req];
   o.done = std::max(o.done, t);
   if (--o.pieces > 0) return;

@@ -149,7 +149,6 @@ class Lpddr5Memory : public IMemory {
   std::vector<std::uint64_t> free_;
   std::uint64_t seq_ = 0;
   MemStats total_;
-  Tick bucket_ = 1;
 };
 
 }  // namespace dfsim
