@@ -173,14 +173,28 @@ void write_kernels(const Ctx& c) {
          [&, core = core](const Span& s) { return args_of(s.item, per_core.at({core, s.item})); });
 }
 
+// Consecutive tracks a task occupies from its first: every corelet's for a PT or SFP task
+// not pinned to one corelet.
+int tracks_of(const Task& t, const ChipConfig& cfg) {
+  return (t.unit == UnitKind::pt || t.unit == UnitKind::sfp) && t.corelet < 0 ? cfg.core.corelets : 1;
+}
+
 // Units level: a slice per task instance on each unit track it occupied.
 std::vector<int> write_units(const Ctx& c, std::vector<int>& track_tid) {
   const KernelGraph& g = c.g;
   const auto& tracks = c.rec.tracks();
   std::vector<int> track_pid(tracks.size(), 0);
+  // Tracks with work, and those of instances still running when the run stopped.
+  std::vector<char> used(tracks.size(), 0);
+  for (std::size_t i = 0; i < tracks.size(); ++i) used[i] = tracks[i].items > 0;
+  for (const TaskRecord& r : c.rec.tasks())
+    if (r.fired && r.track >= 0) {
+      const Task& t = g.tasks[c.x.instances[&r - c.rec.tasks().data()].task];
+      for (int k = 0; k < tracks_of(t, c.cfg); ++k) used[r.track + k] = 1;
+    }
   for (std::size_t i = 0; i < tracks.size(); ++i) {
     const Track& t = tracks[i];
-    if (t.items == 0 || t.kind == "dram" || t.kind == "ring") continue;
+    if (!used[i] || t.kind == "dram" || t.kind == "ring") continue;
     track_pid[i] = c.ev.process(t.group);
     track_tid[i] = c.ev.thread(track_pid[i], t.name);
   }
@@ -201,8 +215,7 @@ std::vector<int> write_units(const Ctx& c, std::vector<int>& track_tid) {
       args += fmt::format(R"(,"bytes":{})", b);
     }
     if (!r.done) args += R"(,"unfinished":true)";
-    int count = (t.unit == UnitKind::pt || t.unit == UnitKind::sfp) && t.corelet < 0 ? c.cfg.core.corelets : 1;
-    for (int k = 0; k < count; ++k) {
+    for (int k = 0; k < tracks_of(t, c.cfg); ++k) {
       int tr = r.track + k;
       c.ev.slice(track_pid[tr], track_tid[tr], t.name, unit_name(t.unit), ps(s), ps(e), args);
     }
