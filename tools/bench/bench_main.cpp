@@ -2,6 +2,7 @@
 // arguments it runs every case, each in its own process (so peak RSS is the case's own), and
 // prints one row per case: host seconds of simulation, events, events/s, simulated cycles per
 // host second, task instances, peak RSS and the bytes of trace.json at the default level.
+// `cpu s` is the simulation's CPU time: on a shared machine it is the steadier figure.
 // Usage: dfsim_bench                      all cases, a table
 //        dfsim_bench CASE [CONFIG]        one case (a name below, or a workload file), in detail
 #include <fmt/format.h>
@@ -77,6 +78,13 @@ class CountingBuf : public std::streambuf {
   }
 };
 
+// CPU seconds of this process so far (user + system): steadier than wall time on a shared machine.
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 double peak_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -105,7 +113,9 @@ int run_case(const std::string& which, const std::string& config, bool row) {
   ExpandedGraph x = expand_graph(g, cfg);
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Simulation sim(g, x, cfg, TraceLevel::units);
+  double cpu0 = cpu_seconds();
   RunResult r = sim.run();
+  double cpu = cpu_seconds() - cpu0;
   CountingBuf counter;
   std::ostream trace(&counter);
   write_trace(trace, sim, r);
@@ -114,14 +124,14 @@ int run_case(const std::string& which, const std::string& config, bool row) {
   double gib = static_cast<double>(m.bytes_read + m.bytes_written) / (1u << 30);
   double cps = clk.to_cycles(r.end) / r.wall_seconds;
   if (row) {
-    std::cout << fmt::format("{}\t{:.3f}\t{}\t{:.3g}\t{:.3g}\t{}\t{:.1f}\t{}\n", which, r.wall_seconds, r.activations,
+    std::cout << fmt::format("{}\t{:.3f}\t{:.3f}\t{}\t{:.3g}\t{:.3g}\t{}\t{:.1f}\t{}\n", which, r.wall_seconds, cpu, r.activations,
                              r.activations / r.wall_seconds, cps, x.instances.size(), peak_rss_mib(), counter.bytes);
     return r.ok() ? 0 : 1;
   }
   std::cout << fmt::format("case                {} ({})\n", which, label);
   std::cout << fmt::format("task instances      {}\n", x.instances.size());
   std::cout << fmt::format("load+compile s      {:.3f}\n", load_s);
-  std::cout << fmt::format("simulate s          {:.3f}\n", r.wall_seconds);
+  std::cout << fmt::format("simulate s          {:.3f} (CPU {:.3f})\n", r.wall_seconds, cpu);
   std::cout << fmt::format("events              {}\n", r.activations);
   std::cout << fmt::format("events/s            {:.3g}\n", r.activations / r.wall_seconds);
   std::cout << fmt::format("simulated us        {:.3f}\n", ticks_to_ns(r.end) / 1000);
@@ -135,7 +145,7 @@ int run_case(const std::string& which, const std::string& config, bool row) {
 
 // Every case in its own process, as a table.
 int run_all(const char* self) {
-  std::cout << fmt::format("{:<16} {:>8} {:>11} {:>9} {:>14} {:>9} {:>9} {:>12}\n", "case", "host s", "events",
+  std::cout << fmt::format("{:<16} {:>8} {:>7} {:>11} {:>9} {:>14} {:>9} {:>9} {:>12}\n", "case", "host s", "cpu s", "events",
                            "events/s", "sim cycles/s", "tasks", "RSS MiB", "trace bytes");
   int rc = 0;
   for (const Case& c : cases(DFSIM_SOURCE_DIR)) {
@@ -150,9 +160,9 @@ int run_all(const char* self) {
       if (b == std::string::npos) b = line.size();
       if (b > a) f.push_back(line.substr(a, b - a));
     }
-    if (f.size() == 8)
-      std::cout << fmt::format("{:<16} {:>8} {:>11} {:>9} {:>14} {:>9} {:>9} {:>12}\n", f[0], f[1], f[2], f[3], f[4],
-                               f[5], f[6], f[7]);
+    if (f.size() == 9)
+      std::cout << fmt::format("{:<16} {:>8} {:>7} {:>11} {:>9} {:>14} {:>9} {:>9} {:>12}\n", f[0], f[1], f[2], f[3],
+                               f[4], f[5], f[6], f[7], f[8]);
     else
       std::cout << fmt::format("{:<16} {:>8}   {}\n", c.name, "-", c.graph ? "failed" : c.what);
   }
