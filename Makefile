@@ -23,8 +23,6 @@ test: build
 
 bench: build
 	@build/$(PRESET)/tools/dfsim_bench
-	@echo
-	@build/$(PRESET)/tools/dfsim_bench stream
 
 accuracy: build
 	@/usr/bin/python3 tools/accuracy.py --dfsim build/$(PRESET)/dfsim --config $(CONFIG)
