@@ -89,6 +89,7 @@ class Scheduler {
   std::vector<TaskUnit*> deferred_;        // per instance: unit waiting to complete it
   std::vector<std::string> never_ready_;   // per instance: why it can never fire ("" if it can)
   std::vector<char> done_;
+  std::vector<std::pair<int, std::uint64_t>> need_;  // reserve_outputs: LX bytes per core
   std::size_t completed_ = 0;
   Tick last_end_ = 0;
 };

@@ -183,3 +183,15 @@ TEST_CASE("progress: a line on a terminal, nothing on a pipe or with --quiet", "
   CHECK(piped.code == 0);
   CHECK(piped.out.find("simulated ") == std::string::npos);
 }
+
+TEST_CASE("footprint: peak memory per task instance is bounded on a large graph", "[footprint]") {
+  // matmul 4096^3 on 32 cores: 12 416 task instances, ~1.9 ms simulated, ~5 MB of trace.
+  // Bound: 40 MiB for the program, SystemC and the models, plus 2 KiB per instance (graph,
+  // expansion, scheduler state, task record, trace slice text buffered by the stream).
+  TempDir d("large");
+  REQUIRE(dfsim("run -q -w workloads/matmul_4096.json -o " + d.str()).code == 0);
+  json s = read_json(d.path / "summary.json");
+  double instances = s["tasks"]["instances"].get<double>();
+  CHECK(instances > 12000);
+  CHECK(s["host"]["peak_rss_mib"].get<double>() < 40 + instances * 2.0 / 1024);
+}

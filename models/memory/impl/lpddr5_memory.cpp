@@ -14,16 +14,17 @@ DFSIM_REGISTER_MEMORY(Lpddr5Memory, "lpddr5");
 
 void Lpddr5AddressMap::init(const MemoryConfig& m) {
   const Lpddr5Config& t = m.lpddr5;
-  block_ = t.interleave_bytes;
+  const std::uint64_t block = t.interleave_bytes;
+  block_.set(block);
   col_bytes_ = static_cast<std::uint32_t>(t.burst_length * m.bus_bits / 8);
-  if (col_bytes_ == 0 || block_ % col_bytes_ != 0 || t.row_bytes % block_ != 0)
-    throw std::invalid_argument("lpddr5: memory.lpddr5.interleave_bytes (" + std::to_string(block_) +
+  if (col_bytes_ == 0 || block % col_bytes_ != 0 || t.row_bytes % block != 0)
+    throw std::invalid_argument("lpddr5: memory.lpddr5.interleave_bytes (" + std::to_string(block) +
                                 ") must be a multiple of the column access (" + std::to_string(col_bytes_) +
                                 " B) and divide memory.lpddr5.row_bytes (" + std::to_string(t.row_bytes) + ")");
-  channels_ = m.channels;
-  bgs_ = t.bank_groups;
-  banks_ = t.banks_per_group;
-  cols_per_row_blocks_ = t.row_bytes / block_;
+  channels_.set(m.channels);
+  bgs_.set(t.bank_groups);
+  banks_.set(t.banks_per_group);
+  cols_per_row_blocks_.set(t.row_bytes / block);
   xor_ = t.bank_xor;
   channel_xor_ = t.channel_xor;
   const std::string& s = t.address_map;
@@ -37,23 +38,23 @@ void Lpddr5AddressMap::init(const MemoryConfig& m) {
 
 DramCoord Lpddr5AddressMap::decode(std::uint64_t addr) const {
   DramCoord c;
-  std::uint64_t idx = addr / block_;
+  std::uint64_t idx = block_.div(addr);
   std::uint64_t co = 0;
+  auto take = [&](const FixedDivisor& n) {
+    std::uint64_t v = n.mod(idx);
+    idx = n.div(idx);
+    return v;
+  };
   for (std::size_t i = 0; i < lsb_first_.size(); ++i) {
     bool last = i + 1 == lsb_first_.size();
-    auto take = [&](std::uint64_t n) {
-      std::uint64_t v = idx % n;
-      idx /= n;
-      return v;
-    };
     switch (lsb_first_[i]) {
       case Field::ch: {
         std::uint64_t ch = take(channels_);
         // Channel hashing: add the base-`channels` digits of everything above the channel
         // field. For fixed upper bits this permutes the channels, so the map stays one-to-one.
         if (channel_xor_)
-          for (std::uint64_t up = idx; up > 0; up /= channels_) ch += up % channels_;
-        c.channel = static_cast<int>(ch % channels_);
+          for (std::uint64_t up = idx; up > 0; up = channels_.div(up)) ch += channels_.mod(up);
+        c.channel = static_cast<int>(channels_.mod(ch));
         break;
       }
       case Field::bg: c.bank_group = static_cast<int>(take(bgs_)); break;
@@ -61,16 +62,16 @@ DramCoord Lpddr5AddressMap::decode(std::uint64_t addr) const {
       case Field::co: co = take(cols_per_row_blocks_); break;
       case Field::ro:
         if (last) c.row = idx;
-        else c.row = take(std::uint64_t(1) << 20);  // rows below other fields: 2^20 per bank
+        else c.row = take(FixedDivisor(std::uint64_t(1) << 20));  // rows below other fields: 2^20 per bank
         break;
     }
   }
   if (xor_) {
-    c.bank_group = static_cast<int>((c.bank_group ^ c.row) % bgs_);
-    c.bank = static_cast<int>((c.bank ^ (c.row / bgs_)) % banks_);
+    c.bank_group = static_cast<int>(bgs_.mod(c.bank_group ^ c.row));
+    c.bank = static_cast<int>(banks_.mod(c.bank ^ bgs_.div(c.row)));
   }
-  c.bank += c.bank_group * static_cast<int>(banks_);
-  c.column = static_cast<std::uint32_t>((co * block_ + addr % block_) / col_bytes_);
+  c.bank += c.bank_group * static_cast<int>(banks_.value());
+  c.column = static_cast<std::uint32_t>((co * block_.value() + block_.mod(addr)) / col_bytes_);
   return c;
 }
 

@@ -21,21 +21,42 @@ struct DramCoord {
   std::uint32_t column = 0;                   // in column accesses (burst_length beats)
 };
 
+// Division and remainder by a number fixed at set-up: shifts and masks when it is a power of
+// two (every shipped config), else the hardware divide. Same results either way.
+class FixedDivisor {
+ public:
+  FixedDivisor(std::uint64_t n = 1) { set(n); }
+  void set(std::uint64_t n) {
+    n_ = n;
+    pow2_ = n != 0 && (n & (n - 1)) == 0;
+    shift_ = 0;
+    while (pow2_ && (std::uint64_t(1) << shift_) < n) ++shift_;
+  }
+  std::uint64_t div(std::uint64_t x) const { return pow2_ ? x >> shift_ : x / n_; }
+  std::uint64_t mod(std::uint64_t x) const { return pow2_ ? x & (n_ - 1) : x % n_; }
+  std::uint64_t value() const { return n_; }
+
+ private:
+  std::uint64_t n_ = 1;
+  bool pow2_ = true;
+  int shift_ = 0;
+};
+
 // Decodes addresses with a configurable field order (e.g. "RoCoBaBgCh", MSB first): the
 // channel interleave block is the unit below the mapped fields.
 class Lpddr5AddressMap {
  public:
   void init(const MemoryConfig& m);
   DramCoord decode(std::uint64_t addr) const;
-  std::uint64_t block_bytes() const { return block_; }
+  std::uint64_t block_bytes() const { return block_.value(); }
   std::uint32_t column_bytes() const { return col_bytes_; }
 
  private:
   enum class Field { ro, co, ba, bg, ch };
   std::vector<Field> lsb_first_;
-  std::uint64_t block_ = 512;
+  FixedDivisor block_{512};
   std::uint32_t col_bytes_ = 128;
-  std::uint64_t channels_ = 8, bgs_ = 4, banks_ = 4, cols_per_row_blocks_ = 8;
+  FixedDivisor channels_{8}, bgs_{4}, banks_{4}, cols_per_row_blocks_{8};
   bool xor_ = true;
   bool channel_xor_ = true;
 };
