@@ -67,8 +67,11 @@ class IMemory : public sc_core::sc_module {
   }
 
  protected:
-  // Bytes moved, by completion time, for the bandwidth counter.
-  void count_bytes(Tick t, std::uint64_t bytes) { rec_->add(series_, t, bytes); }
+  // Bytes moved, by completion time, for the bandwidth counter (nothing if no recorder is
+  // attached, e.g. a model tested on its own).
+  void count_bytes(Tick t, std::uint64_t bytes) {
+    if (rec_) rec_->add(series_, t, bytes);
+  }
 
  private:
   Recorder* rec_ = nullptr;
