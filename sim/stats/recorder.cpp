@@ -77,6 +77,18 @@ void Recorder::busy(int id, Tick start, Tick end, bool new_item) {
     else
       t.spans.emplace_back(start, end);
   }
+  add_to_buckets(t, start, end);
+}
+
+void Recorder::busy_backfill(int id, Tick start, Tick end) {
+  Track& t = tracks_[id];
+  ++t.items;
+  if (end <= start) return;
+  t.busy += end - start;
+  add_to_buckets(t, start, end);
+}
+
+void Recorder::add_to_buckets(Track& t, Tick start, Tick end) {
   if (start >= t.hot_lo && end <= t.hot_hi) {
     t.bucket_busy[t.hot] += end - start;
     return;

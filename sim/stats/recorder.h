@@ -80,6 +80,9 @@ class Recorder {
   // Marks [start, end) busy on a track. Busy time and buckets are exact; trace spans closer
   // than the merge gap (1 % of the initial bucket) are drawn as one.
   void busy(int track, Tick start, Tick end, bool new_item = true);
+  // The same for an interval booked before the latest one on the track (a closed-form model
+  // filling an idle gap it left): counted in the totals and buckets, not drawn as a span.
+  void busy_backfill(int track, Tick start, Tick end);
   void counter(int id, Tick t, double value) {
     Counter& c = counters_[id];
     if (!c.kept) return;
@@ -114,6 +117,7 @@ class Recorder {
     return b;
   }
   std::size_t coarsen_for(Tick t);
+  void add_to_buckets(Track& t, Tick start, Tick end);
 
   Tick bucket_, merge_gap_;
   TraceLevel level_ = TraceLevel::units;

@@ -378,7 +378,15 @@ TEST_CASE("timing: the bandwidth memory books column time, refresh share and dra
   // 3 x 27.070340 + 2.5 + 45 ns.
   mem.send(MemRequest{0, 512, true, 0, &c, 2});
   CHECK(c.done.at(2) == 128'711'020);
-  CHECK(mem.stats().bytes_read == 1024);
+  // Booked ahead: a read arriving at 1000 ns leaves the channel idle from 3 x 27.070340 + 2.5
+  // = 83.711020 ns to 1000 ns; a read booked after it but arriving at 200 ns fills that gap:
+  // 200 + 27.070340 + 55 ns (instead of queueing behind the later one).
+  mem.send(MemRequest{0, 512, false, 1'000'000'000, &c, 3});
+  CHECK(c.done.at(3) == 1'082'070'340);
+  mem.send(MemRequest{0, 512, false, 200'000'000, &c, 4});
+  CHECK(c.done.at(4) == 282'070'340);
+  CHECK(rec.tracks()[0].busy == 5 * 27'070'340 + 2'500'000);  // every piece, gap-filler included
+  CHECK(mem.stats().bytes_read == 4 * 512);
   CHECK(mem.stats().bytes_written == 512);
   CHECK(mem.stats().turnarounds == 1);
 }

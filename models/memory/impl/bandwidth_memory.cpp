@@ -20,9 +20,26 @@ void BandwidthMemory::init(const ChipConfig& cfg, Recorder& rec) {
   mix_window_ = clk_.cycles(t_.trefi);
   read_latency_ = clk_.cycles(t_.trcd + t_.rl + burst + t_.frontend_cycles);
   write_latency_ = clk_.cycles(t_.trcd + t_.wl + burst + t_.frontend_cycles);
+  rec_ = &rec;
   chans_.resize(m.channels);
-  for (int i = 0; i < m.channels; ++i)
-    chans_[i].bus = Resource(&rec, rec.add_track("memory", "ch " + std::to_string(i), "dram"));
+  for (int i = 0; i < m.channels; ++i) chans_[i].track = rec.add_track("memory", "ch " + std::to_string(i), "dram");
+}
+
+Tick BandwidthMemory::book(Channel& ch, Tick arrival, Tick occupy) {
+  Tick start = std::max(arrival, ch.hole_start);
+  if (arrival < ch.hole_end && start + occupy <= ch.hole_end) {
+    ch.hole_start = start + occupy;  // what lies before `start` stays idle
+    rec_->busy_backfill(ch.track, start, start + occupy);
+    return start;
+  }
+  start = std::max(arrival, ch.free_at);
+  if (start > ch.free_at) {
+    ch.hole_start = ch.free_at;
+    ch.hole_end = start;
+  }
+  ch.free_at = start + occupy;
+  rec_->busy(ch.track, start, ch.free_at);
+  return start;
 }
 
 void BandwidthMemory::send(MemRequest req) {
@@ -46,7 +63,7 @@ void BandwidthMemory::send(MemRequest req) {
       ch.last_read = std::max(ch.last_read, req.issued);
       ch.read_seen = true;
     }
-    Tick start = ch.bus.reserve(req.issued, occupy);
+    Tick start = book(ch, req.issued, occupy);
     Tick end = start + occupy + (req.write ? write_latency_ : read_latency_);
     for (MemStats* s : {&ch.stats, &total_}) (req.write ? s->bytes_written : s->bytes_read) += n;
     ++(req.write ? ch.stats.writes : ch.stats.reads);
