@@ -14,7 +14,12 @@ void BandwidthMemory::init(const ChipConfig& cfg, Recorder& rec) {
   map_.init(m);
   int burst = std::max(1, static_cast<int>(std::llround(t_.burst_length * m.clock_mhz / m.data_rate_mtps)));
   double refresh_share = t_.trefi > 0 ? static_cast<double>(t_.trp + t_.trfc) / t_.trefi : 0.0;
-  column_ticks_ = static_cast<double>(clk_.cycles(std::max(t_.tccd_l, burst))) / (1.0 - refresh_share);
+  double column = static_cast<double>(clk_.cycles(std::max(t_.tccd_l, burst))) / (1.0 - refresh_share);
+  // Column accesses of a piece: at most a block's worth, one more if unaligned, plus ECC.
+  std::size_t most = map_.block_bytes() / map_.column_bytes() + 2;
+  most += t_.inline_ecc > 0 ? (most + t_.inline_ecc - 1) / t_.inline_ecc : 0;
+  for (std::size_t c = 0; c <= most; ++c)
+    occupy_.push_back(static_cast<Tick>(std::llround(column * static_cast<double>(c))));
   int drain = std::max(1, t_.write_high - t_.write_low);
   turn_per_write_ = clk_.cycles(t_.trtw + t_.twtr) / drain;
   mix_window_ = clk_.cycles(t_.trefi);
@@ -49,10 +54,10 @@ void BandwidthMemory::send(MemRequest req) {
   std::uint64_t addr = req.addr, left = req.bytes;
   while (left > 0) {
     std::uint64_t in_block = addr % block, n = std::min(left, block - in_block);
-    Channel& ch = chans_[map_.decode(addr).channel];
+    Channel& ch = chans_[map_.channel(addr)];
     std::uint64_t cols = (in_block + n + colb - 1) / colb - in_block / colb;
     if (t_.inline_ecc > 0) cols += (cols + t_.inline_ecc - 1) / t_.inline_ecc;
-    Tick occupy = static_cast<Tick>(std::llround(column_ticks_ * static_cast<double>(cols)));
+    Tick occupy = occupy_[cols];
     if (req.write) {
       if (ch.read_seen && req.issued < ch.last_read + mix_window_) {
         occupy += turn_per_write_;

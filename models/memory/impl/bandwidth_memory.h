@@ -20,7 +20,7 @@ class BandwidthMemory : public IMemory {
   explicit BandwidthMemory(sc_core::sc_module_name n) : IMemory(n) {}
   void init(const ChipConfig& cfg, Recorder& rec) override;
   void send(MemRequest req) override;
-  int channel_of(std::uint64_t addr) const override { return map_.decode(addr).channel; }
+  int channel_of(std::uint64_t addr) const override { return map_.channel(addr); }
   int channels() const override { return static_cast<int>(chans_.size()); }
   const MemStats& stats() const override { return total_; }
   std::vector<MemStats> channel_stats() const override;
@@ -39,7 +39,7 @@ class BandwidthMemory : public IMemory {
   Lpddr5AddressMap map_;
   std::vector<Channel> chans_;
   MemStats total_;
-  double column_ticks_ = 0;   // bus time per column access, refresh share included
+  std::vector<Tick> occupy_;  // bus time of a piece by its column accesses, refresh share included
   Tick turn_per_write_ = 0;   // turnaround time charged to each write while reads mix in
   Tick mix_window_ = 0;       // reads and writes this close together count as mixed
   Tick read_latency_ = 0, write_latency_ = 0;

@@ -36,6 +36,31 @@ void Lpddr5AddressMap::init(const MemoryConfig& m) {
   }
 }
 
+// The channel digit of an interleave-block index whose lower fields are already taken off.
+// Channel hashing: add the base-`channels` digits of everything above the channel field. For
+// fixed upper bits this permutes the channels, so the map stays one-to-one.
+int Lpddr5AddressMap::channel_digit(std::uint64_t& idx) const {
+  std::uint64_t ch = channels_.mod(idx);
+  idx = channels_.div(idx);
+  if (channel_xor_)
+    for (std::uint64_t up = idx; up > 0; up = channels_.div(up)) ch += channels_.mod(up);
+  return static_cast<int>(channels_.mod(ch));
+}
+
+int Lpddr5AddressMap::channel(std::uint64_t addr) const {
+  std::uint64_t idx = block_.div(addr);
+  for (Field f : lsb_first_) {
+    switch (f) {
+      case Field::ch: return channel_digit(idx);
+      case Field::bg: idx = bgs_.div(idx); break;
+      case Field::ba: idx = banks_.div(idx); break;
+      case Field::co: idx = cols_per_row_blocks_.div(idx); break;
+      case Field::ro: idx >>= 20; break;  // as decode: 2^20 rows below other fields
+    }
+  }
+  return 0;
+}
+
 DramCoord Lpddr5AddressMap::decode(std::uint64_t addr) const {
   DramCoord c;
   std::uint64_t idx = block_.div(addr);
@@ -48,15 +73,7 @@ DramCoord Lpddr5AddressMap::decode(std::uint64_t addr) const {
   for (std::size_t i = 0; i < lsb_first_.size(); ++i) {
     bool last = i + 1 == lsb_first_.size();
     switch (lsb_first_[i]) {
-      case Field::ch: {
-        std::uint64_t ch = take(channels_);
-        // Channel hashing: add the base-`channels` digits of everything above the channel
-        // field. For fixed upper bits this permutes the channels, so the map stays one-to-one.
-        if (channel_xor_)
-          for (std::uint64_t up = idx; up > 0; up = channels_.div(up)) ch += channels_.mod(up);
-        c.channel = static_cast<int>(channels_.mod(ch));
-        break;
-      }
+      case Field::ch: c.channel = channel_digit(idx); break;
       case Field::bg: c.bank_group = static_cast<int>(take(bgs_)); break;
       case Field::ba: c.bank = static_cast<int>(take(banks_)); break;
       case Field::co: co = take(cols_per_row_blocks_); break;

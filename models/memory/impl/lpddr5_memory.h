@@ -48,11 +48,13 @@ class Lpddr5AddressMap {
  public:
   void init(const MemoryConfig& m);
   DramCoord decode(std::uint64_t addr) const;
+  int channel(std::uint64_t addr) const;  // decode(addr).channel, without the other fields
   std::uint64_t block_bytes() const { return block_.value(); }
   std::uint32_t column_bytes() const { return col_bytes_; }
 
  private:
   enum class Field { ro, co, ba, bg, ch };
+  int channel_digit(std::uint64_t& idx) const;
   std::vector<Field> lsb_first_;
   FixedDivisor block_{512};
   std::uint32_t col_bytes_ = 128;
@@ -140,7 +142,7 @@ class Lpddr5Memory : public IMemory {
   explicit Lpddr5Memory(sc_core::sc_module_name n) : IMemory(n) {}
   void init(const ChipConfig& cfg, Recorder& rec) override;
   void send(MemRequest req) override;
-  int channel_of(std::uint64_t addr) const override { return map_.decode(addr).channel; }
+  int channel_of(std::uint64_t addr) const override { return map_.channel(addr); }
   int channels() const override { return static_cast<int>(chans_.size()); }
   const MemStats& stats() const override { return total_; }
   std::vector<MemStats> channel_stats() const override;
