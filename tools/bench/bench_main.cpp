@@ -44,6 +44,7 @@ KernelGraph stream_graph(const ChipConfig& cfg, const std::string& name, int row
 struct Case {
   std::string name, what;
   std::function<KernelGraph(const ChipConfig&)> graph;  // empty: not runnable yet
+  std::vector<std::string> sets = {};                   // config overrides (--set)
 };
 
 std::vector<Case> cases(const std::string& src) {
@@ -54,6 +55,11 @@ std::vector<Case> cases(const std::string& src) {
        [](const ChipConfig& c) { return stream_graph(c, "stream_1gib", 16384, 16384); }},
       {"stream_16gib", "copy 65536x65536 fp16, 32 cores (16 GiB off-chip, lpddr5)",
        [](const ChipConfig& c) { return stream_graph(c, "stream_16gib", 65536, 65536); }},
+      {"stream_16gib_bw", "the same through the coarse memory.impl=bandwidth model",
+       [](const ChipConfig& c) { return stream_graph(c, "stream_16gib", 65536, 65536); }, {"memory.impl=bandwidth"}},
+      {"matmul_4096_bw", "matmul 4096^3 through memory.impl=bandwidth",
+       [src](const ChipConfig& c) { return load_workload(src + "/workloads/matmul_4096.json", c, 0, nullptr); },
+       {"memory.impl=bandwidth"}},
       {"long_6task", "6-task kernel graph simulating about 5 s (footprint)",
        [src](const ChipConfig& c) { return load_workload(src + "/tools/bench/long_6task.kernels.json", c, 0, nullptr); }},
       // Model cases: they need `dfsim gen` (the models issue); rows stay empty until then.
@@ -94,7 +100,10 @@ double peak_rss_mib() {
 // Runs one case in this process; `row`: one tab-separated line for the table.
 int run_case(const std::string& which, const std::string& config, bool row) {
   std::string src = DFSIM_SOURCE_DIR;
-  ChipConfig cfg = load_chip_config(config, {});
+  std::vector<std::string> sets;
+  for (const Case& c : cases(src))
+    if (c.name == which) sets = c.sets;
+  ChipConfig cfg = load_chip_config(config, sets);
   KernelGraph g;
   std::string label = which;
   bool found = false;
