@@ -12,11 +12,11 @@
 #include "sim/app/output_dir.h"
 #include "sim/common/error.h"
 #include "sim/graph/expand.h"
+#include "sim/runtime/progress.h"
 #include "sim/runtime/simulation.h"
 #include "sim/runtime/watchdog.h"
 #include "sim/stats/summary.h"
 #include "sim/stats/utilization_csv.h"
-#include "sim/runtime/progress.h"
 #include "sim/trace/gzip_stream.h"
 #include "sim/trace/trace_writer.h"
 

@@ -31,7 +31,7 @@ class Events {
     out_ << (first_ ? "\n" : ",\n") << ev;
     first_ = false;
   }
-  // A process per group: cores first in core order, then kernels, memory, ring, the rest.
+  // A process per group, sorted: kernels, the cores in core order, then memory, ring, the rest.
   int process(const std::string& group) {
     auto [it, fresh] = pid_.try_emplace(group, static_cast<int>(pid_.size()) + 1);
     if (fresh) {
