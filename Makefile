@@ -23,8 +23,6 @@ test: build
 
 bench: build
 	@build/$(PRESET)/tools/dfsim_bench
-	@echo
-	@build/$(PRESET)/tools/dfsim_bench stream
 
 accuracy: build
 	@build/$(PRESET)/dfsim accuracy --config $(CONFIG) --jobs $(JOBS)

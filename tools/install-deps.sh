@@ -9,6 +9,7 @@ packages=(
   libboost-program-options-dev
   libspdlog-dev libfmt-dev  # logging and formatting
   nlohmann-json3-dev        # JSON for configs, graphs and outputs
+  zlib1g-dev                # trace.json.gz
   catch2                    # unit tests (Catch2 v2)
   python3-numpy python3-matplotlib   # tools/: plots (Debian's python3)
   python3-jsonschema        # tests: shipped configs and graphs validate against docs/schemas

@@ -1,12 +1,13 @@
 #include "models/chip/card.h"
 
-#include "sim/runtime/scheduler.h"
+#include "models/common/task_host.h"
 
 namespace dfsim {
 
-Card::Card(sc_core::sc_module_name n, const ChipConfig& cfg, Scheduler& sched, Recorder& rec,
+Card::Card(sc_core::sc_module_name n, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
            const std::vector<std::uint64_t>& hbm_base)
     : sc_core::sc_module(n), mem_(MemoryRegistry::create(cfg.memory.impl, "memory")), ring_("ring") {
+  mem_->attach(rec);
   mem_->init(cfg, rec);
   ring_.init(cfg, rec);
   lx_.resize(cfg.cores, nullptr);
@@ -18,7 +19,7 @@ Card::Card(sc_core::sc_module_name n, const ChipConfig& cfg, Scheduler& sched, R
   }
 }
 
-System::System(sc_core::sc_module_name n, const ChipConfig& cfg, Scheduler& sched, Recorder& rec,
+System::System(sc_core::sc_module_name n, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
                const std::vector<std::uint64_t>& hbm_base)
     : sc_core::sc_module(n) {
   cards_.push_back(std::make_unique<Card>("card0", cfg, sched, rec, hbm_base));

@@ -13,7 +13,7 @@ namespace dfsim {
 
 class Card : public sc_core::sc_module {
  public:
-  Card(sc_core::sc_module_name n, const ChipConfig& cfg, Scheduler& sched, Recorder& rec,
+  Card(sc_core::sc_module_name n, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
        const std::vector<std::uint64_t>& hbm_base);
 
   Core& core(int i) { return *cores_.at(i); }
@@ -31,7 +31,7 @@ class Card : public sc_core::sc_module {
 // The whole simulated system: a set of cards.
 class System : public sc_core::sc_module {
  public:
-  System(sc_core::sc_module_name n, const ChipConfig& cfg, Scheduler& sched, Recorder& rec,
+  System(sc_core::sc_module_name n, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
          const std::vector<std::uint64_t>& hbm_base);
   Card& card(int i = 0) { return *cards_.at(i); }
 

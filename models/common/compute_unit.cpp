@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "models/lx/lx_scratchpad.h"
-#include "sim/runtime/scheduler.h"
+#include "models/common/task_host.h"
 
 namespace dfsim {
 
-ComputeUnit::ComputeUnit(sc_core::sc_module_name n, Scheduler& sched, Recorder& rec,
+ComputeUnit::ComputeUnit(sc_core::sc_module_name n, TaskHost& sched, Recorder& rec,
                          const ChipConfig& cfg, LxScratchpad& lx, int core, const char* kind)
     : TaskUnit(n, sched, rec), cfg_(cfg), clk_(cfg.core.clock_mhz), lx_(lx) {
   kind_ = kind;

@@ -13,7 +13,7 @@ class LxScratchpad;
 
 class ComputeUnit : public TaskUnit {
  public:
-  ComputeUnit(sc_core::sc_module_name n, Scheduler& sched, Recorder& rec, const ChipConfig& cfg,
+  ComputeUnit(sc_core::sc_module_name n, TaskHost& sched, Recorder& rec, const ChipConfig& cfg,
               LxScratchpad& lx, int core, const char* kind);
 
   // Bytes a task moves through the core's LX read and write ports.

@@ -1,6 +1,6 @@
 #include "models/common/task_unit.h"
 
-#include "sim/runtime/scheduler.h"
+#include "models/common/task_host.h"
 
 namespace dfsim {
 
@@ -8,7 +8,7 @@ Tick sim_now() {
   return static_cast<Tick>(sc_core::sc_time_stamp().value());
 }
 
-TaskUnit::TaskUnit(sc_core::sc_module_name n, Scheduler& sched, Recorder& rec)
+TaskUnit::TaskUnit(sc_core::sc_module_name n, TaskHost& sched, Recorder& rec)
     : sc_core::sc_module(n), sched_(sched), rec_(rec) {
   SC_HAS_PROCESS(TaskUnit);
   SC_METHOD(dispatch);

@@ -12,7 +12,7 @@
 
 namespace dfsim {
 
-class Scheduler;
+class TaskHost;
 
 // Counts SC_METHOD activations of all models: the "events processed" figure.
 struct ActivationCounter {
@@ -26,7 +26,7 @@ Tick sim_now();  // current simulated time in ticks
 
 class TaskUnit : public sc_core::sc_module {
  public:
-  TaskUnit(sc_core::sc_module_name n, Scheduler& sched, Recorder& rec);
+  TaskUnit(sc_core::sc_module_name n, TaskHost& sched, Recorder& rec);
 
   void push_ready(int inst);   // from the scheduler: inputs present
   void wake();                 // LX space was freed, or work arrived
@@ -38,7 +38,7 @@ class TaskUnit : public sc_core::sc_module {
   void finish(int inst);             // `inst` completed at now
   bool busy() const { return busy_; }
 
-  Scheduler& sched_;
+  TaskHost& sched_;
   Recorder& rec_;
   std::string kind_;
 

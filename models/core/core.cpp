@@ -2,7 +2,7 @@
 
 namespace dfsim {
 
-Core::Core(sc_core::sc_module_name n, int id, const ChipConfig& cfg, Scheduler& sched, Recorder& rec,
+Core::Core(sc_core::sc_module_name n, int id, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
            IMemory& mem, Ring& ring, std::vector<LxScratchpad*>& all_lx,
            const std::vector<std::uint64_t>& hbm_base)
     : sc_core::sc_module(n),

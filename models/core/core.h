@@ -18,7 +18,7 @@ namespace dfsim {
 
 class Core : public sc_core::sc_module {
  public:
-  Core(sc_core::sc_module_name n, int id, const ChipConfig& cfg, Scheduler& sched, Recorder& rec,
+  Core(sc_core::sc_module_name n, int id, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
        IMemory& mem, Ring& ring, std::vector<LxScratchpad*>& all_lx, const std::vector<std::uint64_t>& hbm_base);
 
   // The unit that runs task instance `t` of graph `g`.

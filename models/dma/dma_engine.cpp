@@ -5,11 +5,11 @@
 #include "models/lx/lx_scratchpad.h"
 #include "models/memory/memory.h"
 #include "models/noc/ring.h"
-#include "sim/runtime/scheduler.h"
+#include "models/common/task_host.h"
 
 namespace dfsim {
 
-DmaEngine::DmaEngine(sc_core::sc_module_name n, Scheduler& s, Recorder& r, const ChipConfig& cfg, int core,
+DmaEngine::DmaEngine(sc_core::sc_module_name n, TaskHost& s, Recorder& r, const ChipConfig& cfg, int core,
                      IMemory& mem, Ring& ring, std::vector<LxScratchpad*>& lx,
                      const std::vector<std::uint64_t>& hbm_base, const std::string& track_name)
     : TaskUnit(n, s, r),

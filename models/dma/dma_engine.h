@@ -45,7 +45,7 @@ struct DmaStats {
 
 class DmaEngine : public TaskUnit, public MemClient {
  public:
-  DmaEngine(sc_core::sc_module_name n, Scheduler& s, Recorder& r, const ChipConfig& cfg, int core,
+  DmaEngine(sc_core::sc_module_name n, TaskHost& s, Recorder& r, const ChipConfig& cfg, int core,
             IMemory& mem, Ring& ring, std::vector<LxScratchpad*>& lx, const std::vector<std::uint64_t>& hbm_base,
             const std::string& track_name = "dma");
   const DmaStats& stats() const { return stats_; }

@@ -13,7 +13,7 @@ LxScratchpad::LxScratchpad(sc_core::sc_module_name n, const ChipConfig& cfg, Rec
       rd_bpc_(cfg.core.lx.read_bytes_per_cycle),
       wr_bpc_(cfg.core.lx.write_bytes_per_cycle),
       rec_(rec),
-      counter_(rec.add_counter("core " + std::to_string(core), "lx bytes")) {}
+      counter_(rec.add_counter("core " + std::to_string(core), "lx bytes", "bytes")) {}
 
 bool LxScratchpad::try_reserve(std::uint64_t bytes) {
   if (bytes > capacity_ - used_) return false;

@@ -60,18 +60,22 @@ class IMemory : public sc_core::sc_module {
   virtual const MemStats& stats() const = 0;
   virtual std::vector<MemStats> channel_stats() const = 0;
 
-  // Bytes moved per utilization bucket (by completion time), for the bandwidth counter.
-  const std::vector<std::uint64_t>& bytes_per_bucket() const { return bucket_bytes_; }
+  // Before init: the recorder series "off-chip GB/s" that count_bytes feeds.
+  void attach(Recorder& rec) {
+    rec_ = &rec;
+    series_ = rec.add_series("memory", "off-chip GB/s");
+  }
 
  protected:
-  void count_bytes(Tick t, std::uint64_t bytes, Tick bucket) {
-    std::size_t b = t / bucket;
-    if (bucket_bytes_.size() <= b) bucket_bytes_.resize(b + 1, 0);
-    bucket_bytes_[b] += bytes;
+  // Bytes moved, by completion time, for the bandwidth counter (nothing if no recorder is
+  // attached, e.g. a model tested on its own).
+  void count_bytes(Tick t, std::uint64_t bytes) {
+    if (rec_) rec_->add(series_, t, bytes);
   }
 
  private:
-  std::vector<std::uint64_t> bucket_bytes_;
+  Recorder* rec_ = nullptr;
+  int series_ = -1;
 };
 
 // Name -> factory. Implementations register themselves with DFSIM_REGISTER_MEMORY.

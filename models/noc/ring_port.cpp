@@ -2,11 +2,11 @@
 
 #include "models/lx/lx_scratchpad.h"
 #include "models/noc/ring.h"
-#include "sim/runtime/scheduler.h"
+#include "models/common/task_host.h"
 
 namespace dfsim {
 
-RingPort::RingPort(sc_core::sc_module_name n, Scheduler& s, Recorder& r, int core, Ring& ring,
+RingPort::RingPort(sc_core::sc_module_name n, TaskHost& s, Recorder& r, int core, Ring& ring,
                    std::vector<LxScratchpad*>& lx)
     : TaskUnit(n, s, r), ring_(ring), lx_(lx) {
   kind_ = "ring_port";

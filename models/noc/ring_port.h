@@ -12,7 +12,7 @@ class LxScratchpad;
 
 class RingPort : public TaskUnit {
  public:
-  RingPort(sc_core::sc_module_name n, Scheduler& s, Recorder& r, int core, Ring& ring,
+  RingPort(sc_core::sc_module_name n, TaskHost& s, Recorder& r, int core, Ring& ring,
            std::vector<LxScratchpad*>& lx);
 
  private:

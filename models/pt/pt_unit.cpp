@@ -1,6 +1,6 @@
 #include "models/pt/pt_unit.h"
 
-#include "sim/runtime/scheduler.h"
+#include "models/common/task_host.h"
 
 namespace dfsim {
 

@@ -7,7 +7,7 @@ namespace dfsim {
 
 class PtUnit : public ComputeUnit {
  public:
-  PtUnit(sc_core::sc_module_name n, Scheduler& s, Recorder& r, const ChipConfig& cfg, LxScratchpad& lx, int core)
+  PtUnit(sc_core::sc_module_name n, TaskHost& s, Recorder& r, const ChipConfig& cfg, LxScratchpad& lx, int core)
       : ComputeUnit(n, s, r, cfg, lx, core, "pt") {}
 
   // Cycles and LX traffic of a matmul task on `corelets` arrays, at its operand precision.

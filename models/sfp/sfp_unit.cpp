@@ -1,7 +1,7 @@
 #include "models/sfp/sfp_unit.h"
 
 #include "models/sfp/sfp_timing.h"
-#include "sim/runtime/scheduler.h"
+#include "models/common/task_host.h"
 
 namespace dfsim {
 

@@ -6,7 +6,7 @@ namespace dfsim {
 
 class SfpUnit : public ComputeUnit {
  public:
-  SfpUnit(sc_core::sc_module_name n, Scheduler& s, Recorder& r, const ChipConfig& cfg, LxScratchpad& lx, int core)
+  SfpUnit(sc_core::sc_module_name n, TaskHost& s, Recorder& r, const ChipConfig& cfg, LxScratchpad& lx, int core)
       : ComputeUnit(n, s, r, cfg, lx, core, "sfp") {}
 
  protected:

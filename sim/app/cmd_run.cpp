@@ -2,6 +2,8 @@
 // utilization.csv to the output directory.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 
@@ -13,11 +15,14 @@
 #include "sim/common/stop_request.h"
 #include "sim/graph/expand.h"
 #include "sim/graph/size_limits.h"
+#include "sim/common/error.h"
+#include "sim/runtime/progress.h"
 #include "sim/runtime/simulation.h"
 #include "sim/runtime/watchdog.h"
 #include "sim/compiler/compile_report.h"
 #include "sim/stats/summary.h"
 #include "sim/stats/utilization_csv.h"
+#include "sim/trace/gzip_stream.h"
 #include "sim/trace/trace_writer.h"
 
 namespace dfsim {
@@ -30,6 +35,8 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string lx_planning;
   double max_sim_ns = 0, timeout_s = 0;
   std::int64_t max_events = 0, max_tasks = static_cast<std::int64_t>(kDefaultMaxTasks);
+  std::string trace_level = "units", trace_format = "json";
+  TraceOptions trace;
   opts.add_options()
       ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
       ("workload,w", po::value(&workload)->required(), "op graph (dfsim.ops) or compiled kernel graph (dfsim.kernels)")
@@ -44,6 +51,10 @@ int cmd_run(const std::vector<std::string>& args) {
        "stop after this many host seconds, in any phase (> 0; exit 1; partial outputs once simulating)")
       ("max-tasks", po::value(&max_tasks)->default_value(max_tasks),
        "refuse graphs of more task instances than this (exit 2)")
+      ("trace", po::value(&trace_level),
+       "trace detail: off, kernels, units (default) or full (adds ring links, DRAM channels, queue counters)")
+      ("trace-format", po::value(&trace_format), "json (default) or json.gz (gzip; Perfetto opens both)")
+      ("trace-flows", po::value(&trace.flows_kernel), "draw dependency arrows into and out of this kernel (levels units, full)")
       ("verbose,v", "log progress to stderr")
       ("quiet,q", "print nothing on success");
   CompileFlags flags;
@@ -51,7 +62,7 @@ int cmd_run(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("workload", 1);
   po::variables_map vm;
-  if (!parse_options("run", "--workload FILE [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N]",
+  if (!parse_options("run", "--workload FILE [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N] [--trace LEVEL]",
                      "dfsim run --config configs/spyre.json --workload workloads/add_2048x1024.json --cores 8",
                      opts, &pos, args, vm))
     return 0;
@@ -64,6 +75,12 @@ int cmd_run(const std::vector<std::string>& args) {
   check_limit_option(vm, "max-sim-time", max_sim_ns);
   check_limit_option(vm, "timeout", timeout_s);
   check_limit_option(vm, "max-tasks", static_cast<double>(max_tasks));
+  if (!parse_trace_level(trace_level, &trace.level))
+    throw UsageError("--trace must be off, kernels, units or full, got \"" + trace_level + "\"");
+  if (trace_format != "json" && trace_format != "json.gz")
+    throw UsageError("--trace-format must be json or json.gz, got \"" + trace_format + "\"");
+  if (!trace.flows_kernel.empty() && trace.level < TraceLevel::units)
+    throw UsageError("--trace-flows needs --trace units or full");
   bool quiet = vm.count("quiet"), verbose = vm.count("verbose");
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   if (config.empty()) config = default_config_path();
@@ -78,15 +95,20 @@ int cmd_run(const std::vector<std::string>& args) {
   over.max_tasks = static_cast<std::uint64_t>(max_tasks);
   KernelGraph g = load_workload(workload, cfg, over, &format, &report);
   spdlog::info("{}: {} buffers, {} task templates, {} kernels", workload, g.buffers.size(), g.tasks.size(), g.kernels.size());
+  if (!trace.flows_kernel.empty() &&
+      std::none_of(g.kernels.begin(), g.kernels.end(), [&](const Kernel& k) { return k.name == trace.flows_kernel; }))
+    throw UsageError("--trace-flows: the workload has no kernel \"" + trace.flows_kernel + "\"");
+  if (!cfg.sim.trace) trace.level = TraceLevel::off;
   set_phase(Phase::expanding);
   ExpandedGraph x = expand_graph(g, cfg);
   spdlog::info("{} task instances on {} cores", x.instances.size(), g.cores);
   if (out.empty()) out = "out/" + std::filesystem::path(workload).stem().string() + "-" + cfg.name;
-  OutputDir dir(out, {"summary.json", "trace.json", "utilization.csv"});
+  OutputDir dir(out, {"summary.json", "trace.json", "trace.json.gz", "utilization.csv"});
 
-  Simulation sim(g, x, cfg);
+  Simulation sim(g, x, cfg, trace.level);
   set_phase(Phase::simulating);
-  RunResult res = sim.run(RunLimits{max_sim_ns, static_cast<std::uint64_t>(max_events), timeout_s});
+  RunResult res =
+      sim.run(RunLimits{max_sim_ns, static_cast<std::uint64_t>(max_events), timeout_s, !quiet && stderr_is_terminal()});
   spdlog::info("simulated in {:.3f} s, {} events", res.wall_seconds, res.activations);
   stop_request() = 0;  // a stop during the simulation is in `res`; one from now on aborts the writing
   set_phase(Phase::writing);
@@ -97,9 +119,18 @@ int cmd_run(const std::vector<std::string>& args) {
   if (format == "dfsim.ops")  // what the compiler decided (docs/outputs.md, explain)
     summary["explain"] = nlohmann::ordered_json::parse(report.to_json().dump());
   dir.open("summary.json") << summary.dump(2) << "\n";
-  if (cfg.sim.trace) {
-    auto f = dir.open("trace.json");
-    write_trace(f, sim, res);
+  std::string trace_file = trace.level == TraceLevel::off ? "" : "trace." + trace_format;
+  if (!trace_file.empty()) {
+    auto f = dir.open(trace_file);
+    if (trace_format == "json.gz") {
+      GzipOStream z(f);
+      write_trace(z, sim, res, trace);
+      if (!z.finish()) throw InputError(dir.path(trace_file), "", "cannot be written");
+    } else {
+      write_trace(f, sim, res, trace);
+    }
+    f.flush();
+    if (!f) throw InputError(dir.path(trace_file), "", "cannot be written");
   }
   {
     auto f = dir.open("utilization.csv");
@@ -116,7 +147,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   if (!quiet) {
     std::cout << summary_text(summary);
-    std::cout << "outputs: " << dir.path("summary.json") << (cfg.sim.trace ? ", trace.json" : "")
+    std::cout << "outputs: " << dir.path("summary.json") << (trace_file.empty() ? "" : ", " + trace_file)
               << ", utilization.csv\n";
   }
   return 0;

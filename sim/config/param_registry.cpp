@@ -151,7 +151,7 @@ std::vector<Param> build() {
                 "extra core cycles per stick of a DMA request (the engine generates one 128 B word at a time)",
                 DFSIM_FIELD(core.dma.stick_issue_cycles)), 0, kBig),
       choices(make("memory.impl", T::String, "", "off-chip memory model (registered name)", DFSIM_FIELD(memory.impl)),
-              {"simple", "lpddr5"}),
+              {"simple", "lpddr5", "bandwidth"}),
       make("memory.ideal", T::Bool, "", "ideal memory: transfers take no time, bandwidth is unlimited",
            DFSIM_FIELD(memory.ideal)),
       ints(make("memory.capacity_bytes", T::UInt64, "bytes", "off-chip memory capacity per card",

@@ -34,7 +34,6 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   };
   for (std::size_t i = 0; i < n; ++i) {
     const TaskInstance& t = x.instances[i];
-    rec_.tasks()[i].instance = static_cast<int>(i);
     missing_[i] = static_cast<int>(t.deps.size());
     for (const Region& r : t.writes)
       if (g.buffers[r.buffer].space == Space::lx) writes_lx_[i].push_back(lx_of(r));
@@ -180,10 +179,17 @@ void Scheduler::make_ready(int inst, Tick now) {
 
 bool Scheduler::reserve_outputs(int inst, TaskUnit* waiter) {
   const auto& outs = writes_lx_[inst];
-  // Space needed per core, so that a write to another core's LX (a ring copy) counts there.
-  std::map<int, std::uint64_t> need;
-  for (int b : outs)
-    if (!lxbufs_[b].reserved) need[lxbufs_[b].core] += lxbufs_[b].bytes;
+  // Space needed per core, so that a write to another core's LX (a ring copy) counts there;
+  // in core order (a reused scratch list: no allocation per task).
+  auto& need = need_;
+  need.clear();
+  for (int b : outs) {
+    if (lxbufs_[b].reserved) continue;
+    auto it = std::find_if(need.begin(), need.end(), [&](const auto& n) { return n.first == lxbufs_[b].core; });
+    if (it == need.end()) need.emplace_back(lxbufs_[b].core, lxbufs_[b].bytes);
+    else it->second += lxbufs_[b].bytes;
+  }
+  std::sort(need.begin(), need.end());
   for (auto [core, bytes] : need)
     if (bytes > lx_[core]->free() || allocation_blocker(inst, core) >= 0) {
       lx_[core]->add_waiter(waiter);

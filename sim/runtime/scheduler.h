@@ -10,42 +10,35 @@
 #include <string>
 #include <vector>
 
+#include "models/common/task_host.h"
 #include "sim/common/time.h"
 #include "sim/graph/kernel_graph.h"
 #include "sim/stats/recorder.h"
 
 namespace dfsim {
 
-class TaskUnit;
-class LxScratchpad;
-
-class Scheduler {
+class Scheduler : public TaskHost {
  public:
   Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec);
 
   // Wiring, before the run.
   void bind(int inst, TaskUnit* unit) { unit_of_[inst] = unit; }
-  void set_lx(int core, LxScratchpad* lx);
+  void set_lx(int core, LxScratchpad* lx) override;
   // true: each core grants LX space to its buffers in program order (the default).
   void set_program_order_allocation(bool on) { in_order_ = on; }
   // Reserves preloaded LX buffers and hands every instance without dependencies to its unit.
   void start();
 
-  // Called by a unit before firing `inst`: reserves the LX space of every LX buffer it writes
-  // that is not yet reserved, all or nothing. On failure the unit is woken when space frees.
-  bool reserve_outputs(int inst, TaskUnit* waiter);
-  // Called by a unit when it fires `inst` (streaming consumers may become ready).
-  void fired(int inst, Tick now);
-  // Called by a unit whose work on `inst` is done: false while a streaming producer of it is
-  // still running; the unit is then resumed (TaskUnit::resume) when the last one completes.
-  bool may_complete(int inst, TaskUnit* unit);
-  // Called by a unit when `inst` has completed at `now`.
-  void complete(int inst, Tick now);
+  // The units' side (TaskHost): a reservation only for outputs not yet reserved.
+  bool reserve_outputs(int inst, TaskUnit* waiter) override;
+  void fired(int inst, Tick now) override;
+  bool may_complete(int inst, TaskUnit* unit) override;
+  void complete(int inst, Tick now) override;
 
-  const KernelGraph& graph() const { return g_; }
+  const KernelGraph& graph() const override { return g_; }
   const ExpandedGraph& expanded() const { return x_; }
-  const TaskInstance& instance(int i) const { return x_.instances[i]; }
-  const Task& task_of(int i) const { return g_.tasks[x_.instances[i].task]; }
+  const TaskInstance& instance(int i) const override { return x_.instances[i]; }
+  const Task& task_of(int i) const override { return g_.tasks[x_.instances[i].task]; }
 
   std::size_t completed() const { return completed_; }
   std::size_t total() const { return x_.instances.size(); }
@@ -89,6 +82,7 @@ class Scheduler {
   std::vector<TaskUnit*> deferred_;        // per instance: unit waiting to complete it
   std::vector<std::string> never_ready_;   // per instance: why it can never fire ("" if it can)
   std::vector<char> done_;
+  std::vector<std::pair<int, std::uint64_t>> need_;  // reserve_outputs: LX bytes per core
   std::size_t completed_ = 0;
   Tick last_end_ = 0;
 };

@@ -35,10 +35,10 @@ Tick bucket_ticks(const ChipConfig& cfg) {
 
 }  // namespace
 
-Simulation::Simulation(const KernelGraph& g, const ExpandedGraph& x, const ChipConfig& cfg)
+Simulation::Simulation(const KernelGraph& g, const ExpandedGraph& x, const ChipConfig& cfg, TraceLevel trace)
     : g_(g), x_(x), cfg_(cfg), rec_(bucket_ticks(cfg)), hbm_base_(layout_hbm(g, cfg)), sched_(g, x, rec_) {
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-  rec_.set_keep_spans(cfg.sim.trace);  // busy spans only feed trace.json
+  rec_.set_level(cfg.sim.trace ? trace : TraceLevel::off);  // before the models add their tracks
   // SystemC's own informational messages (e.g. on sc_stop) are not for dfsim's users.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   sched_.set_program_order_allocation(cfg.core.lx.allocation == "program_order");
@@ -58,7 +58,7 @@ RunResult Simulation::run(const RunLimits& limits) {
   ActivationCounter::value() = 0;
   sched_.start();
   // Polls limits and signals every 10 us of simulated time: negligible next to the models.
-  Watchdog dog("watchdog", sched_, WatchLimits{limits.max_events, limits.timeout_seconds}, ns_to_ticks(10000));
+  Watchdog dog("watchdog", sched_, WatchLimits{limits.max_events, limits.timeout_seconds, limits.progress}, ns_to_ticks(10000));
   if (limits.max_sim_time_ns > 0)
     sc_core::sc_start(sc_core::sc_time::from_value(ns_to_ticks(limits.max_sim_time_ns)));
   else

@@ -20,6 +20,7 @@ struct RunLimits {
   double max_sim_time_ns = 0;     // 0: none
   std::uint64_t max_events = 0;   // 0: none
   double timeout_seconds = 0;     // host seconds; 0: none
+  bool progress = false;          // a progress line on stderr for long runs (a terminal)
 };
 
 struct RunResult {
@@ -35,7 +36,9 @@ struct RunResult {
 
 class Simulation {
  public:
-  Simulation(const KernelGraph& g, const ExpandedGraph& x, const ChipConfig& cfg);
+  // `trace`: what the recorder keeps for trace.json (off when the config's sim.trace is false).
+  Simulation(const KernelGraph& g, const ExpandedGraph& x, const ChipConfig& cfg,
+             TraceLevel trace = TraceLevel::units);
   ~Simulation();
   RunResult run(const RunLimits& limits = {});
 

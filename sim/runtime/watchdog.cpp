@@ -11,7 +11,8 @@ namespace dfsim {
 volatile std::sig_atomic_t& Watchdog::pending_signal() { return stop_request(); }
 
 Watchdog::Watchdog(sc_core::sc_module_name n, const Scheduler& sched, WatchLimits limits, Tick period)
-    : sc_core::sc_module(n), sched_(sched), limits_(limits), period_(period), t0_(std::chrono::steady_clock::now()) {
+    : sc_core::sc_module(n), sched_(sched), limits_(limits), period_(period), t0_(std::chrono::steady_clock::now()),
+      progress_(limits.progress ? stderr : nullptr) {
   SC_HAS_PROCESS(Watchdog);
   SC_METHOD(check);
   sensitive << tick_;
@@ -31,12 +32,16 @@ void Watchdog::check() {
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count() >= limits_.timeout_seconds) {
     reason_ = fmt::format("stopped at --timeout {} s (host time) before all tasks completed", limits_.timeout_seconds);
   }
+  progress_.update(static_cast<Tick>(sc_core::sc_time_stamp().value()), sched_.completed(), sched_.total(),
+                   ActivationCounter::value());
   if (!reason_.empty()) {
+    progress_.clear();
     sc_core::sc_stop();
     return;
   }
   // Keep watching only while the models still have something to do.
   if (!sched_.finished() && sc_core::sc_pending_activity()) tick_.notify(sc_core::sc_time::from_value(period_));
+  else progress_.clear();
 }
 
 }  // namespace dfsim

@@ -1,6 +1,6 @@
 #pragma once
 // Stops a run that hits a limit (events processed, host seconds) or was asked to stop by a
-// signal. It wakes every `period` of simulated time while other activity is pending, so a
+// signal, and keeps the progress line. It wakes every `period` of simulated time while other activity is pending, so a
 // run with nothing left to do still ends at once (and a deadlock is still seen as one).
 #include <atomic>
 #include <chrono>
@@ -9,6 +9,7 @@
 #include <systemc>
 
 #include "sim/common/time.h"
+#include "sim/runtime/progress.h"
 
 namespace dfsim {
 
@@ -17,6 +18,7 @@ class Scheduler;
 struct WatchLimits {
   std::uint64_t max_events = 0;   // 0: none
   double timeout_seconds = 0;     // 0: none
+  bool progress = false;          // keep a progress line on stderr (ProgressLine)
 };
 
 class Watchdog : public sc_core::sc_module {
@@ -37,6 +39,7 @@ class Watchdog : public sc_core::sc_module {
   std::chrono::steady_clock::time_point t0_;
   std::string reason_;
   int signal_ = 0;
+  ProgressLine progress_;
   sc_core::sc_event tick_;
 };
 

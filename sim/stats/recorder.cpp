@@ -4,18 +4,63 @@
 
 namespace dfsim {
 
+const char* trace_level_name(TraceLevel l) {
+  switch (l) {
+    case TraceLevel::off: return "off";
+    case TraceLevel::kernels: return "kernels";
+    case TraceLevel::units: return "units";
+    case TraceLevel::full: return "full";
+  }
+  return "?";
+}
+
+bool parse_trace_level(const std::string& s, TraceLevel* out) {
+  for (TraceLevel l : {TraceLevel::off, TraceLevel::kernels, TraceLevel::units, TraceLevel::full})
+    if (s == trace_level_name(l)) {
+      *out = l;
+      return true;
+    }
+  return false;
+}
+
 int Recorder::add_track(std::string group, std::string name, std::string kind) {
   Track t;
   t.group = std::move(group);
   t.name = std::move(name);
   t.kind = std::move(kind);
+  // Only resources that serve bursts (DRAM channels, ring links) are drawn from their spans;
+  // task units are drawn from the task records.
+  t.keep_spans = level_ >= TraceLevel::full && (t.kind == "dram" || t.kind == "ring");
   tracks_.push_back(std::move(t));
   return static_cast<int>(tracks_.size()) - 1;
 }
 
-int Recorder::add_counter(std::string group, std::string name) {
-  counters_.push_back(Counter{std::move(group), std::move(name), {}});
+int Recorder::add_counter(std::string group, std::string name, std::string unit, TraceLevel detail) {
+  counters_.push_back(Counter{std::move(group), std::move(name), std::move(unit), level_ >= detail, {}});
   return static_cast<int>(counters_.size()) - 1;
+}
+
+int Recorder::add_series(std::string group, std::string name) {
+  series_.push_back(Series{std::move(group), std::move(name), {}});
+  return static_cast<int>(series_.size()) - 1;
+}
+
+// Doubles the bucket width until t falls within kMaxBuckets buckets, summing pairs of
+// buckets of every track and series. Returns t's bucket.
+std::size_t Recorder::coarsen_for(Tick t) {
+  auto halve = [](auto& v) {
+    for (std::size_t i = 0; i < v.size(); ++i) v[i / 2] = (i % 2 ? v[i / 2] : 0) + v[i];
+    v.resize((v.size() + 1) / 2);
+  };
+  while (t / bucket_ >= kMaxBuckets) {
+    bucket_ *= 2;
+    for (Track& tr : tracks_) {
+      halve(tr.bucket_busy);
+      tr.hot_lo = tr.hot_hi = 0;  // recomputed at the next update
+    }
+    for (Series& s : series_) halve(s.per_bucket);
+  }
+  return t / bucket_;
 }
 
 void Recorder::busy(int id, Tick start, Tick end, bool new_item) {
@@ -26,17 +71,29 @@ void Recorder::busy(int id, Tick start, Tick end, bool new_item) {
   if (end <= start) return;
   t.busy += end - start;
   t.last_end = end;
-  if (keep_spans_) {
+  if (t.keep_spans) {
     if (!t.spans.empty() && start <= t.spans.back().second + merge_gap_)
       t.spans.back().second = end;
     else
       t.spans.emplace_back(start, end);
   }
+  add_to_buckets(t, start, end);
+}
+
+void Recorder::busy_backfill(int id, Tick start, Tick end) {
+  Track& t = tracks_[id];
+  ++t.items;
+  if (end <= start) return;
+  t.busy += end - start;
+  add_to_buckets(t, start, end);
+}
+
+void Recorder::add_to_buckets(Track& t, Tick start, Tick end) {
   if (start >= t.hot_lo && end <= t.hot_hi) {
     t.bucket_busy[t.hot] += end - start;
     return;
   }
-  std::size_t first = start / bucket_, last = (end - 1) / bucket_;
+  std::size_t last = bucket_index(end - 1), first = start / bucket_;
   if (t.bucket_busy.size() <= last) t.bucket_busy.resize(std::max(last + 1, t.bucket_busy.size() * 2), 0);
   t.hot = last;
   t.hot_lo = last * bucket_;
@@ -49,16 +106,6 @@ void Recorder::busy(int id, Tick start, Tick end, bool new_item) {
     Tick lo = std::max<Tick>(start, b * bucket_), hi = std::min<Tick>(end, (b + 1) * bucket_);
     t.bucket_busy[b] += hi - lo;
   }
-}
-
-void Recorder::counter(int id, Tick t, double value) {
-  auto& pts = counters_[id].points;
-  if (!pts.empty() && pts.back().first == t) {
-    pts.back().second = value;
-    return;
-  }
-  if (!pts.empty() && pts.back().second == value) return;
-  pts.emplace_back(t, value);
 }
 
 }  // namespace dfsim

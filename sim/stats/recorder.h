@@ -1,8 +1,10 @@
 #pragma once
-// Collects what happened during a run: task spans, busy spans per track, counters and
-// per-bucket utilization. Outputs (summary, trace, utilization.csv) are written from it.
+// Collects what happened during a run: task records, busy time per track, counters and
+// per-bucket totals. Outputs (summary, trace, utilization.csv) are written from it. Memory
+// grows with the work simulated, not with simulated time: the number of utilization buckets
+// is bounded (their width doubles as a run gets longer), counters keep a point only when
+// their value changes, and per-span detail is kept only for the trace level that draws it.
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -10,14 +12,22 @@
 
 namespace dfsim {
 
+// How much the trace shows (docs/outputs.md): off; kernels (a kernel track and one
+// aggregated track per core); units (a track per PT/SFP/DMA/ring-port unit, LX and off-chip
+// counters); full (ring links, DRAM channels and the controller queue counters as well).
+enum class TraceLevel { off, kernels, units, full };
+const char* trace_level_name(TraceLevel l);
+bool parse_trace_level(const std::string& s, TraceLevel* out);  // false if unknown
+
 // One horizontal lane in the trace (a PT of a corelet, a DMA engine, a DRAM channel, a link).
 struct Track {
   std::string group;   // trace process: "core 3", "memory", "ring"
   std::string name;    // trace thread: "pt.0", "dma", "ch 2", "cw 4->5"
-  std::string kind;    // pt, sfp, dma, dram, ring
+  std::string kind;    // pt, sfp, dma, ring_port (task units); dram, ring (resources)
   Tick busy = 0;       // total busy time
   Tick last_end = 0;   // end of the latest busy interval
   std::uint64_t items = 0;  // tasks or transfers served
+  bool keep_spans = false;                   // resource tracks at TraceLevel::full
   std::vector<std::pair<Tick, Tick>> spans;  // busy intervals for the trace; gaps shorter than
                                              // the recorder's merge gap are bridged
   std::vector<Tick> bucket_busy;             // busy time per utilization bucket
@@ -25,26 +35,35 @@ struct Track {
   Tick hot_lo = 0, hot_hi = 0;               // so that most updates need no division
 };
 
-// A task instance as it ran.
+// A task instance as it ran (indexed by instance id).
 struct TaskRecord {
-  int instance = -1;
-  int track = -1;      // first track it occupied
   Tick ready = 0;      // all inputs present
   Tick start = 0;      // fired
   Tick end = 0;        // completed
   Tick lx_wait = 0;    // time ready but waiting for LX space
+  std::int32_t track = -1;  // first track it occupied
   bool fired = false;  // started
   bool done = false;   // completed
 };
 
-// A sampled value over time (LX occupancy of a core, off-chip bandwidth).
+// A sampled value over time (LX occupancy of a core, a DRAM controller queue): a point only
+// when the value changes.
 struct Counter {
   std::string group, name;
+  std::string unit;  // the trace's argument name: "bytes", "requests"
+  bool kept = true;  // false: the trace level does not draw it, points are not recorded
   std::vector<std::pair<Tick, double>> points;
 };
 
-// A value per utilization bucket (the card's power): a counter in the trace and a column of
-// utilization.csv. The last bucket's value is its mean over the part before the run's end.
+// An amount summed per utilization bucket (off-chip bytes); drawn as a rate.
+struct Series {
+  std::string group, name;
+  std::vector<std::uint64_t> per_bucket;
+};
+
+// A value per utilization bucket computed after the run (the card's power): a counter in the
+// trace and a column of utilization.csv. The last bucket's value is its mean over the part
+// before the run's end.
 struct BucketSeries {
   std::string group, name, unit;  // "card 0", "power", "W"
   std::vector<double> values;
@@ -52,35 +71,71 @@ struct BucketSeries {
 
 class Recorder {
  public:
+  // At most this many utilization buckets per track: a longer run doubles the bucket width.
+  static constexpr std::size_t kMaxBuckets = 4096;
+
   explicit Recorder(Tick bucket) : bucket_(bucket), merge_gap_(bucket / 100) {}
 
+  // Before any track is added: what the trace will draw.
+  void set_level(TraceLevel l) { level_ = l; }
+  TraceLevel level() const { return level_; }
+
   int add_track(std::string group, std::string name, std::string kind);
-  int add_counter(std::string group, std::string name);
+  // `detail`: the lowest trace level that draws the counter.
+  int add_counter(std::string group, std::string name, std::string unit, TraceLevel detail = TraceLevel::units);
+  int add_series(std::string group, std::string name);
 
   // Marks [start, end) busy on a track. Busy time and buckets are exact; trace spans closer
-  // than the merge gap (1 % of a bucket) are drawn as one.
+  // than the merge gap (1 % of the initial bucket) are drawn as one.
   void busy(int track, Tick start, Tick end, bool new_item = true);
-  void counter(int id, Tick t, double value);
+  // The same for an interval booked before the latest one on the track (a closed-form model
+  // filling an idle gap it left): counted in the totals and buckets, not drawn as a span.
+  void busy_backfill(int track, Tick start, Tick end);
+  void counter(int id, Tick t, double value) {
+    Counter& c = counters_[id];
+    if (!c.kept) return;
+    auto& pts = c.points;
+    if (!pts.empty() && pts.back().first == t) {
+      pts.back().second = value;
+      return;
+    }
+    if (!pts.empty() && pts.back().second == value) return;
+    pts.emplace_back(t, value);
+  }
+  void add(int series, Tick t, std::uint64_t amount) {
+    std::size_t b = bucket_index(t);
+    auto& v = series_[series].per_bucket;
+    if (v.size() <= b) v.resize(b + 1, 0);
+    v[b] += amount;
+  }
 
-  Tick bucket() const { return bucket_; }
+  Tick bucket() const { return bucket_; }  // current width (grows with the run)
   std::vector<Track>& tracks() { return tracks_; }
   const std::vector<Track>& tracks() const { return tracks_; }
   const std::vector<Counter>& counters() const { return counters_; }
+  const std::vector<Series>& series() const { return series_; }
+  void add_series(BucketSeries s) { bucket_series_.push_back(std::move(s)); }
+  const std::vector<BucketSeries>& bucket_series() const { return bucket_series_; }
   std::vector<TaskRecord>& tasks() { return tasks_; }
-  void add_series(BucketSeries s) { series_.push_back(std::move(s)); }
-  const std::vector<BucketSeries>& series() const { return series_; }
   const std::vector<TaskRecord>& tasks() const { return tasks_; }
 
-  // Keep per-span detail for the trace (off: only totals and buckets).
-  void set_keep_spans(bool keep) { keep_spans_ = keep; }
-
  private:
+  // Bucket of time t, doubling the bucket width first if t lies beyond the last bucket.
+  std::size_t bucket_index(Tick t) {
+    std::size_t b = t / bucket_;
+    if (b >= kMaxBuckets) b = coarsen_for(t);
+    return b;
+  }
+  std::size_t coarsen_for(Tick t);
+  void add_to_buckets(Track& t, Tick start, Tick end);
+
   Tick bucket_, merge_gap_;
-  bool keep_spans_ = true;
+  TraceLevel level_ = TraceLevel::units;
   std::vector<Track> tracks_;
   std::vector<Counter> counters_;
+  std::vector<Series> series_;
+  std::vector<BucketSeries> bucket_series_;
   std::vector<TaskRecord> tasks_;
-  std::vector<BucketSeries> series_;
 };
 
 }  // namespace dfsim

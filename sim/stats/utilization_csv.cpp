@@ -18,7 +18,7 @@ void write_utilization_csv(std::ostream& out, const Recorder& rec, Tick end, std
     cols.push_back(&t);
     out << ',' << t.group << '/' << t.name;
   }
-  for (const BucketSeries& se : rec.series()) out << ',' << se.group << '/' << se.name << '_' << se.unit;
+  for (const BucketSeries& se : rec.bucket_series()) out << ',' << se.group << '/' << se.name << '_' << se.unit;
   out << '\n';
   std::size_t rows = (fine + merge - 1) / merge;
   for (std::size_t r = 0; r < rows; ++r) {
@@ -30,7 +30,7 @@ void write_utilization_csv(std::ostream& out, const Recorder& rec, Tick end, std
       out << fmt::format(",{:.4f}", hi > lo ? static_cast<double>(busy) / static_cast<double>(hi - lo) : 0.0);
     }
     // Series: the row's time-weighted mean of its buckets' values.
-    for (const BucketSeries& se : rec.series()) {
+    for (const BucketSeries& se : rec.bucket_series()) {
       double sum = 0;
       for (std::size_t b = r * merge; b < (r + 1) * merge && b < se.values.size(); ++b) {
         Tick blo = b * base, bhi = std::min<Tick>((b + 1) * base, end);

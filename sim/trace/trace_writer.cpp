@@ -2,41 +2,98 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
-#include "models/chip/card.h"
 #include "sim/stats/analysis.h"
 
 namespace dfsim {
 
 namespace {
 
-// Microseconds with picosecond digits: deterministic text for the same time.
-std::string us(Tick t) { return fmt::format("{:.6f}", static_cast<double>(t) / 1e9); }
+// Trace times are whole picoseconds: a slice's start and end are both rounded from their
+// femtosecond endpoints, so slices that touch in simulated time never overlap in the trace.
+using Ps = std::uint64_t;
+Ps ps(Tick t) { return (t + 500) / 1000; }
+// Microseconds with picosecond digits, from the integer: deterministic text.
+std::string us(Ps p) { return fmt::format("{}.{:06}", p / 1000000, p % 1000000); }
 
 std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
 
-// Emits one event per line, separated by commas.
-class EventList {
+// Emits one event per line, separated by commas; processes and threads are numbered in order
+// of first appearance.
+class Events {
  public:
-  explicit EventList(std::ostream& o) : out_(o) {}
+  explicit Events(std::ostream& o) : out_(o) {}
   void add(const std::string& ev) {
     out_ << (first_ ? "\n" : ",\n") << ev;
     first_ = false;
+  }
+  // A process per group, sorted: kernels, the cores in core order, then memory, ring, the rest.
+  int process(const std::string& group) {
+    auto [it, fresh] = pid_.try_emplace(group, static_cast<int>(pid_.size()) + 1);
+    if (fresh) {
+      add(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":{}}}}})", it->second, quoted(group)));
+      int sort = group == "kernels"                 ? -1
+                 : group.rfind("core ", 0) == 0 ? std::stoi(group.substr(5))
+                                                : 100000 + it->second;
+      add(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}}}})", it->second, sort));
+    }
+    return it->second;
+  }
+  int thread(int pid, const std::string& name) {
+    int tid = ++last_tid_;
+    add(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", pid, tid, quoted(name)));
+    add(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})", pid, tid, tid));
+    return tid;
+  }
+  void slice(int pid, int tid, const std::string& name, const char* cat, Ps s, Ps e, const std::string& args = "") {
+    add(fmt::format(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}{}{}}})", quoted(name), cat, pid,
+                    tid, us(s), us(e - s), args.empty() ? "" : ",\"args\":", args.empty() ? "" : "{" + args + "}"));
+  }
+  void count(int pid, const std::string& name, Ps t, const std::string& arg) {
+    add(fmt::format(R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{{}}}}})", quoted(name), pid, us(t), arg));
   }
 
  private:
   std::ostream& out_;
   bool first_ = true;
+  std::map<std::string, int> pid_;
+  int last_tid_ = 0;
 };
+
+// A slice to place on one of several lanes so that none overlap on a lane.
+struct Span {
+  Ps s = 0, e = 0;
+  int item = 0;  // the caller's index
+};
+
+// Lane of each span (greedy, spans in start order): the first lane free at its start.
+std::vector<int> assign_lanes(std::vector<Span>& spans, int* lanes) {
+  std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.s < b.s; });
+  std::vector<Ps> free_at;
+  std::vector<int> lane(spans.size());
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    std::size_t l = 0;
+    while (l < free_at.size() && free_at[l] > spans[i].s) ++l;
+    if (l == free_at.size()) free_at.push_back(0);
+    free_at[l] = spans[i].e;
+    lane[i] = static_cast<int>(l);
+  }
+  *lanes = static_cast<int>(free_at.size());
+  return lane;
+}
 
 constexpr std::size_t kMaxResourceSpans = 200000;
 
-// Spans with gaps of at most `gap` joined.
-std::vector<std::pair<Tick, Tick>> merged_spans(const std::vector<std::pair<Tick, Tick>>& in, Tick gap) {
+// Spans with gaps of at most `gap` joined, clipped to `stop`.
+std::vector<std::pair<Tick, Tick>> merged_spans(const std::vector<std::pair<Tick, Tick>>& in, Tick gap, Tick stop) {
   std::vector<std::pair<Tick, Tick>> out;
   for (auto [s, e] : in) {
+    if (s >= stop) break;
+    e = std::min(e, stop);
     if (!out.empty() && s <= out.back().second + gap)
       out.back().second = std::max(out.back().second, e);
     else
@@ -45,49 +102,111 @@ std::vector<std::pair<Tick, Tick>> merged_spans(const std::vector<std::pair<Tick
   return out;
 }
 
-}  // namespace
-
-void write_trace(std::ostream& out, Simulation& sim, const RunResult& res) {
-  const Recorder& rec = sim.recorder();
-  const KernelGraph& g = sim.graph();
-  const ExpandedGraph& x = sim.expanded();
-  out << "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"workload\": " << quoted(g.name)
-      << ", \"config\": " << quoted(sim.config().name) << "},\n\"traceEvents\": [";
-  EventList ev(out);
-
-  // Processes and threads, numbered in order of first appearance.
-  std::map<std::string, int> pid;
-  std::vector<int> track_pid(rec.tracks().size()), track_tid(rec.tracks().size());
-  auto pid_of = [&](const std::string& group) {
-    auto [it, fresh] = pid.try_emplace(group, static_cast<int>(pid.size()) + 1);
-    if (fresh) {
-      ev.add(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":{}}}}})", it->second, quoted(group)));
-      // Cores first, in core order; then memory, ring and the rest in order of appearance.
-      int sort = group.rfind("core ", 0) == 0 ? std::stoi(group.substr(5)) : 100000 + it->second;
-      ev.add(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}}}})", it->second, sort));
-    }
-    return it->second;
-  };
-  for (std::size_t i = 0; i < rec.tracks().size(); ++i) {
-    const Track& t = rec.tracks()[i];
-    if (t.items == 0) continue;
-    track_pid[i] = pid_of(t.group);
-    track_tid[i] = static_cast<int>(i) + 1;
-    ev.add(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", track_pid[i],
-                       track_tid[i], quoted(t.name)));
-    ev.add(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
-                       track_pid[i], track_tid[i], track_tid[i]));
-  }
-
-  // Task slices: one per task instance (on each corelet it occupied).
-  for (std::size_t i = 0; i < rec.tasks().size(); ++i) {
+// Everything the writer needs, and the run's stop time: nothing is drawn past it.
+struct Ctx {
+  const Recorder& rec;
+  const KernelGraph& g;
+  const ExpandedGraph& x;
+  const ChipConfig& cfg;
+  Tick stop;
+  Events& ev;
+  // Span of an instance that fired, its end clipped to the stop time; false if it never fired.
+  bool span_of(std::size_t i, Tick* s, Tick* e) const {
     const TaskRecord& r = rec.tasks()[i];
-    if (r.track < 0 || !r.done) continue;  // only completed instances have a duration
-    const TaskInstance& ti = x.instances[i];
+    if (!r.fired || r.start > stop) return false;
+    *s = r.start;
+    *e = r.done ? std::min(r.end, stop) : stop;
+    return true;
+  }
+};
+
+// Kernels level: one track of kernel slices (lanes where kernels run at once), and per core
+// one track of its kernels' spans there.
+void write_kernels(const Ctx& c) {
+  const KernelGraph& g = c.g;
+  struct Agg {
+    Tick s = ~Tick(0), e = 0;
+    std::uint64_t instances = 0, bytes = 0, macs = 0;
+  };
+  std::vector<Agg> kern(g.kernels.size());
+  std::map<std::pair<int, int>, Agg> per_core;  // (core, kernel)
+  for (std::size_t i = 0; i < c.x.instances.size(); ++i) {
+    const TaskInstance& ti = c.x.instances[i];
+    int k = g.tasks[ti.task].kernel;
+    Tick s, e;
+    if (k < 0 || !c.span_of(i, &s, &e)) continue;
+    for (Agg* a : {&kern[k], &per_core[{ti.core, k}]}) {
+      a->s = std::min(a->s, s);
+      a->e = std::max(a->e, e);
+      ++a->instances;
+      a->bytes += offchip_bytes_of(g, ti);
+      a->macs += macs_of(g, ti);
+    }
+  }
+  auto args_of = [&](int k, const Agg& a) {
+    std::set<std::string> ops;
+    for (int t : g.kernels[k].tasks) ops.insert(g.tasks[t].op);
+    std::string list;
+    for (const auto& o : ops) list += (list.empty() ? "" : ",") + quoted(o);
+    return fmt::format(R"("kernel":{},"ops":[{}],"instances":{},"offchip_bytes":{},"macs":{})", quoted(g.kernels[k].name),
+                       list, a.instances, a.bytes, a.macs);
+  };
+  auto draw = [&](const std::string& group, const std::string& name, std::vector<Span> spans, auto&& args) {
+    if (spans.empty()) return;
+    int pid = c.ev.process(group), lanes = 0;
+    std::vector<int> lane = assign_lanes(spans, &lanes);
+    std::vector<int> tid(lanes);
+    for (int l = 0; l < lanes; ++l) tid[l] = c.ev.thread(pid, l == 0 ? name : name + " " + std::to_string(l + 1));
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      int k = spans[i].item;
+      c.ev.slice(pid, tid[lane[i]], g.kernels[k].name, "kernel", spans[i].s, spans[i].e, args(spans[i]));
+    }
+  };
+  std::vector<Span> top;
+  for (std::size_t k = 0; k < kern.size(); ++k)
+    if (kern[k].instances) top.push_back(Span{ps(kern[k].s), ps(kern[k].e), static_cast<int>(k)});
+  draw("kernels", "kernels", top, [&](const Span& s) { return args_of(s.item, kern[s.item]); });
+  std::map<int, std::vector<Span>> cores;
+  for (auto& [key, a] : per_core) cores[key.first].push_back(Span{ps(a.s), ps(a.e), key.second});
+  for (auto& [core, spans] : cores)
+    draw("core " + std::to_string(core), "kernels", spans,
+         [&, core = core](const Span& s) { return args_of(s.item, per_core.at({core, s.item})); });
+}
+
+// Consecutive tracks a task occupies from its first: every corelet's for a PT or SFP task
+// not pinned to one corelet.
+int tracks_of(const Task& t, const ChipConfig& cfg) {
+  return (t.unit == UnitKind::pt || t.unit == UnitKind::sfp) && t.corelet < 0 ? cfg.core.corelets : 1;
+}
+
+// Units level: a slice per task instance on each unit track it occupied.
+std::vector<int> write_units(const Ctx& c, std::vector<int>& track_tid) {
+  const KernelGraph& g = c.g;
+  const auto& tracks = c.rec.tracks();
+  std::vector<int> track_pid(tracks.size(), 0);
+  // Tracks with work, and those of instances still running when the run stopped.
+  std::vector<char> used(tracks.size(), 0);
+  for (std::size_t i = 0; i < tracks.size(); ++i) used[i] = tracks[i].items > 0;
+  for (const TaskRecord& r : c.rec.tasks())
+    if (r.fired && r.track >= 0) {
+      const Task& t = g.tasks[c.x.instances[&r - c.rec.tasks().data()].task];
+      for (int k = 0; k < tracks_of(t, c.cfg); ++k) used[r.track + k] = 1;
+    }
+  for (std::size_t i = 0; i < tracks.size(); ++i) {
+    const Track& t = tracks[i];
+    if (!used[i] || t.kind == "dram" || t.kind == "ring") continue;
+    track_pid[i] = c.ev.process(t.group);
+    track_tid[i] = c.ev.thread(track_pid[i], t.name);
+  }
+  for (std::size_t i = 0; i < c.x.instances.size(); ++i) {
+    const TaskRecord& r = c.rec.tasks()[i];
+    Tick s, e;
+    if (r.track < 0 || !c.span_of(i, &s, &e)) continue;
+    const TaskInstance& ti = c.x.instances[i];
     const Task& t = g.tasks[ti.task];
     std::string args = fmt::format(R"("kernel":{},"op":{},"core":{},"instance":{},"ready_us":{},"lx_wait_us":{})",
                                    quoted(t.kernel >= 0 ? g.kernels[t.kernel].name : ""), quoted(t.op), ti.core, i,
-                                   us(r.ready), us(r.lx_wait));
+                                   us(ps(r.ready)), us(ps(r.lx_wait)));
     if (t.unit == UnitKind::pt) args += fmt::format(R"(,"macs":{})", t.m * t.n * t.k);
     if (t.unit == UnitKind::sfp) args += fmt::format(R"(,"elements":{})", t.elements);
     if (t.unit == UnitKind::dma || t.unit == UnitKind::ring) {
@@ -95,65 +214,126 @@ void write_trace(std::ostream& out, Simulation& sim, const RunResult& res) {
       for (const Region& rg : ti.reads) b += rg.total_bytes();
       args += fmt::format(R"(,"bytes":{})", b);
     }
-    int first = r.track, count = (t.unit == UnitKind::pt || t.unit == UnitKind::sfp) && t.corelet < 0
-                                     ? sim.config().core.corelets : 1;
-    for (int c = 0; c < count; ++c) {
-      int tr = first + c;
-      ev.add(fmt::format(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})",
-                         quoted(t.name), unit_name(t.unit), track_pid[tr], track_tid[tr], us(r.start),
-                         us(r.end - r.start), args));
+    if (!r.done) args += R"(,"unfinished":true)";
+    for (int k = 0; k < tracks_of(t, c.cfg); ++k) {
+      int tr = r.track + k;
+      c.ev.slice(track_pid[tr], track_tid[tr], t.name, unit_name(t.unit), ps(s), ps(e), args);
     }
   }
+  return track_pid;
+}
 
-  // Busy spans of resources that serve bursts rather than tasks (DRAM channels, ring links).
-  // Long runs have millions of them: gaps are bridged, doubling the bridged gap from the
-  // recorder's, until all tracks together fit the span budget.
-  std::vector<std::size_t> resource_tracks;
-  for (std::size_t i = 0; i < rec.tracks().size(); ++i) {
-    const Track& t = rec.tracks()[i];
-    if (t.items > 0 && (t.kind == "dram" || t.kind == "ring")) resource_tracks.push_back(i);
+// Dependency arrows into and out of the instances of one kernel.
+void write_flows(const Ctx& c, const std::string& kernel, const std::vector<int>& track_pid,
+                 const std::vector<int>& track_tid) {
+  const KernelGraph& g = c.g;
+  int id = 0;
+  auto arrow = [&](int from, int to) {
+    Tick fs, fe, ts, te;
+    const TaskRecord &a = c.rec.tasks()[from], &b = c.rec.tasks()[to];
+    if (a.track < 0 || b.track < 0 || !c.span_of(from, &fs, &fe) || !c.span_of(to, &ts, &te)) return;
+    ++id;
+    c.ev.add(fmt::format(R"({{"ph":"s","id":{},"name":"dependency","cat":"flow","pid":{},"tid":{},"ts":{}}})", id,
+                         track_pid[a.track], track_tid[a.track], us(ps(fs))));
+    c.ev.add(fmt::format(R"({{"ph":"f","bp":"e","id":{},"name":"dependency","cat":"flow","pid":{},"tid":{},"ts":{}}})", id,
+                         track_pid[b.track], track_tid[b.track], us(ps(ts))));
+  };
+  auto in_kernel = [&](int inst) {
+    int k = g.tasks[c.x.instances[inst].task].kernel;
+    return k >= 0 && g.kernels[k].name == kernel;
+  };
+  for (std::size_t i = 0; i < c.x.instances.size(); ++i) {
+    const TaskInstance& ti = c.x.instances[i];
+    if (!in_kernel(static_cast<int>(i))) continue;
+    for (int d : ti.deps) arrow(d, static_cast<int>(i));
+    for (int k : ti.consumers)
+      if (!in_kernel(k)) arrow(static_cast<int>(i), k);  // edges inside the kernel are drawn once, above
   }
+}
+
+// Full level: busy spans of the resources that serve bursts (DRAM channels, ring links).
+// Long runs have millions of them: gaps are bridged, doubling the bridged gap, until all
+// tracks together fit the span budget.
+void write_resources(const Ctx& c) {
+  const auto& tracks = c.rec.tracks();
+  std::vector<std::size_t> res;
+  for (std::size_t i = 0; i < tracks.size(); ++i)
+    if (tracks[i].items > 0 && tracks[i].keep_spans) res.push_back(i);
   Tick gap = 0;
   for (;;) {
     std::size_t n = 0;
-    for (std::size_t i : resource_tracks) n += merged_spans(rec.tracks()[i].spans, gap).size();
+    for (std::size_t i : res) n += merged_spans(tracks[i].spans, gap, c.stop).size();
     if (n <= kMaxResourceSpans) break;
-    gap = gap == 0 ? rec.bucket() / 50 + 1 : gap * 2;
+    gap = gap == 0 ? c.rec.bucket() / 50 + 1 : gap * 2;
   }
-  for (std::size_t i : resource_tracks) {
-    const Track& t = rec.tracks()[i];
-    for (auto [s, e] : merged_spans(t.spans, gap))
-      ev.add(fmt::format(R"({{"ph":"X","name":"busy","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}}})", t.kind,
-                         track_pid[i], track_tid[i], us(s), us(e - s)));
+  for (std::size_t i : res) {
+    const Track& t = tracks[i];
+    int pid = c.ev.process(t.group), tid = c.ev.thread(pid, t.name);
+    Ps last = 0;
+    for (auto [s, e] : merged_spans(t.spans, gap, c.stop)) {
+      Ps a = std::max(ps(s), last), b = ps(e);
+      if (b <= a) continue;
+      c.ev.slice(pid, tid, "busy", t.kind.c_str(), a, b);
+      last = b;
+    }
   }
+}
 
-  // Counters: LX occupancy per core, off-chip bandwidth per bucket.
-  for (const Counter& c : rec.counters()) {
-    if (c.points.size() <= 1) continue;
-    int p = pid_of(c.group);
-    for (auto [t, v] : c.points)
-      ev.add(fmt::format(R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"bytes":{}}}}})", quoted(c.name), p, us(t),
-                         static_cast<std::uint64_t>(v)));
+// Counters kept at this level, points clipped to the stop time; then the per-bucket series
+// as rates (a point only where the rate changes).
+void write_counters(const Ctx& c) {
+  for (const Counter& k : c.rec.counters()) {
+    if (!k.kept || k.points.size() <= 1) continue;
+    int pid = c.ev.process(k.group);
+    for (auto [t, v] : k.points) {
+      if (t > c.stop) break;
+      c.ev.count(pid, k.name, ps(t), fmt::format(R"({}:{})", quoted(k.unit), static_cast<std::uint64_t>(v)));
+    }
   }
-  const auto& bb = sim.system().card().memory().bytes_per_bucket();
-  if (!bb.empty()) {
-    int p = pid_of("memory");
-    Tick b = rec.bucket();
-    for (std::size_t i = 0; i < bb.size(); ++i)
-      ev.add(fmt::format(R"({{"ph":"C","name":"off-chip GB/s","pid":{},"ts":{},"args":{{"GB/s":{:.3f}}}}})", p,
-                         us(i * b), static_cast<double>(bb[i]) / ticks_to_ns(b)));
-    ev.add(fmt::format(R"({{"ph":"C","name":"off-chip GB/s","pid":{},"ts":{},"args":{{"GB/s":0}}}})", p, us(bb.size() * b)));
+  const Tick b = c.rec.bucket();
+  for (const Series& s : c.rec.series()) {
+    if (s.per_bucket.empty()) continue;
+    int pid = c.ev.process(s.group);
+    std::string prev;
+    for (std::size_t i = 0; i < s.per_bucket.size() && i * b < c.stop; ++i) {
+      std::string v = fmt::format(R"("GB/s":{:.3f})", static_cast<double>(s.per_bucket[i]) / ticks_to_ns(b));
+      if (v != prev) c.ev.count(pid, s.name, ps(i * b), v);
+      prev = std::move(v);
+    }
+    c.ev.count(pid, s.name, ps(std::min<Tick>(s.per_bucket.size() * b, c.stop)), R"("GB/s":0)");
   }
-  // Per-bucket series (the card's power): a counter with the bucket's mean, back to 0 at the end.
-  for (const BucketSeries& se : rec.series()) {
-    int p = pid_of(se.group);
-    std::string name = quoted(se.name + " " + se.unit), unit = quoted(se.unit);
-    for (std::size_t i = 0; i < se.values.size(); ++i)
-      ev.add(fmt::format(R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{{}:{:.3f}}}}})", name, p,
-                         us(i * rec.bucket()), unit, se.values[i]));
-    if (!se.values.empty())
-      ev.add(fmt::format(R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{{}:0}}}})", name, p, us(res.end), unit));
+  // Values computed per bucket after the run (the card's power), back to 0 at the end.
+  for (const BucketSeries& se : c.rec.bucket_series()) {
+    if (se.values.empty()) continue;
+    int pid = c.ev.process(se.group);
+    std::string name = se.name + " " + se.unit, prev;
+    for (std::size_t i = 0; i < se.values.size() && i * b < c.stop; ++i) {
+      std::string v = fmt::format(R"({}:{:.3f})", quoted(se.unit), se.values[i]);
+      if (v != prev) c.ev.count(pid, name, ps(i * b), v);
+      prev = std::move(v);
+    }
+    c.ev.count(pid, name, ps(c.stop), fmt::format(R"({}:0)", quoted(se.unit)));
   }
+}
+
+}  // namespace
+
+void write_trace(std::ostream& out, Simulation& sim, const RunResult& res, const TraceOptions& opt) {
+  const Recorder& rec = sim.recorder();
+  const KernelGraph& g = sim.graph();
+  out << "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"workload\": " << quoted(g.name)
+      << ", \"config\": " << quoted(sim.config().name) << ", \"level\": \"" << trace_level_name(opt.level)
+      << "\", \"end_us\": " << us(ps(res.end)) << "},\n\"traceEvents\": [";
+  Events ev(out);
+  Ctx c{rec, g, sim.expanded(), sim.config(), res.end, ev};
+  if (opt.level >= TraceLevel::kernels) write_kernels(c);
+  if (opt.level >= TraceLevel::units) {
+    std::vector<int> track_tid(rec.tracks().size(), 0);
+    std::vector<int> track_pid = write_units(c, track_tid);
+    if (!opt.flows_kernel.empty()) write_flows(c, opt.flows_kernel, track_pid, track_tid);
+  }
+  if (opt.level >= TraceLevel::full) write_resources(c);
+  if (opt.level >= TraceLevel::kernels) write_counters(c);
   out << "\n]}\n";
 }
 

@@ -1,13 +1,18 @@
 #pragma once
-// trace.json in Chrome trace-event format (opens in Perfetto and chrome://tracing): a
-// process per core, memory and ring; a thread per unit, channel and link; task slices with
-// their arguments; counter tracks for LX occupancy and off-chip bandwidth.
+// Writes trace.json (Chrome trace-event format, for Perfetto) at a chosen level of detail.
 #include <ostream>
+#include <string>
 
 #include "sim/runtime/simulation.h"
+#include "sim/stats/recorder.h"
 
 namespace dfsim {
 
-void write_trace(std::ostream& out, Simulation& sim, const RunResult& res);
+struct TraceOptions {
+  TraceLevel level = TraceLevel::units;
+  std::string flows_kernel;  // draw dependency arrows into and out of this kernel ("" none)
+};
+
+void write_trace(std::ostream& out, Simulation& sim, const RunResult& res, const TraceOptions& opt = {});
 
 }  // namespace dfsim

@@ -2,6 +2,8 @@
 // deterministic and well formed, help and version work, bad input exits 2 with one line
 // naming the file and JSON path and writes nothing, a deadlock exits 1 and still reports.
 #include <catch2/catch.hpp>
+
+#include "cli_helpers.h"
 #include <sys/wait.h>
 #include <unistd.h>
 

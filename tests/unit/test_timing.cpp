@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/lx/lx_scratchpad.h"
+#include "models/memory/impl/bandwidth_memory.h"
 #include "models/memory/impl/simple_memory.h"
 #include "models/noc/ring.h"
 #include "models/pt/pt_timing.h"
@@ -355,4 +356,37 @@ TEST_CASE("timing: lx port times and capacity", "[timing][lx]") {
   lx.release(1000000);
   CHECK(lx.used() == 589376);
   CHECK(lx.peak() == 1589376);
+}
+
+TEST_CASE("timing: the bandwidth memory books column time, refresh share and drain turnarounds", "[timing][memory]") {
+  ChipConfig cfg;  // lpddr5 defaults: 800 MHz (1.25 ns), BL32 on 32 bits = 128 B per column
+  Recorder rec(ns_to_ticks(1000));
+  BandwidthMemory mem("mem");
+  mem.init(cfg, rec);
+  Client c;
+  // 512 B = 4 columns + 1 inline-ECC column = 5, at max(tCCD_L 4, burst 4) = 4 cycles = 5 ns
+  // each, stretched by refresh: / (1 - (tRP 15 + tRFC 224) / tREFI 3125) = 5.41406791 ns per
+  // column, 27.070340 ns for the piece. Read latency tRCD 15 + RL 17 + burst 4 + front end 8 =
+  // 44 cycles = 55 ns: done at 82.070340 ns.
+  mem.send(MemRequest{0, 512, false, 0, &c, 0});
+  CHECK(c.done.at(0) == 82'070'340);
+  // The same block again at t=0 queues behind it: 2 x 27.070340 + 55 ns.
+  mem.send(MemRequest{0, 512, false, 0, &c, 1});
+  CHECK(c.done.at(1) == 109'140'680);
+  // A write there while reads mix in pays (tRTW 18 + tWTR 14) / (write_high 24 - write_low 8)
+  // = 2 cycles = 2.5 ns of turnaround; write latency tRCD 15 + WL 9 + 4 + 8 = 36 cycles = 45 ns:
+  // 3 x 27.070340 + 2.5 + 45 ns.
+  mem.send(MemRequest{0, 512, true, 0, &c, 2});
+  CHECK(c.done.at(2) == 128'711'020);
+  // Booked ahead: a read arriving at 1000 ns leaves the channel idle from 3 x 27.070340 + 2.5
+  // = 83.711020 ns to 1000 ns; a read booked after it but arriving at 200 ns fills that gap:
+  // 200 + 27.070340 + 55 ns (instead of queueing behind the later one).
+  mem.send(MemRequest{0, 512, false, 1'000'000'000, &c, 3});
+  CHECK(c.done.at(3) == 1'082'070'340);
+  mem.send(MemRequest{0, 512, false, 200'000'000, &c, 4});
+  CHECK(c.done.at(4) == 282'070'340);
+  CHECK(rec.tracks()[0].busy == 5 * 27'070'340 + 2'500'000);  // every piece, gap-filler included
+  CHECK(mem.stats().bytes_read == 4 * 512);
+  CHECK(mem.stats().bytes_written == 512);
+  CHECK(mem.stats().turnarounds == 1);
 }

@@ -1,62 +1,193 @@
-// Benchmark (not a test): runs the 32-core 4096^3 fp16 matmul (or WORKLOAD, or `stream`: a
-// 32-core copy of a 16384x16384 fp16 tensor, 1 GiB through DMA and memory) and prints host
-// seconds, events/s, simulated cycles per host second and off-chip bytes per host second.
-// Usage: dfsim_bench [WORKLOAD | stream] [CONFIG]
+// Benchmark (not a test): host speed and footprint of dfsim on fixed cases. Without
+// arguments it runs every case, each in its own process (so peak RSS is the case's own), and
+// prints one row per case: host seconds of simulation, events, events/s, simulated cycles per
+// host second, task instances, peak RSS and the bytes of trace.json at the default level.
+// `cpu s` is the simulation's CPU time: on a shared machine it is the steadier figure.
+// Usage: dfsim_bench                      all cases, a table
+//        dfsim_bench CASE [CONFIG]        one case (a name below, or a workload file), in detail
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
+#include <streambuf>
 #include <systemc>
 
 #include "models/chip/card.h"
 #include "sim/app/cli.h"
 #include "sim/common/error.h"
 #include "sim/compiler/compile.h"
-#include "sim/graph/op_graph.h"
 #include "sim/graph/expand.h"
+#include "sim/graph/kernel_graph.h"
+#include "sim/graph/op_graph.h"
 #include "sim/runtime/simulation.h"
+#include "sim/trace/trace_writer.h"
+
+namespace {
+
+using namespace dfsim;
+
+// A copy of a rows x cols fp16 tensor through DMA and memory: rows*cols*2 bytes read and as
+// many written.
+KernelGraph stream_graph(const ChipConfig& cfg, const std::string& name, int rows, int cols) {
+  Json ops = Json::parse(fmt::format(R"({{"format": "dfsim.ops", "version": 1, "name": "{}",
+    "tensors": {{"x": {{"shape": [{}, {}], "dtype": "fp16"}}, "y": {{"shape": [{}, {}], "dtype": "fp16"}}}},
+    "inputs": ["x"], "outputs": ["y"], "ops": [{{"op": "copy", "inputs": ["x"], "outputs": ["y"]}}]}})",
+                                     name, rows, cols, rows, cols));
+  return compile_ops(read_op_graph(ops, name), cfg, cfg.cores);
+}
+
+struct Case {
+  std::string name, what;
+  std::function<KernelGraph(const ChipConfig&)> graph;  // empty: not runnable yet
+  std::vector<std::string> sets = {};                   // config overrides (--set)
+};
+
+std::vector<Case> cases(const std::string& src) {
+  return {
+      {"matmul_4096", "matmul 4096^3 fp16, 32 cores",
+       [src](const ChipConfig& c) { return load_workload(src + "/workloads/matmul_4096.json", c, 0, nullptr); }},
+      {"stream_1gib", "copy 16384x16384 fp16, 32 cores (1 GiB off-chip)",
+       [](const ChipConfig& c) { return stream_graph(c, "stream_1gib", 16384, 16384); }},
+      {"stream_16gib", "copy 65536x65536 fp16, 32 cores (16 GiB off-chip, lpddr5)",
+       [](const ChipConfig& c) { return stream_graph(c, "stream_16gib", 65536, 65536); }},
+      {"stream_16gib_bw", "the same through the coarse memory.impl=bandwidth model",
+       [](const ChipConfig& c) { return stream_graph(c, "stream_16gib", 65536, 65536); }, {"memory.impl=bandwidth"}},
+      {"matmul_4096_bw", "matmul 4096^3 through memory.impl=bandwidth",
+       [src](const ChipConfig& c) { return load_workload(src + "/workloads/matmul_4096.json", c, 0, nullptr); },
+       {"memory.impl=bandwidth"}},
+      {"long_6task", "6-task kernel graph simulating about 5 s (footprint)",
+       [src](const ChipConfig& c) { return load_workload(src + "/tools/bench/long_6task.kernels.json", c, 0, nullptr); }},
+      // Model cases: they need `dfsim gen` (the models issue); rows stay empty until then.
+      {"llama8b_decode", "Llama-3.1-8B decode step, batch 1, context 2048 (needs dfsim gen)", nullptr},
+      {"llama8b_prefill", "Llama-3.1-8B prefill of 2048 tokens (needs dfsim gen)", nullptr},
+  };
+}
+
+// Counts the bytes written to it.
+class CountingBuf : public std::streambuf {
+ public:
+  std::uint64_t bytes = 0;
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof())) ++bytes;
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    bytes += static_cast<std::uint64_t>(n);
+    return n;
+  }
+};
+
+// CPU seconds of this process so far (user + system): steadier than wall time on a shared machine.
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024.0;
+}
+
+// Runs one case in this process; `row`: one tab-separated line for the table.
+int run_case(const std::string& which, const std::string& config, bool row) {
+  std::string src = DFSIM_SOURCE_DIR;
+  std::vector<std::string> sets;
+  for (const Case& c : cases(src))
+    if (c.name == which) sets = c.sets;
+  ChipConfig cfg = load_chip_config(config, sets);
+  KernelGraph g;
+  std::string label = which;
+  bool found = false;
+  auto t0 = std::chrono::steady_clock::now();
+  for (const Case& c : cases(src))
+    if (c.name == which) {
+      if (!c.graph) {
+        std::cout << (row ? fmt::format("{}\t-\n", which) : fmt::format("{}: {}\n", which, c.what));
+        return 0;
+      }
+      g = c.graph(cfg);
+      label = c.what;
+      found = true;
+    }
+  if (!found) g = load_workload(which, cfg, 0, nullptr);
+  ExpandedGraph x = expand_graph(g, cfg);
+  double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Simulation sim(g, x, cfg, TraceLevel::units);
+  double cpu0 = cpu_seconds();
+  RunResult r = sim.run();
+  double cpu = cpu_seconds() - cpu0;
+  CountingBuf counter;
+  std::ostream trace(&counter);
+  write_trace(trace, sim, r);
+  ClockDomain clk(cfg.core.clock_mhz);
+  const MemStats& m = sim.system().card().memory().stats();
+  double gib = static_cast<double>(m.bytes_read + m.bytes_written) / (1u << 30);
+  double cps = clk.to_cycles(r.end) / r.wall_seconds;
+  if (row) {
+    std::cout << fmt::format("{}\t{:.3f}\t{:.3f}\t{}\t{:.3g}\t{:.3g}\t{}\t{:.1f}\t{}\n", which, r.wall_seconds, cpu, r.activations,
+                             r.activations / r.wall_seconds, cps, x.instances.size(), peak_rss_mib(), counter.bytes);
+    return r.ok() ? 0 : 1;
+  }
+  std::cout << fmt::format("case                {} ({})\n", which, label);
+  std::cout << fmt::format("task instances      {}\n", x.instances.size());
+  std::cout << fmt::format("load+compile s      {:.3f}\n", load_s);
+  std::cout << fmt::format("simulate s          {:.3f} (CPU {:.3f})\n", r.wall_seconds, cpu);
+  std::cout << fmt::format("events              {}\n", r.activations);
+  std::cout << fmt::format("events/s            {:.3g}\n", r.activations / r.wall_seconds);
+  std::cout << fmt::format("simulated us        {:.3f}\n", ticks_to_ns(r.end) / 1000);
+  std::cout << fmt::format("sim cycles/host s   {:.3g}\n", cps);
+  std::cout << fmt::format("off-chip GiB        {:.3f}\n", gib);
+  std::cout << fmt::format("off-chip GiB/host s {:.3g}\n", gib / r.wall_seconds);
+  std::cout << fmt::format("peak RSS MiB        {:.1f}\n", peak_rss_mib());
+  std::cout << fmt::format("trace bytes         {} (level units)\n", counter.bytes);
+  return r.ok() ? 0 : 1;
+}
+
+// Every case in its own process, as a table.
+int run_all(const char* self) {
+  std::cout << fmt::format("{:<16} {:>8} {:>7} {:>11} {:>9} {:>14} {:>9} {:>9} {:>12}\n", "case", "host s", "cpu s", "events",
+                           "events/s", "sim cycles/s", "tasks", "RSS MiB", "trace bytes");
+  int rc = 0;
+  for (const Case& c : cases(DFSIM_SOURCE_DIR)) {
+    std::string cmd = fmt::format("'{}' --row {}", self, c.name);
+    std::FILE* p = popen(cmd.c_str(), "r");
+    char buf[512] = {0};
+    std::string line = p && std::fgets(buf, sizeof buf, p) ? buf : "";
+    if (!p || pclose(p) != 0) rc = 1;
+    std::vector<std::string> f;
+    for (std::size_t a = 0, b; a <= line.size(); a = b + 1) {
+      b = line.find_first_of("\t\n", a);
+      if (b == std::string::npos) b = line.size();
+      if (b > a) f.push_back(line.substr(a, b - a));
+    }
+    if (f.size() == 9)
+      std::cout << fmt::format("{:<16} {:>8} {:>7} {:>11} {:>9} {:>14} {:>9} {:>9} {:>12}\n", f[0], f[1], f[2], f[3],
+                               f[4], f[5], f[6], f[7], f[8]);
+    else
+      std::cout << fmt::format("{:<16} {:>8}   {}\n", c.name, "-", c.graph ? "failed" : c.what);
+  }
+  return rc;
+}
+
+}  // namespace
 
 int sc_main(int argc, char* argv[]) {
-  using namespace dfsim;
-  std::string src = DFSIM_SOURCE_DIR;
-  std::string workload = argc > 1 ? argv[1] : src + "/workloads/matmul_4096.json";
-  std::string config = argc > 2 ? argv[2] : src + "/configs/spyre.json";
   try {
-    auto t0 = std::chrono::steady_clock::now();
-    ChipConfig cfg = load_chip_config(config, {"sim.trace=false"});  // the benchmark writes no trace
-    KernelGraph g;
-    if (workload == "stream") {
-      // 512 MiB read + 512 MiB written: the issue's "1 GiB through DMA and memory".
-      Json ops = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "stream_1gib",
-        "tensors": {"x": {"shape": [16384, 16384], "dtype": "fp16"}, "y": {"shape": [16384, 16384], "dtype": "fp16"}},
-        "inputs": ["x"], "outputs": ["y"], "ops": [{"op": "copy", "inputs": ["x"], "outputs": ["y"]}]})");
-      g = compile_ops(read_op_graph(ops, "stream"), cfg, cfg.cores);
-    } else {
-      g = load_workload(workload, cfg, 0, nullptr);
-    }
-    ExpandedGraph x = expand_graph(g, cfg);
-    double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    Simulation sim(g, x, cfg);
-    RunResult r = sim.run();
-    ClockDomain clk(cfg.core.clock_mhz);
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    std::cout << fmt::format("workload            {}\n", workload);
-    std::cout << fmt::format("task instances      {}\n", x.instances.size());
-    std::cout << fmt::format("load+compile s      {:.3f}\n", load_s);
-    std::cout << fmt::format("simulate s          {:.3f}\n", r.wall_seconds);
-    std::cout << fmt::format("events              {}\n", r.activations);
-    std::cout << fmt::format("events/s            {:.3g}\n", r.activations / r.wall_seconds);
-    std::cout << fmt::format("simulated us        {:.3f}\n", ticks_to_ns(r.end) / 1000);
-    std::cout << fmt::format("sim cycles/host s   {:.3g}\n", clk.to_cycles(r.end) / r.wall_seconds);
-    const MemStats& m = sim.system().card().memory().stats();
-    double gib = static_cast<double>(m.bytes_read + m.bytes_written) / (1u << 30);
-    std::cout << fmt::format("off-chip GiB        {:.3f}\n", gib);
-    std::cout << fmt::format("off-chip GiB/host s {:.3g}\n", gib / r.wall_seconds);
-    std::cout << fmt::format("peak RSS MiB        {:.1f}\n", u.ru_maxrss / 1024.0);
-    return r.ok() ? 0 : 1;
+    if (argc <= 1) return run_all(argv[0]);
+    bool row = std::string(argv[1]) == "--row";
+    int a = row ? 2 : 1;
+    if (argc <= a) return 2;
+    std::string config = argc > a + 1 ? argv[a + 1] : std::string(DFSIM_SOURCE_DIR) + "/configs/spyre.json";
+    return run_case(argv[a], config, row);
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     return 2;

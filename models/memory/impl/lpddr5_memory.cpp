@@ -14,16 +14,17 @@ DFSIM_REGISTER_MEMORY(Lpddr5Memory, "lpddr5");
 
 void Lpddr5AddressMap::init(const MemoryConfig& m) {
   const Lpddr5Config& t = m.lpddr5;
-  block_ = t.interleave_bytes;
+  const std::uint64_t block = t.interleave_bytes;
+  block_.set(block);
   col_bytes_ = static_cast<std::uint32_t>(t.burst_length * m.bus_bits / 8);
-  if (col_bytes_ == 0 || block_ % col_bytes_ != 0 || t.row_bytes % block_ != 0)
-    throw std::invalid_argument("lpddr5: memory.lpddr5.interleave_bytes (" + std::to_string(block_) +
+  if (col_bytes_ == 0 || block % col_bytes_ != 0 || t.row_bytes % block != 0)
+    throw std::invalid_argument("lpddr5: memory.lpddr5.interleave_bytes (" + std::to_string(block) +
                                 ") must be a multiple of the column access (" + std::to_string(col_bytes_) +
                                 " B) and divide memory.lpddr5.row_bytes (" + std::to_string(t.row_bytes) + ")");
-  channels_ = m.channels;
-  bgs_ = t.bank_groups;
-  banks_ = t.banks_per_group;
-  cols_per_row_blocks_ = t.row_bytes / block_;
+  channels_.set(m.channels);
+  bgs_.set(t.bank_groups);
+  banks_.set(t.banks_per_group);
+  cols_per_row_blocks_.set(t.row_bytes / block);
   xor_ = t.bank_xor;
   channel_xor_ = t.channel_xor;
   const std::string& s = t.address_map;
@@ -35,42 +36,59 @@ void Lpddr5AddressMap::init(const MemoryConfig& m) {
   }
 }
 
+// The channel digit of an interleave-block index whose lower fields are already taken off.
+// Channel hashing: add the base-`channels` digits of everything above the channel field. For
+// fixed upper bits this permutes the channels, so the map stays one-to-one.
+int Lpddr5AddressMap::channel_digit(std::uint64_t& idx) const {
+  std::uint64_t ch = channels_.mod(idx);
+  idx = channels_.div(idx);
+  if (channel_xor_)
+    for (std::uint64_t up = idx; up > 0; up = channels_.div(up)) ch += channels_.mod(up);
+  return static_cast<int>(channels_.mod(ch));
+}
+
+int Lpddr5AddressMap::channel(std::uint64_t addr) const {
+  std::uint64_t idx = block_.div(addr);
+  for (Field f : lsb_first_) {
+    switch (f) {
+      case Field::ch: return channel_digit(idx);
+      case Field::bg: idx = bgs_.div(idx); break;
+      case Field::ba: idx = banks_.div(idx); break;
+      case Field::co: idx = cols_per_row_blocks_.div(idx); break;
+      case Field::ro: idx >>= 20; break;  // as decode: 2^20 rows below other fields
+    }
+  }
+  return 0;
+}
+
 DramCoord Lpddr5AddressMap::decode(std::uint64_t addr) const {
   DramCoord c;
-  std::uint64_t idx = addr / block_;
+  std::uint64_t idx = block_.div(addr);
   std::uint64_t co = 0;
+  auto take = [&](const FixedDivisor& n) {
+    std::uint64_t v = n.mod(idx);
+    idx = n.div(idx);
+    return v;
+  };
   for (std::size_t i = 0; i < lsb_first_.size(); ++i) {
     bool last = i + 1 == lsb_first_.size();
-    auto take = [&](std::uint64_t n) {
-      std::uint64_t v = idx % n;
-      idx /= n;
-      return v;
-    };
     switch (lsb_first_[i]) {
-      case Field::ch: {
-        std::uint64_t ch = take(channels_);
-        // Channel hashing: add the base-`channels` digits of everything above the channel
-        // field. For fixed upper bits this permutes the channels, so the map stays one-to-one.
-        if (channel_xor_)
-          for (std::uint64_t up = idx; up > 0; up /= channels_) ch += up % channels_;
-        c.channel = static_cast<int>(ch % channels_);
-        break;
-      }
+      case Field::ch: c.channel = channel_digit(idx); break;
       case Field::bg: c.bank_group = static_cast<int>(take(bgs_)); break;
       case Field::ba: c.bank = static_cast<int>(take(banks_)); break;
       case Field::co: co = take(cols_per_row_blocks_); break;
       case Field::ro:
         if (last) c.row = idx;
-        else c.row = take(std::uint64_t(1) << 20);  // rows below other fields: 2^20 per bank
+        else c.row = take(FixedDivisor(std::uint64_t(1) << 20));  // rows below other fields: 2^20 per bank
         break;
     }
   }
   if (xor_) {
-    c.bank_group = static_cast<int>((c.bank_group ^ c.row) % bgs_);
-    c.bank = static_cast<int>((c.bank ^ (c.row / bgs_)) % banks_);
+    c.bank_group = static_cast<int>(bgs_.mod(c.bank_group ^ c.row));
+    c.bank = static_cast<int>(banks_.mod(c.bank ^ bgs_.div(c.row)));
   }
-  c.bank += c.bank_group * static_cast<int>(banks_);
-  c.column = static_cast<std::uint32_t>((co * block_ + addr % block_) / col_bytes_);
+  c.bank += c.bank_group * static_cast<int>(banks_.value());
+  c.column = static_cast<std::uint32_t>((co * block_.value() + block_.mod(addr)) / col_bytes_);
   return c;
 }
 
@@ -81,7 +99,7 @@ Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int i
   const Lpddr5Config& t = mem.t_;
   banks_.resize(static_cast<std::size_t>(t.bank_groups) * t.banks_per_group);
   track_ = rec.add_track("memory", "ch " + std::to_string(index), "dram");
-  queue_counter_ = rec.add_counter("memory", "ch " + std::to_string(index) + " queue");
+  queue_counter_ = rec.add_counter("memory", "ch " + std::to_string(index) + " queue", "requests", TraceLevel::full);
   next_refresh_ = mem.clk_.cycles(t.trefi);
   SC_HAS_PROCESS(Lpddr5Channel);
   SC_METHOD(run);
@@ -299,7 +317,6 @@ void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
   // Data-bus cycles of one column access: burst_length beats at data_rate / clock per cycle.
   burst_cycles_ = std::max(1, static_cast<int>(std::llround(t_.burst_length * m.clock_mhz / m.data_rate_mtps)));
   map_.init(m);
-  bucket_ = rec.bucket();
   for (int i = 0; i < m.channels; ++i) {
     std::string n = "lpddr5_ch" + std::to_string(i);
     chans_.push_back(std::make_unique<Lpddr5Channel>(n.c_str(), *this, i, rec));
@@ -342,7 +359,7 @@ void Lpddr5Memory::send(MemRequest req) {
 
 void Lpddr5Memory::piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write) {
   (write ? total_.bytes_written : total_.bytes_read) += bytes;
-  count_bytes(t, bytes, bucket_);
+  count_bytes(t, bytes);
   Open& o = open_[req];
   o.done = std::max(o.done, t);
   if (--o.pieces > 0) return;

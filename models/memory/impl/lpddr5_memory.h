@@ -21,21 +21,44 @@ struct DramCoord {
   std::uint32_t column = 0;                   // in column accesses (burst_length beats)
 };
 
+// Division and remainder by a number fixed at set-up: shifts and masks when it is a power of
+// two (every shipped config), else the hardware divide. Same results either way.
+class FixedDivisor {
+ public:
+  FixedDivisor(std::uint64_t n = 1) { set(n); }
+  void set(std::uint64_t n) {
+    n_ = n;
+    pow2_ = n != 0 && (n & (n - 1)) == 0;
+    shift_ = 0;
+    while (pow2_ && (std::uint64_t(1) << shift_) < n) ++shift_;
+  }
+  std::uint64_t div(std::uint64_t x) const { return pow2_ ? x >> shift_ : x / n_; }
+  std::uint64_t mod(std::uint64_t x) const { return pow2_ ? x & (n_ - 1) : x % n_; }
+  std::uint64_t value() const { return n_; }
+
+ private:
+  std::uint64_t n_ = 1;
+  bool pow2_ = true;
+  int shift_ = 0;
+};
+
 // Decodes addresses with a configurable field order (e.g. "RoCoBaBgCh", MSB first): the
 // channel interleave block is the unit below the mapped fields.
 class Lpddr5AddressMap {
  public:
   void init(const MemoryConfig& m);
   DramCoord decode(std::uint64_t addr) const;
-  std::uint64_t block_bytes() const { return block_; }
+  int channel(std::uint64_t addr) const;  // decode(addr).channel, without the other fields
+  std::uint64_t block_bytes() const { return block_.value(); }
   std::uint32_t column_bytes() const { return col_bytes_; }
 
  private:
   enum class Field { ro, co, ba, bg, ch };
+  int channel_digit(std::uint64_t& idx) const;
   std::vector<Field> lsb_first_;
-  std::uint64_t block_ = 512;
+  FixedDivisor block_{512};
   std::uint32_t col_bytes_ = 128;
-  std::uint64_t channels_ = 8, bgs_ = 4, banks_ = 4, cols_per_row_blocks_ = 8;
+  FixedDivisor channels_{8}, bgs_{4}, banks_{4}, cols_per_row_blocks_{8};
   bool xor_ = true;
   bool channel_xor_ = true;
 };
@@ -119,7 +142,7 @@ class Lpddr5Memory : public IMemory {
   explicit Lpddr5Memory(sc_core::sc_module_name n) : IMemory(n) {}
   void init(const ChipConfig& cfg, Recorder& rec) override;
   void send(MemRequest req) override;
-  int channel_of(std::uint64_t addr) const override { return map_.decode(addr).channel; }
+  int channel_of(std::uint64_t addr) const override { return map_.channel(addr); }
   int channels() const override { return static_cast<int>(chans_.size()); }
   const MemStats& stats() const override { return total_; }
   std::vector<MemStats> channel_stats() const override;
@@ -149,7 +172,6 @@ class Lpddr5Memory : public IMemory {
   std::vector<std::uint64_t> free_;
   std::uint64_t seq_ = 0;
   MemStats total_;
-  Tick bucket_ = 1;
 };
 
 }  // namespace dfsim

@@ -14,7 +14,6 @@ void SimpleMemory::init(const ChipConfig& cfg, Recorder& rec) {
   bytes_per_cycle_ = (m.bus_bits / 8.0) * (m.data_rate_mtps / m.clock_mhz);
   latency_ = clk_.cycles(m.latency_cycles);
   turnaround_ = clk_.cycles(m.turnaround_cycles);
-  bucket_ = rec.bucket();
   chans_.resize(m.channels);
   for (int i = 0; i < m.channels; ++i)
     chans_[i].bus = Resource(&rec, rec.add_track("memory", "ch " + std::to_string(i), "dram"));
@@ -51,7 +50,7 @@ void SimpleMemory::send(MemRequest req) {
       ++s->reads;
     }
   }
-  count_bytes(done, req.bytes, bucket_);
+  count_bytes(done, req.bytes);
   req.client->mem_done(req.tag, done);
 }
 

@@ -36,7 +36,6 @@ class SimpleMemory : public IMemory {
   Tick latency_ = 0, turnaround_ = 0;
   std::vector<Channel> chans_;
   MemStats total_;
-  Tick bucket_ = 1;
 };
 
 }  // namespace dfsim

@@ -1,0 +1,197 @@
+// trace.json at each level of detail, the compressed trace, flow arrows, partial runs, the
+// footprint of a long run and the progress line (on a pseudo-terminal, not on a pipe).
+#include <catch2/catch.hpp>
+#include <pty.h>
+#include <zlib.h>
+
+#include <map>
+#include <set>
+
+#include "cli_helpers.h"
+
+using namespace cli_test;
+using nlohmann::json;
+using Catch::Contains;
+
+namespace {
+
+const char* kMlp = "workloads/mlp_block_512x2048.json";  // 32 cores, four kernels, ~0.1 s
+
+// Trace times in whole picoseconds (the writer prints microseconds with 6 decimals).
+long long ps(const json& v) { return std::llround(v.get<double>() * 1e6); }
+
+struct TraceFacts {
+  std::set<std::string> processes, threads, counters;
+  std::map<std::string, int> phases;
+  int overlaps = 0;          // slices on one (pid, tid) that overlap the previous one
+  long long last_ps = 0;     // latest slice end or counter point
+};
+
+TraceFacts facts(const json& t) {
+  TraceFacts f;
+  std::map<std::pair<int, int>, std::vector<std::pair<long long, long long>>> slices;
+  for (const auto& e : t.at("traceEvents")) {
+    std::string ph = e.at("ph");
+    ++f.phases[ph];
+    if (ph == "M" && e.at("name") == "process_name") f.processes.insert(e["args"]["name"].get<std::string>());
+    if (ph == "M" && e.at("name") == "thread_name") f.threads.insert(e["args"]["name"].get<std::string>());
+    if (ph == "C") {
+      f.counters.insert(e.at("name").get<std::string>());
+      f.last_ps = std::max(f.last_ps, ps(e.at("ts")));
+    }
+    if (ph == "X") {
+      long long s = ps(e.at("ts")), d = ps(e.at("dur"));
+      CHECK(d >= 0);
+      slices[{e.at("pid"), e.at("tid")}].emplace_back(s, s + d);
+      f.last_ps = std::max(f.last_ps, s + d);
+    }
+  }
+  for (auto& [track, v] : slices) {
+    std::sort(v.begin(), v.end());
+    for (std::size_t i = 1; i < v.size(); ++i) f.overlaps += v[i].first < v[i - 1].second;
+  }
+  return f;
+}
+
+std::string gunzip(const fs::path& p) {
+  gzFile z = gzopen(p.c_str(), "rb");
+  REQUIRE(z != nullptr);
+  std::string out;
+  char buf[65536];
+  int n;
+  while ((n = gzread(z, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  gzclose(z);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("trace: each level validates, has what it promises and no overlapping slices on a track", "[trace]") {
+  std::map<std::string, std::uintmax_t> bytes;
+  for (std::string level : {"kernels", "units", "full"}) {
+    TempDir d("level_" + level);
+    REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " --trace " + level + " -o " + d.str()).code == 0);
+    json t = read_json(d.path / "trace.json");
+    CHECK(t["otherData"]["level"] == level);
+    TraceFacts f = facts(t);
+    INFO("level " << level);
+    CHECK(f.overlaps == 0);
+    CHECK(f.processes.count("kernels") == 1);  // the kernel track at every level
+    CHECK(f.counters.count("off-chip GB/s") == 1);
+    // Nothing after the run's end.
+    long long end_ps = std::llround(read_json(d.path / "summary.json")["sim_time_ns"].get<double>() * 1000);
+    CHECK(f.last_ps <= end_ps);
+    bool units = level != "kernels", full = level == "full";
+    CHECK(f.threads.count("pt.0") == (units ? 1u : 0u));
+    CHECK(f.threads.count("dma in") == (units ? 1u : 0u));
+    CHECK(f.counters.count("lx bytes") == (units ? 1u : 0u));
+    CHECK(f.threads.count("ch 0") == (full ? 1u : 0u));
+    CHECK(f.counters.count("ch 0 queue") == (full ? 1u : 0u));
+    bytes[level] = fs::file_size(d.path / "trace.json");
+  }
+  CHECK(bytes["kernels"] < bytes["units"]);
+  CHECK(bytes["units"] < bytes["full"]);
+}
+
+TEST_CASE("trace: --trace off writes no trace; bad levels and formats exit 2", "[trace]") {
+  TempDir d("off");
+  REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " --trace off -o " + d.str()).code == 0);
+  CHECK(!fs::exists(d.path / "trace.json"));
+  CHECK(fs::exists(d.path / "summary.json"));
+  Result r = dfsim(std::string("run -q -w ") + kMlp + " --trace some");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("--trace must be off, kernels, units or full"));
+  CHECK(dfsim(std::string("run -q -w ") + kMlp + " --trace-format zip").code == 2);
+  r = dfsim(std::string("run -q -w ") + kMlp + " --trace-flows no_such_kernel");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("no kernel \"no_such_kernel\""));
+}
+
+TEST_CASE("trace: json.gz holds the same trace as json, byte for byte", "[trace]") {
+  TempDir a("plain"), b("gz");
+  REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " -o " + a.str()).code == 0);
+  REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " --trace-format json.gz -o " + b.str()).code == 0);
+  CHECK(!fs::exists(b.path / "trace.json"));
+  std::string plain = slurp(a.path / "trace.json");
+  CHECK(gunzip(b.path / "trace.json.gz") == plain);
+  CHECK(fs::file_size(b.path / "trace.json.gz") * 5 < plain.size());
+}
+
+TEST_CASE("trace: --trace-flows draws one arrow per dependency edge of the kernel", "[trace]") {
+  TempDir d("flows");
+  REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " --trace-flows gelu_g -o " + d.str()).code == 0);
+  TraceFacts f = facts(read_json(d.path / "trace.json"));
+  CHECK(f.phases["s"] > 0);
+  CHECK(f.phases["s"] == f.phases["f"]);
+  TempDir e("noflows");
+  REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " -o " + e.str()).code == 0);
+  CHECK(facts(read_json(e.path / "trace.json")).phases["s"] == 0);
+}
+
+TEST_CASE("trace: a partial run's trace ends at the stop time, without overlaps", "[trace]") {
+  TempDir d("partial");
+  REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " --max-sim-time 300000 -o " + d.str()).code == 1);
+  json t = read_json(d.path / "trace.json");
+  TraceFacts f = facts(t);
+  CHECK(f.overlaps == 0);
+  CHECK(f.last_ps == 300000000);  // 300 us: running tasks are drawn up to the stop
+  CHECK(t["otherData"]["end_us"].get<double>() == 300.0);
+}
+
+TEST_CASE("trace: a 6-task graph simulating 5.7 s stays small in memory and trace", "[trace][footprint]") {
+  TempDir d("long");
+  REQUIRE(dfsim("run -q -w tools/bench/long_6task.kernels.json -o " + d.str()).code == 0);
+  json s = read_json(d.path / "summary.json");
+  CHECK(s["sim_time_ns"].get<double>() > 5e9);
+  CHECK(s["host"]["peak_rss_mib"].get<double>() < 50);
+  CHECK(fs::file_size(d.path / "trace.json") < 1000000);
+  CHECK(fs::file_size(d.path / "utilization.csv") < 1000000);
+}
+
+TEST_CASE("progress: a line on a terminal, nothing on a pipe or with --quiet", "[progress]") {
+  // On a pseudo-terminal; the first line is due at once (DFSIM_PROGRESS_AFTER_S=0).
+  auto on_pty = [](const std::string& extra) {
+    int master = -1;
+    pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      setenv("DFSIM_PROGRESS_AFTER_S", "0", 1);
+      std::string cmd = std::string(DFSIM_BINARY) + " run -w " + kMlp + " --trace off -o /tmp/dfsim_progress_" +
+                        std::to_string(getpid()) + " " + extra + "; rm -rf /tmp/dfsim_progress_" + std::to_string(getpid());
+      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(master);
+    CHECK(WIFEXITED(status));
+    return out;
+  };
+  std::string tty = on_pty("");
+  CHECK_THAT(tty, Contains("\rsimulated "));
+  CHECK_THAT(tty, Contains(" tasks "));
+  CHECK_THAT(tty, Contains("events/s"));
+  CHECK_THAT(tty, Contains("finished"));  // the summary follows the erased line
+  CHECK(on_pty("--quiet").find("simulated ") == std::string::npos);
+  setenv("DFSIM_PROGRESS_AFTER_S", "0", 1);
+  Result piped = dfsim(std::string("run -w ") + kMlp + " --trace off -o /tmp/dfsim_progress_pipe_" +
+                       std::to_string(getpid()));
+  fs::remove_all("/tmp/dfsim_progress_pipe_" + std::to_string(getpid()));
+  CHECK(piped.code == 0);
+  CHECK(piped.out.find("simulated ") == std::string::npos);
+}
+
+TEST_CASE("footprint: peak memory per task instance is bounded on a large graph", "[footprint]") {
+  // matmul 4096^3 on 32 cores: 12 416 task instances, ~1.9 ms simulated, ~5 MB of trace.
+  // Bound: 40 MiB for the program, SystemC and the models, plus 2 KiB per instance (graph,
+  // expansion, scheduler state, task record, trace slice text buffered by the stream).
+  TempDir d("large");
+  REQUIRE(dfsim("run -q -w workloads/matmul_4096.json -o " + d.str()).code == 0);
+  json s = read_json(d.path / "summary.json");
+  double instances = s["tasks"]["instances"].get<double>();
+  CHECK(instances > 12000);
+  CHECK(s["host"]["peak_rss_mib"].get<double>() < 40 + instances * 2.0 / 1024);
+}

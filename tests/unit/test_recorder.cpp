@@ -1,0 +1,63 @@
+// The recorder's footprint rules: utilization buckets stay bounded (their width doubles and
+// totals are kept), counters keep a point only on a change, spans only at the full level.
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "sim/stats/recorder.h"
+
+using namespace dfsim;
+
+namespace {
+Tick total(const std::vector<Tick>& v) { return std::accumulate(v.begin(), v.end(), Tick(0)); }
+}  // namespace
+
+TEST_CASE("recorder: a long run doubles the bucket width and keeps every busy tick", "[recorder]") {
+  Recorder rec(1000);  // 1000 fs buckets
+  int t = rec.add_track("core 0", "pt.0", "pt");
+  int s = rec.add_series("memory", "off-chip GB/s");
+  rec.busy(t, 0, 1500);            // buckets 0 and 1
+  rec.add(s, 500, 64);
+  // Ends at 10^7 fs = 10^4 initial buckets > 4096: the width doubles twice (4000 fs, 2500
+  // buckets), since 10^7 / 2000 = 5000 is still too many.
+  rec.busy(t, 9'999'000, 10'000'000);
+  rec.add(s, 9'999'999, 32);
+  CHECK(rec.bucket() == 4000);
+  const Track& tr = rec.tracks()[t];
+  CHECK(tr.bucket_busy.size() <= Recorder::kMaxBuckets);
+  CHECK(total(tr.bucket_busy) == 1500 + 1000);  // every busy tick, in some bucket
+  CHECK(tr.bucket_busy[0] == 1500);             // [0, 1500) lies in the first 4000 fs bucket
+  CHECK(tr.bucket_busy[2499] == 1000);          // [9 999 000, 10^7) in the last one
+  const auto& b = rec.series()[s].per_bucket;
+  CHECK(b[0] == 64);
+  CHECK(b[2499] == 32);
+  CHECK(tr.busy == 2500);
+}
+
+TEST_CASE("recorder: counters keep a point only when the value changes", "[recorder]") {
+  Recorder rec(1000);
+  int c = rec.add_counter("core 0", "lx bytes", "bytes");
+  for (Tick t = 0; t < 100; ++t) rec.counter(c, t * 10, 7);  // one value: one point
+  rec.counter(c, 2000, 8);
+  rec.counter(c, 2000, 9);  // same time: replaced
+  REQUIRE(rec.counters()[c].points.size() == 2);
+  CHECK(rec.counters()[c].points[1] == std::make_pair(Tick(2000), 9.0));
+}
+
+TEST_CASE("recorder: spans and full-level counters only at trace level full", "[recorder]") {
+  for (TraceLevel level : {TraceLevel::off, TraceLevel::units, TraceLevel::full}) {
+    Recorder rec(1000);
+    rec.set_level(level);
+    int dram = rec.add_track("memory", "ch 0", "dram"), pt = rec.add_track("core 0", "pt.0", "pt");
+    int q = rec.add_counter("memory", "ch 0 queue", "requests", TraceLevel::full);
+    rec.busy(dram, 0, 10);
+    rec.busy(dram, 5000, 6000);
+    rec.busy(pt, 0, 10);
+    rec.counter(q, 0, 1);
+    bool full = level == TraceLevel::full;
+    CHECK(rec.tracks()[dram].spans.size() == (full ? 2u : 0u));
+    CHECK(rec.tracks()[pt].spans.empty());  // task units are drawn from task records
+    CHECK(rec.counters()[q].points.size() == (full ? 1u : 0u));
+    CHECK(rec.tracks()[dram].busy == 1010);  // totals at every level
+  }
+}
