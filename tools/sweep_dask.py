@@ -8,6 +8,7 @@ directory, status.json last. Workers need the dfsim binary and the sweep's input
 same paths as here (a shared or identical file system); they do not need the point store.
 
 usage: sweep_dask.py --scheduler tcp://host:8786 --dfsim /path/to/dfsim --points LIST [--name NAME]
+DFSIM_DASK_TIMEOUT: seconds to wait for the scheduler (default 20).
 Exit codes: 0 every task came back, 1 a task was lost, 2 the scheduler could not be reached.
 """
 import argparse
@@ -58,7 +59,7 @@ def main():
     with open(args.points) as f:
         dirs = [line.strip() for line in f if line.strip()]
     try:
-        client = Client(args.scheduler, timeout=20)
+        client = Client(args.scheduler, timeout=float(os.environ.get("DFSIM_DASK_TIMEOUT", "20")))
     except (OSError, TimeoutError) as e:
         print(f"dfsim sweep --dask: cannot reach the Dask scheduler at {args.scheduler}: {e}", file=sys.stderr)
         return 2

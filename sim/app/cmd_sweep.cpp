@@ -86,8 +86,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
   if (spec.config.empty()) spec.config = default_config_path();
   if (out.empty()) out = "out/sweeps/" + spec.name;
   if (store.empty()) store = out + "/points";
+  SweepPlan plan = plan_sweep(std::move(spec), store);  // bad inputs are reported before anything is written
   OutputDir results(out);  // fails now, before any run, if it cannot be written
-  SweepPlan plan = plan_sweep(std::move(spec), store);
 
   std::vector<std::size_t> todo;
   std::size_t reused = 0;

@@ -1,78 +1,17 @@
 // The dfsim command line, run as a user runs it (the binary, via the shell): outputs are
 // deterministic and well formed, help and version work, bad input exits 2 with one line
 // naming the file and JSON path and writes nothing, a deadlock exits 1 and still reports.
-#include <catch2/catch.hpp>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
-#include <string>
-#include <vector>
 
-namespace fs = std::filesystem;
+#include "tests/regression/cli_helpers.h"
+
+using namespace cli_test;
 using Catch::Contains;
 using nlohmann::json;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;  // what the command printed (as captured)
-};
-
-// Runs `dfsim <args>`; `redirect` decides what is captured ("2>&1": both streams,
-// "2>&1 >/dev/null": stderr only).
-Result dfsim(const std::string& args, const std::string& redirect = "2>&1") {
-  std::string cmd = std::string(DFSIM_BINARY) + " " + args + " " + redirect;
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-// A fresh directory path (not created) unique to this process and `tag`; removed on exit.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("dfsim_cli_" + std::to_string(getpid()) + "_" + tag)) {
-    fs::remove_all(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string str() const { return path.string(); }
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 json read_json(const fs::path& p) { return json::parse(slurp(p)); }
-
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string l; std::getline(ss, l);)
-    if (!l.empty()) out.push_back(l);
-  return out;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string f; std::getline(ss, f, sep);) out.push_back(f);
-  return out;
-}
 
 const char* kWorkload = "workloads/add_2048x1024.json";  // 32 cores, ~0.05 s
 
