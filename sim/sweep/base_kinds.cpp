@@ -102,7 +102,7 @@ const SweepOption* BaseKind::option(std::string_view name) const {
 }
 
 std::vector<std::string> BaseKind::option_names() const {
-  std::vector<std::string> names{"set"};
+  std::vector<std::string> names{input, "set"};
   for (const auto& o : options) names.push_back(o.name);
   return names;
 }

@@ -26,7 +26,8 @@ struct BaseKind {
   std::vector<SweepOption> options;  // besides "set" (config overrides), which every kind has
 
   const SweepOption* option(std::string_view name) const;
-  std::vector<std::string> option_names() const;  // "set" and the options, in table order
+  // What a point may vary: the input itself (several workloads), "set" and the options.
+  std::vector<std::string> option_names() const;
 };
 
 const std::vector<BaseKind>& base_kinds();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
 
 #include "sim/common/error.h"
 #include "sim/config/chip_config.h"
@@ -38,7 +39,13 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
   plan.store = fs::absolute(store).lexically_normal().string();
   // The base is checked once, up front: a bad one is a bad sweep file, not a column of failures.
   load_chip_config(spec.config, set_args(spec.base_options));
-  std::string input_hash = hash_hex(load_json_file(spec.input).dump());
+  std::map<std::string, std::string> input_hashes;  // input file -> the hash of its content
+  auto input_hash = [&](const std::string& file) {
+    auto [it, fresh] = input_hashes.emplace(file, "");
+    if (fresh) it->second = hash_hex(load_json_file(file).dump());  // a missing input is a bad sweep
+    return it->second;
+  };
+  input_hash(spec.input);
   std::string cwd = fs::current_path().string();
   for (std::size_t i = 0; i < spec.rows.size(); ++i) {
     SweepPoint p;
@@ -53,7 +60,9 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
       plan.points.push_back(std::move(p));
       continue;
     }
-    std::vector<std::string> args{spec.kind->subcommand, "-q", "--config", spec.config, "--" + spec.kind->input, spec.input};
+    std::string input = options.value(spec.kind->input, spec.input);
+    std::string hash = input_hash(input);
+    std::vector<std::string> args{spec.kind->subcommand, "-q", "--config", spec.config, "--" + spec.kind->input, input};
     for (const auto& s : sets) args.insert(args.end(), {"--set", s});
     Json key_options = Json::object();
     for (const auto& o : spec.kind->options) {
@@ -65,7 +74,7 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
     Json key = {{"dfsim", DFSIM_VERSION},
                 {"subcommand", spec.kind->subcommand},
                 {"config", resolved},
-                {"input_fnv64", input_hash},
+                {"input_fnv64", hash},
                 {"options", key_options}};
     p.id = hash_hex(key.dump());
     p.point = {{"key", key}, {"cwd", cwd}, {"args", args}};

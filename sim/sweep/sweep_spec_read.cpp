@@ -30,9 +30,12 @@ void only_names(const JsonView& v, const std::vector<std::string>& allowed, cons
   }
 }
 
-// Checks one value of `option` ("set" values are checked per key by the caller).
+// Checks one value of `option` or of the input ("set" values are checked per key by the caller).
 Json check_option(const BaseKind& kind, const std::string& option, const JsonView& v) {
-  return kind.option(option)->check(v);
+  if (option != kind.input) return kind.option(option)->check(v);
+  std::string path = v.as_string();
+  if (path.empty()) v.fail("expected a file path");
+  return path;
 }
 
 class Reader {
@@ -90,11 +93,10 @@ class Reader {
       spec_.kind = &k;
     }
     if (!spec_.kind) base.fail("expected the input every point runs: one of " + inputs_text);
-    std::vector<std::string> allowed{"config", spec_.kind->input};
+    std::vector<std::string> allowed{"config"};
     for (const auto& o : spec_.kind->option_names()) allowed.push_back(o);
     only_names(base, allowed, "base key");
-    spec_.input = base.at(spec_.kind->input).as_string();
-    if (spec_.input.empty()) base.at(spec_.kind->input).fail("expected a file path");
+    spec_.input = check_option(*spec_.kind, spec_.kind->input, base.at(spec_.kind->input));
     spec_.config = base.get_string("config", "");
     spec_.base_options = Json::object();
     for (const auto& [k, _] : base.json().items()) {

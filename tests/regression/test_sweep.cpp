@@ -304,3 +304,19 @@ TEST_CASE("sweep: line chart, heatmap and Pareto front are drawn as PNG and SVG"
   CHECK(bad.code == 2);
   CHECK_THAT(bad.out, Contains("no column 'lx'"));
 }
+
+TEST_CASE("sweep: the example sweeps in workloads/sweeps are good sweep files", "[sweep]") {
+  TempDir d("sweep_examples");
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("workloads/sweeps")) {
+    if (e.path().extension() != ".json") continue;
+    ++n;
+    // --slurm plans every point (config overrides, inputs) and writes the array without running it.
+    std::string tag = e.path().stem().string();
+    Result r = dfsim("sweep " + e.path().string() + " --slurm " + d.str() + "/" + tag + " --out " + d.str() + "/o" + tag);
+    INFO(e.path() << ": " << r.out);
+    CHECK(r.code == 0);
+    CHECK(fs::exists(d.path / tag / "sweep.sbatch"));
+  }
+  CHECK(n >= 2);
+}
