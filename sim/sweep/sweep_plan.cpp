@@ -38,7 +38,12 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
   SweepPlan plan;
   plan.store = fs::absolute(store).lexically_normal().string();
   // The base is checked once, up front: a bad one is a bad sweep file, not a column of failures.
-  load_chip_config(spec.config, set_args(spec.base_options));
+  try {
+    load_chip_config(spec.config, set_args(spec.base_options));
+  } catch (const InputError& e) {
+    if (e.file() != "--set") throw;  // the config file's own error
+    throw InputError(spec.file, "/base/set/" + e.path(), e.detail());
+  }
   std::map<std::string, std::string> input_hashes;  // input file -> the hash of its content
   auto input_hash = [&](const std::string& file) {
     auto [it, fresh] = input_hashes.emplace(file, "");

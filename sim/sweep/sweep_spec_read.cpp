@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sim/common/error.h"
+#include "sim/config/params.h"
 #include "sim/sweep/sweep_spec.h"
 
 namespace dfsim {
@@ -36,6 +37,22 @@ Json check_option(const BaseKind& kind, const std::string& option, const JsonVie
   std::string path = v.as_string();
   if (path.empty()) v.fail("expected a file path");
   return path;
+}
+
+// A "set" key must name a config parameter or one entry of a map parameter: an unknown key is
+// a mistake in the sweep file (exit 2), while a value the config refuses is a failed point.
+void check_set_key(const JsonView& set, const std::string& key) {
+  if (find_param(key)) return;
+  auto dot = key.rfind('.');
+  if (dot != std::string::npos) {
+    const Param* map = find_param(key.substr(0, dot));
+    if (map && map->is_map() &&
+        std::find(map->choices.begin(), map->choices.end(), key.substr(dot + 1)) != map->choices.end())
+      return;
+  }
+  std::string hint = closest_match(key, param_paths_with_map_keys());
+  set.fail_at(key, "unknown config parameter" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") +
+                       "; `dfsim info --params` lists them");
 }
 
 class Reader {
@@ -104,7 +121,10 @@ class Reader {
       if (k == "set") {
         JsonView set = base.at("set");
         set.expect_object();
-        for (const auto& [key, __] : set.json().items()) spec_.base_options["set"][key] = check_set_value(set.at(key));
+        for (const auto& [key, __] : set.json().items()) {
+          check_set_key(set, key);
+          spec_.base_options["set"][key] = check_set_value(set.at(key));
+        }
       } else {
         spec_.base_options[k] = check_option(*spec_.kind, k, base.at(k));
       }
@@ -149,7 +169,10 @@ class Reader {
       JsonView set = axes.at("set");
       set.expect_object();
       if (set.size() == 0) set.fail("expected at least one config key");
-      for (const auto& key : keys_in_order(doc_, "/axes/set")) add_list(set.at(key), "set", key);
+      for (const auto& key : keys_in_order(doc_, "/axes/set")) {
+        check_set_key(set, key);
+        add_list(set.at(key), "set", key);
+      }
     }
     if (spec_.combine == "zip") {
       for (std::size_t c = 1; c < lists.size(); ++c)
@@ -204,8 +227,10 @@ class Reader {
         }
         JsonView set = p.at("set");
         set.expect_object();
-        for (const auto& key : keys_in_order(doc_, ptr + "/set"))
+        for (const auto& key : keys_in_order(doc_, ptr + "/set")) {
+          check_set_key(set, key);
           cells[i].emplace_back(column("set", key, set.at(key)), check_set_value(set.at(key)));
+        }
       }
     }
     for (const auto& c : cells) {

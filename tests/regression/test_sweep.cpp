@@ -261,6 +261,11 @@ TEST_CASE("sweep: a bad sweep file exits 2 with one line naming the file and JSO
       {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"workload\": \"workloads/none.json\"",
        "workloads/none.json: "},
       {"\"time_ns\": \"sim_time_ns\", ", "\"cores\": \"sim_time_ns\", ", ": /metrics/cores: the column name"},
+      // An unknown config key is a mistake in the file; a refused value is a failed point (below).
+      {"\"set\": {\"core.lx.usable_bytes\"", "\"set\": {\"core.lx.usable_byte\"",
+       ": /axes/set/core.lx.usable_byte: unknown config parameter (did you mean \"core.lx.usable_bytes\"?)"},
+      {"\"config\": \"configs/small.json\"", "\"config\": \"configs/small.json\", \"set\": {\"core.lx.usable_bytes\": -1}",
+       ": /base/set/core.lx.usable_bytes: "},
   };
   for (std::size_t i = 0; i < std::size(cases); ++i) {
     std::string text = kGrid;
