@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
@@ -91,8 +92,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
 
   std::vector<std::size_t> todo;
   std::size_t reused = 0;
+  std::set<std::string> planned;  // a point listed twice (the same inputs) runs once
   for (const auto& p : plan.points) {
-    if (!p.error.empty() || gather) continue;
+    if (!p.error.empty() || gather || !planned.insert(p.id).second) continue;
     if (resume && point_done(p.dir, p.point["key"])) {
       ++reused;
       continue;

@@ -136,6 +136,16 @@ TEST_CASE("sweep: sweeps sharing a point store run a shared point once, and --on
   CHECK(json::parse(b[0])["id"] == json::parse(a[1])["id"]);  // the same inputs, the same directory
   CHECK(json::parse(b[1])["id"] != json::parse(a[1])["id"]);
   CHECK(done_points(store).size() == 4);
+  // A point listed twice is run once (concurrent runs must never share a directory).
+  std::string twice = write_file(d, "twice.json", R"({"format": "dfsim.sweep", "version": 1, "name": "twice",
+    "base": {"config": "configs/small.json", "workload": "workloads/softmax_chain_512x1024.json"},
+    "combine": "points", "points": [{"cores": 2}, {"cores": 2}], "metrics": {"time_ns": "sim_time_ns"}})");
+  Result t = dfsim("sweep " + twice + " --jobs 2 --out " + d.str() + "/t");
+  REQUIRE(t.code == 0);
+  CHECK_THAT(t.out, Contains("2 points (1 run, 0 reused), 0 failed"));
+  auto rows = lines(slurp(d.path / "t/results.csv"));
+  REQUIRE(rows.size() == 3);
+  CHECK(without_host_s(rows[1]) == without_host_s(rows[2]));
 }
 
 TEST_CASE("sweep: a real Dask scheduler and two workers give the same table", "[sweep]") {
