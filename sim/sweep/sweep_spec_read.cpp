@@ -1,5 +1,7 @@
 // Reading a sweep file: every check names the file and the JSON path; axes, "set" keys and
 // metrics keep the order they are written in (it is the order of the results columns).
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>

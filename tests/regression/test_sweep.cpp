@@ -216,6 +216,12 @@ TEST_CASE("sweep: the Slurm array script run task by task gives the same table",
   std::string script = slurp(d.path / "slurm/sweep.sbatch");
   CHECK_THAT(script, Contains("#SBATCH --array=0-5\n"));
   CHECK_FALSE(fs::exists(d.path / "out/results.csv"));
+  // Gathering before the array ran: every point is a not_run row, exit 1.
+  Result early = shell("sh " + d.str() + "/slurm/gather.sh");
+  CHECK(early.code == 1);
+  auto pending = lines(slurp(d.path / "out/results.csv"));
+  REQUIRE(pending.size() == 7);
+  CHECK_THAT(pending[6], Contains(",not_run,not run yet,"));
   for (int i = 0; i < 6; ++i) {
     Result t = shell("SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " bash " + d.str() + "/slurm/sweep.sbatch");
     INFO("task " << i << ": " << t.out);
