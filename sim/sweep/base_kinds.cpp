@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "sim/app/cli.h"
 #include "sim/common/error.h"
 
 namespace dfsim {
@@ -52,10 +53,15 @@ Json check_dims(const JsonView& v) {
 void split_args(const Json& v, std::vector<std::string>& a) { a.insert(a.end(), {"--split", cell_text(v)}); }
 void tiles_args(const Json& v, std::vector<std::string>& a) { a.insert(a.end(), {"--tiles", cell_text(v)}); }
 
+// The levels `dfsim run --lx-planning` accepts (one list: parse_lx_planning's).
 Json check_lx_planning(const JsonView& v) {
   std::string s = v.as_string();
-  if (s != "none" && s != "reductions" && s != "all")
-    v.fail("expected \"none\", \"reductions\" or \"all\", got \"" + s + "\"");
+  try {
+    parse_lx_planning(s);
+  } catch (const UsageError& e) {
+    std::string what = e.what();  // "--lx-planning: expected ...": the flag is not what the file wrote
+    v.fail(what.substr(what.find(": ") == std::string::npos ? 0 : what.find(": ") + 2));
+  }
   return s;
 }
 void lx_planning_args(const Json& v, std::vector<std::string>& a) {
