@@ -85,7 +85,7 @@ const std::vector<BaseKind>& base_kinds() {
         {"split", check_dims, split_args},
         {"tiles", check_dims, tiles_args},
         {"lx_planning", check_lx_planning, lx_planning_args},
-        {"fuse", check_fuse, fuse_args}}},
+        {"fuse", check_fuse, fuse_args, true}}},
   };
   return kinds;
 }

@@ -17,6 +17,9 @@ struct SweepOption {
   Json (*check)(const JsonView& value);
   // Appends the command-line arguments that give the subcommand this value.
   void (*to_args)(const Json& value, std::vector<std::string>& args);
+  // The value that means the same as leaving the option out (kept out of a point's key, so
+  // such points share results), or null.
+  Json same_as_absent = Json();
 };
 
 struct BaseKind {

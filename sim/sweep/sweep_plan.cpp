@@ -73,9 +73,8 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
     for (const auto& o : spec.kind->options) {
       if (!options.contains(o.name)) continue;
       o.to_args(options[o.name], args);
-      key_options[o.name] = options[o.name];
+      if (options[o.name] != o.same_as_absent) key_options[o.name] = options[o.name];
     }
-    if (key_options.value("fuse", false)) key_options.erase("fuse");  // the default: same answer as absent
     Json key = {{"dfsim", DFSIM_VERSION},
                 {"subcommand", spec.kind->subcommand},
                 {"config", resolved},
