@@ -245,7 +245,7 @@ class Reader {
     JsonView metrics = root_.at("metrics");
     metrics.expect_object();
     if (metrics.size() == 0) metrics.fail("expected at least one metric (column name: path into " + spec_.kind->metric_file + ")");
-    std::set<std::string> taken{"status", "message", "host_s"};
+    std::set<std::string> taken{"point", "status", "message", "exit_code", "id", "host_s"};  // results.jsonl members
     for (const auto& c : spec_.columns) taken.insert(c.name);
     for (const auto& name : keys_in_order(doc_, "/metrics")) {
       JsonView v = metrics.at(name);
