@@ -48,7 +48,10 @@ struct TempDir {
       : path(fs::temp_directory_path() / ("dfsim_cli_" + std::to_string(getpid()) + "_" + tag)) {
     fs::remove_all(path);
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~TempDir() {
+    std::error_code ec;  // never throws from a destructor
+    fs::remove_all(path, ec);
+  }
   std::string str() const { return path.string(); }
 };
 

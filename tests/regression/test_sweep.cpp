@@ -66,7 +66,10 @@ struct Background {
     pid = std::stoi(r.out);
   }
   ~Background() {
-    if (pid > 0) kill(pid, SIGTERM);
+    if (pid <= 0) return;
+    kill(pid, SIGTERM);
+    // Until it has gone (and stopped writing into the test's directory), at most 10 s.
+    for (int i = 0; i < 2000 && kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   bool alive() const { return kill(pid, 0) == 0; }
 };
@@ -154,8 +157,11 @@ TEST_CASE("sweep: a real Dask scheduler and two workers give the same table", "[
   std::string sched = d.str() + "/scheduler.json";
   // Each a separate process on localhost, as on a cluster.
   Background scheduler("dask-scheduler --scheduler-file " + sched + " --host 127.0.0.1 --port 0 --no-dashboard");
-  Background w1("dask-worker --scheduler-file " + sched + " --host 127.0.0.1 --nthreads 1 --no-nanny --no-dashboard");
-  Background w2("dask-worker --scheduler-file " + sched + " --host 127.0.0.1 --nthreads 1 --no-nanny --no-dashboard");
+  auto worker = [&](const std::string& n) {
+    return "dask-worker --scheduler-file " + sched + " --host 127.0.0.1 --nthreads 1 --no-nanny --no-dashboard " +
+           "--local-directory " + d.str() + "/" + n;  // its scratch space goes with the test's directory
+  };
+  Background w1(worker("w1")), w2(worker("w2"));
   std::string address;
   REQUIRE(wait_until([&] {
     try {
