@@ -347,3 +347,22 @@ TEST_CASE("sweep: the example sweeps in workloads/sweeps are good sweep files", 
   }
   CHECK(n >= 2);
 }
+
+TEST_CASE("sweep: compile options reach dfsim run as its flags, written either way", "[sweep]") {
+  TempDir d("sweep_flags");
+  // {"M": 4, "N": 8} and "M=4,N=8" are one point; fuse false is --no-fuse, true is the default.
+  std::string file = write_file(d, "flags.json", R"({"format": "dfsim.sweep", "version": 1, "name": "flags",
+    "base": {"config": "configs/small.json", "workload": "workloads/matmul_1024.json", "tiles": {"M": 8}},
+    "axes": {"split": [{"N": 8, "M": 4}, "M=4,N=8"], "lx_planning": ["all"], "fuse": [false]},
+    "metrics": {"time_ns": "sim_time_ns"}})");
+  Result r = dfsim("sweep " + file + " --slurm " + d.str() + "/s --out " + d.str() + "/o");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("1 of 2 points to run"));
+  auto dirs = lines(slurp(d.path / "s/points.txt"));
+  REQUIRE(dirs.size() == 1);
+  json args = json::parse(slurp(fs::path(dirs[0]) / "point.json"))["args"];
+  std::string joined;
+  for (const auto& a : args) joined += a.get<std::string>() + " ";
+  CHECK_THAT(joined, Contains("run -q --config configs/small.json --workload workloads/matmul_1024.json --set sim.trace=false "));
+  CHECK_THAT(joined, Contains(" --split M=4,N=8 --tiles M=8 --lx-planning all --no-fuse "));
+}
