@@ -17,6 +17,7 @@ SCHEMAS = {
     "dfsim.ops": "dfsim.ops.schema.json",
     "dfsim.kernels": "dfsim.kernels.schema.json",
     "dfsim.suite": "dfsim.suite.schema.json",
+    "dfsim.sweep": "dfsim.sweep.schema.json",
     None: "dfsim.config.schema.json",
 }
 

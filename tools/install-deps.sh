@@ -13,6 +13,7 @@ packages=(
   catch2                    # unit tests (Catch2 v2)
   python3-numpy python3-matplotlib   # tools/: plots (Debian's python3)
   python3-jsonschema        # tests: shipped configs and graphs validate against docs/schemas
+  python3-distributed       # dfsim sweep --dask (tools/sweep_dask.py) and its test's scheduler and workers
   clang libclang-rt-14-dev  # fuzzing (.ci/run): clang with the libFuzzer and sanitizer runtimes
 )
 

@@ -26,6 +26,7 @@ const char* kUsage =
     "  regress   run regression suites: expected metrics with tolerances, JUnit output\n"
     "  diff      compare two runs metric by metric and kernel by kernel\n"
     "  accuracy  simulate the kernels measured on a card and report the error per category\n"
+    "  sweep     run a design-space sweep (many runs) locally, on Dask or Slurm; tables for plots\n"
     "\n"
     "Run 'dfsim <command> --help' for its options and an example.\n"
     "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
@@ -53,7 +54,8 @@ int sc_main(int argc, char* argv[]) {
     if (cmd == "regress") return dfsim::cmd_regress(args);
     if (cmd == "diff") return dfsim::cmd_diff(args);
     if (cmd == "accuracy") return dfsim::cmd_accuracy(args);
-    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info, calibrate, regress, diff or accuracy)\n";
+    if (cmd == "sweep") return dfsim::cmd_sweep(args);
+    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info, calibrate, regress, diff, accuracy or sweep)\n";
     return 2;
   } catch (const dfsim::InputError& e) {
     std::cerr << e.what() << "\n";

@@ -1,6 +1,6 @@
 #pragma once
-// Shared by the regression tests that run the dfsim binary as a user does: run a command and
-// capture its output, a temporary directory, reading files back.
+// Running the dfsim binary as a user does (through the shell) from regression tests, and the
+// files it writes: captured output and exit code, temporary directories, whole-file reads.
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace cli_test {
 
@@ -21,10 +22,10 @@ struct Result {
   std::string out;  // what the command printed (as captured)
 };
 
-// Runs `dfsim <args>`; `redirect` decides what is captured ("2>&1": both streams,
+// Runs a shell command; `redirect` decides what is captured ("2>&1": both streams,
 // "2>&1 >/dev/null": stderr only).
-inline Result dfsim(const std::string& args, const std::string& redirect = "2>&1") {
-  std::string cmd = std::string(DFSIM_BINARY) + " " + args + " " + redirect;
+inline Result shell(const std::string& command, const std::string& redirect = "2>&1") {
+  std::string cmd = command + " " + redirect;
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
@@ -36,6 +37,11 @@ inline Result dfsim(const std::string& args, const std::string& redirect = "2>&1
   return r;
 }
 
+// Runs `dfsim <args>`.
+inline Result dfsim(const std::string& args, const std::string& redirect = "2>&1") {
+  return shell(std::string(DFSIM_BINARY) + " " + args, redirect);
+}
+
 // A fresh directory path (not created) unique to this process and `tag`; removed on exit.
 struct TempDir {
   fs::path path;
@@ -43,7 +49,10 @@ struct TempDir {
       : path(fs::temp_directory_path() / ("dfsim_cli_" + std::to_string(getpid()) + "_" + tag)) {
     fs::remove_all(path);
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~TempDir() {
+    std::error_code ec;  // never throws from a destructor
+    fs::remove_all(path, ec);
+  }
   std::string str() const { return path.string(); }
 };
 
@@ -55,5 +64,20 @@ inline std::string slurp(const fs::path& p) {
 }
 
 inline nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(slurp(p)); }
+
+inline std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string l; std::getline(ss, l);)
+    if (!l.empty()) out.push_back(l);
+  return out;
+}
+
+inline std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string f; std::getline(ss, f, sep);) out.push_back(f);
+  return out;
+}
 
 }  // namespace cli_test

@@ -11,9 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
-#include <string>
-#include <vector>
 
 #include "tests/regression/cli_run.h"
 
@@ -24,20 +21,6 @@ using namespace cli_test;
 
 namespace {
 
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string l; std::getline(ss, l);)
-    if (!l.empty()) out.push_back(l);
-  return out;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string f; std::getline(ss, f, sep);) out.push_back(f);
-  return out;
-}
 
 const char* kWorkload = "workloads/add_2048x1024.json";  // 32 cores, ~0.05 s
 

@@ -1,0 +1,152 @@
+// `dfsim sweep`: runs every point of a sweep file (docs/sweeps.md) as its own `dfsim run` in the
+// point store, on a local pool of processes, a Dask cluster or a Slurm job array, and writes
+// results.csv and results.jsonl.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "sim/app/cli.h"
+#include "sim/app/options.h"
+#include "sim/app/output_dir.h"
+#include "sim/common/error.h"
+#include "sim/sweep/child_process.h"
+#include "sim/sweep/engines.h"
+#include "sim/sweep/results_table.h"
+
+namespace dfsim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Keeps the rows whose cells match every "COLUMN=VALUE" filter (values as in results.csv).
+void select_rows(SweepSpec& spec, const std::vector<std::string>& filters) {
+  for (const auto& f : filters) {
+    auto eq = f.find('=');
+    std::string col = f.substr(0, eq), names;
+    std::size_t c = 0;
+    while (c < spec.columns.size() && spec.columns[c].name != col) names += " " + spec.columns[c++].name;
+    if (eq == std::string::npos || c == spec.columns.size())
+      throw UsageError("--only " + f + ": expected COLUMN=VALUE with one of the axis columns:" + names);
+    std::string value = f.substr(eq + 1);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < spec.rows.size(); ++i) {
+      const auto& cell = spec.rows[i][c];
+      if ((cell ? cell_text(*cell) : "") != value) continue;
+      spec.rows[kept] = std::move(spec.rows[i]);
+      spec.numbers[kept++] = spec.numbers[i];
+    }
+    spec.rows.resize(kept);
+    spec.numbers.resize(kept);
+  }
+  if (spec.rows.empty()) throw UsageError("--only: no point of the sweep matches");
+}
+
+std::string absolute(const std::string& p) { return fs::absolute(p).lexically_normal().string(); }
+
+}  // namespace
+
+int cmd_sweep(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::string file, out, store, dask, slurm, run_point;
+  std::vector<std::string> only;
+  int jobs = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  opts.add_options()
+      ("sweep", po::value(&file), "the sweep file (dfsim.sweep)")
+      ("jobs,j", po::value(&jobs), "local engine: points run at once (default: the number of cores)")
+      ("dask", po::value(&dask), "run the points on the Dask scheduler at ADDRESS (tcp://host:8786)")
+      ("slurm", po::value(&slurm), "write a Slurm job-array script and its gather command into DIR; run nothing")
+      ("out,o", po::value(&out), "results directory (default out/sweeps/<name>/)")
+      ("points", po::value(&store), "the point store, shareable between sweeps (default OUT/points/)")
+      ("resume", "keep the points already done in the store (default: run every point again)")
+      ("only", po::value(&only)->composing(), "run only the points whose COLUMN=VALUE (repeatable, all must match)")
+      ("gather", "run nothing: write the results from the point store (after a Slurm array)")
+      ("run-point", po::value(&run_point), "run the one point whose point.json is in DIR (what Slurm and Dask tasks do)")
+      ("quiet,q", "print nothing on success");
+  po::positional_options_description pos;
+  pos.add("sweep", 1);
+  po::variables_map vm;
+  if (!parse_options("sweep",
+                     "SWEEP.json [--jobs N | --dask ADDRESS | --slurm DIR] [--out DIR] [--resume] [--only COLUMN=VALUE]",
+                     "dfsim sweep workloads/sweeps/lx_by_cores.json --jobs 2 --out out/lx",
+                     opts, &pos, args, vm))
+    return 0;
+  const std::string self = self_executable();
+  if (vm.count("run-point")) return run_point_dir(self, run_point);
+  if (file.empty()) throw UsageError("expected a sweep file");
+  if (vm.count("jobs") + vm.count("dask") + vm.count("slurm") + vm.count("gather") > 1)
+    throw UsageError("--jobs, --dask, --slurm and --gather choose how points run: give one");
+  if (jobs < 1) throw UsageError("--jobs must be >= 1");
+  bool quiet = vm.count("quiet"), resume = vm.count("resume"), gather = vm.count("gather");
+
+  SweepSpec spec = read_sweep_file(file);
+  select_rows(spec, only);
+  if (spec.config.empty()) spec.config = default_config_path();
+  if (out.empty()) out = "out/sweeps/" + spec.name;
+  if (store.empty()) store = out + "/points";
+  SweepPlan plan = plan_sweep(std::move(spec), store);  // bad inputs are reported before anything is written
+  OutputDir results(out);  // fails now, before any run, if it cannot be written
+
+  std::vector<std::size_t> todo;
+  std::size_t reused = 0;
+  std::set<std::string> planned;  // a point listed twice (the same inputs) runs once
+  for (const auto& p : plan.points) {
+    if (!p.error.empty() || gather || !planned.insert(p.id).second) continue;
+    if (resume && point_done(p.dir, p.point["key"])) {
+      ++reused;
+      continue;
+    }
+    prepare_point(p.dir, p.point);
+    todo.push_back(p.index);
+  }
+
+  std::map<std::size_t, PointResult> unrecorded;
+  if (!slurm.empty() && !todo.empty()) {
+    std::string cmd = "cd " + shell_quote(fs::current_path().string()) + " && " + shell_quote(self) + " sweep " +
+                      shell_quote(absolute(file)) + " --out " + shell_quote(absolute(out)) + " --points " +
+                      shell_quote(plan.store) + " --gather";
+    for (const auto& f : only) cmd += " --only " + shell_quote(f);
+    std::string submit = write_slurm_array(self, slurm, plan, todo, cmd);
+    std::cout << "sweep " << plan.spec.name << ": " << todo.size() << " of " << plan.points.size()
+              << " points to run as a Slurm job array\n  submit:  " << submit << "\n  then:    sh "
+              << shell_quote(absolute(slurm) + "/gather.sh") << "\n";
+    return 0;
+  }
+  if (!dask.empty() && !todo.empty()) {
+    int code = run_on_dask(self, dask, plan, todo, out + "/.dask-points.txt");
+    if (code == 2) return 2;
+    if (code != 0) throw SimError("sweep: the Dask driver failed (exit " + std::to_string(code) + ")");
+  } else if (!todo.empty()) {
+    int signal = 0;
+    unrecorded = run_local_pool(self, plan, todo, jobs, &signal);
+    if (signal) {
+      std::cerr << "dfsim sweep: interrupted; the points done so far are kept (run again with --resume)\n";
+      return 128 + signal;
+    }
+  }
+
+  auto rows = collect_rows(plan, unrecorded);
+  auto write = [&](const std::string& name, auto&& fill) {
+    auto f = results.open(name);
+    fill(f);
+    f.flush();
+    if (!f) throw InputError(results.path(name), "", "cannot be written");
+  };
+  write("results.csv", [&](std::ostream& f) { write_results_csv(f, plan, rows); });
+  write("results.jsonl", [&](std::ostream& f) { write_results_jsonl(f, plan, rows); });
+  write("sweep.json", [&](std::ostream& f) { f << std::ifstream(file, std::ios::binary).rdbuf(); });
+  results.commit();
+  std::size_t failed = 0;
+  for (const auto& r : rows) failed += r.result.status != "ok";
+  if (!quiet || failed) {
+    std::cout << "sweep " << plan.spec.name << ": " << rows.size() << " points (" << todo.size() << " run, " << reused
+              << " reused), " << failed << " failed\n";
+    std::cout << "results: " << results.path("results.csv") << ", results.jsonl\n";
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace dfsim

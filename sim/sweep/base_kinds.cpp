@@ -1,0 +1,138 @@
+// The table of sweep base kinds and their options (see base_kinds.h).
+#include "sim/sweep/base_kinds.h"
+
+#include <cctype>
+
+#include "sim/app/cli.h"
+#include "sim/common/error.h"
+
+namespace dfsim {
+
+namespace {
+
+Json check_cores(const JsonView& v) { return v.as_int(1, 1 << 20); }
+void cores_args(const Json& v, std::vector<std::string>& a) { a.insert(a.end(), {"--cores", v.dump()}); }
+
+// split and tiles: {"M": 4, "N": 8} or the CLI's "M=4,N=8"; normalised to the object.
+Json check_dims(const JsonView& v) {
+  Json out = Json::object();
+  auto check_name = [&](const std::string& name) {
+    bool ok = !name.empty() && std::isalpha(static_cast<unsigned char>(name[0]));
+    for (char c : name) ok = ok && std::isalnum(static_cast<unsigned char>(c));
+    if (!ok) v.fail("expected dim names like M, N, K, B or d0, got \"" + name + "\"");
+  };
+  if (v.json().is_string()) {
+    std::string s = v.as_string(), item;
+    for (std::size_t start = 0; start <= s.size();) {
+      std::size_t end = s.find(',', start);
+      if (end == std::string::npos) end = s.size();
+      item = s.substr(start, end - start);
+      auto eq = item.find('=');
+      std::size_t used = 0;
+      long n = 0;
+      try {
+        n = eq == std::string::npos ? 0 : std::stol(item.substr(eq + 1), &used);
+      } catch (const std::exception&) {
+      }
+      if (eq == std::string::npos || used != item.size() - eq - 1 || n < 1)
+        v.fail("expected \"DIM=N,DIM=N\" with N >= 1 (like \"M=4,N=8\"), got \"" + s + "\"");
+      check_name(item.substr(0, eq));
+      out[item.substr(0, eq)] = n;
+      start = end + 1;
+    }
+    return out;
+  }
+  if (!v.json().is_object() || v.size() == 0)
+    v.fail("expected an object of dims like {\"M\": 4, \"N\": 8} or a string \"M=4,N=8\", got " + json_type_name(v.json()));
+  for (const auto& [k, _] : v.json().items()) {
+    check_name(k);
+    out[k] = v.at(k).as_int(1, 1 << 20);
+  }
+  return out;
+}
+void split_args(const Json& v, std::vector<std::string>& a) { a.insert(a.end(), {"--split", cell_text(v)}); }
+void tiles_args(const Json& v, std::vector<std::string>& a) { a.insert(a.end(), {"--tiles", cell_text(v)}); }
+
+// The levels `dfsim run --lx-planning` accepts (one list: parse_lx_planning's).
+Json check_lx_planning(const JsonView& v) {
+  std::string s = v.as_string();
+  try {
+    parse_lx_planning(s);
+  } catch (const UsageError& e) {
+    std::string what = e.what();  // "--lx-planning: expected ...": the flag is not what the file wrote
+    v.fail(what.substr(what.find(": ") == std::string::npos ? 0 : what.find(": ") + 2));
+  }
+  return s;
+}
+void lx_planning_args(const Json& v, std::vector<std::string>& a) {
+  a.insert(a.end(), {"--lx-planning", v.get<std::string>()});
+}
+
+Json check_fuse(const JsonView& v) { return v.as_bool(); }
+// true is the compiler's default, so only false is passed (issue 9 names only --no-fuse).
+void fuse_args(const Json& v, std::vector<std::string>& a) {
+  if (!v.get<bool>()) a.push_back("--no-fuse");
+}
+
+}  // namespace
+
+const std::vector<BaseKind>& base_kinds() {
+  // The compile options are those of the op graph's "compile" section and of `dfsim run`'s
+  // flags (docs/op-graph-format.md).
+  static const std::vector<BaseKind> kinds = {
+      {"workload", "run", "summary.json",
+       {{"cores", check_cores, cores_args},
+        {"split", check_dims, split_args},
+        {"tiles", check_dims, tiles_args},
+        {"lx_planning", check_lx_planning, lx_planning_args},
+        {"fuse", check_fuse, fuse_args, true}}},
+  };
+  return kinds;
+}
+
+const std::vector<std::string>& planned_base_inputs() {
+  static const std::vector<std::string> planned = {"gen", "serve"};
+  return planned;
+}
+
+const BaseKind* find_base_kind(std::string_view input) {
+  for (const auto& k : base_kinds())
+    if (k.input == input) return &k;
+  return nullptr;
+}
+
+const SweepOption* BaseKind::option(std::string_view name) const {
+  for (const auto& o : options)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+std::vector<std::string> BaseKind::option_names() const {
+  std::vector<std::string> names{input, "set"};
+  for (const auto& o : options) names.push_back(o.name);
+  return names;
+}
+
+Json check_set_value(const JsonView& v) {
+  if (v.json().is_null() || v.json().is_array())
+    v.fail("expected a config value (number, string, boolean or object), got " + json_type_name(v.json()));
+  return v.json();
+}
+
+std::string set_arg(const std::string& key, const Json& value) { return key + "=" + value.dump(); }
+
+std::string cell_text(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_object()) {
+    std::string s;
+    for (const auto& [k, v] : value.items()) {
+      bool scalar = !v.is_object() && !v.is_array();
+      if (!scalar) return value.dump();
+      s += (s.empty() ? "" : ",") + k + "=" + cell_text(v);
+    }
+    return s;
+  }
+  return value.dump();
+}
+
+}  // namespace dfsim

@@ -1,0 +1,34 @@
+#pragma once
+// The engines that run a sweep's points: a local pool of processes, a Dask cluster (through
+// tools/sweep_dask.py) and a Slurm job array (a script the user submits). Each runs the same
+// point.json commands and records into the same point store, so the results do not depend on
+// the engine.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/sweep/point_store.h"
+#include "sim/sweep/sweep_plan.h"
+
+namespace dfsim {
+
+// Runs `todo` (indices into plan.points, already prepared) at most `jobs` at a time, with a
+// progress line on a terminal. Results of runs that ended without a record are returned by
+// index. SIGINT / SIGTERM stop it: running points are stopped, `*signal` is set.
+std::map<std::size_t, PointResult> run_local_pool(const std::string& dfsim, const SweepPlan& plan,
+                                                  const std::vector<std::size_t>& todo, int jobs, int* signal);
+
+// Runs `todo` on the Dask scheduler at `address` through `python tools/sweep_dask.py`; returns
+// the driver's exit code (2: the scheduler could not be reached).
+int run_on_dask(const std::string& dfsim, const std::string& address, const SweepPlan& plan,
+                const std::vector<std::size_t>& todo, const std::string& list_file);
+
+// Writes DIR/sweep.sbatch (a job array, task i runs the i-th directory of DIR/points.txt) and
+// DIR/gather.sh (`gather` is its command); returns the sbatch command line.
+std::string write_slurm_array(const std::string& dfsim, const std::string& dir, const SweepPlan& plan,
+                              const std::vector<std::size_t>& todo, const std::string& gather);
+
+// Single-quotes `s` for a POSIX shell.
+std::string shell_quote(const std::string& s);
+
+}  // namespace dfsim

@@ -1,0 +1,43 @@
+#pragma once
+// The point store: one directory per point, <store>/<id>/, where id is the hash of everything
+// that changes the point's answer. It holds point.json (that key, the directory to run in and
+// the subcommand's arguments), the run's own outputs, run.log (its stderr) and, written last,
+// status.json: a point is done when status.json exists and point.json holds the same key.
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+#include "sim/common/json_io.h"
+
+namespace dfsim {
+
+// How one point's run ended.
+struct PointResult {
+  std::string status;    // "ok", "failed" or "not_run"
+  int exit_code = 0;
+  std::string message;   // why it failed: the last line the run printed to stderr
+  double host_s = 0;     // host seconds of the run
+  bool recorded = false; // written to status.json (runs ended by a signal are not: they run again)
+};
+
+std::string point_dir(const std::string& store, const std::string& id);
+// True if the point in `dir` is done for this key.
+bool point_done(const std::string& dir, const Json& key);
+// Makes `dir` ready for a fresh run of `point` (point.json written, any old status.json gone).
+void prepare_point(const std::string& dir, const Json& point);
+// Starts the run of `point` in `dir` as a child of `dfsim` (the binary); returns its pid.
+pid_t start_point(const std::string& dfsim, const std::string& dir, const Json& point);
+// Records a finished run: exit 0 is ok, 1 and 2 failed (the answer for these inputs, kept);
+// anything else (a signal, an interrupted run) is returned but not recorded.
+PointResult finish_point(const std::string& dir, int wait_status, double host_s);
+// The recorded result in `dir`, if any.
+std::optional<PointResult> read_point_status(const std::string& dir);
+// `dfsim sweep --run-point DIR`: runs the point whose point.json is in DIR and records it.
+// Returns the run's exit code.
+int run_point_dir(const std::string& dfsim, const std::string& dir);
+
+// Host seconds since some fixed moment (for host_s).
+double host_seconds();
+
+}  // namespace dfsim

@@ -1,0 +1,92 @@
+#include "sim/sweep/sweep_plan.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+
+#include "sim/common/error.h"
+#include "sim/config/chip_config.h"
+#include "sim/sweep/point_store.h"
+
+namespace dfsim {
+
+namespace fs = std::filesystem;
+
+std::string hash_hex(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+namespace {
+
+// The config overrides of a point: no trace (a sweep reads summaries), then the point's own.
+std::vector<std::string> set_args(const Json& options) {
+  std::vector<std::string> sets{"sim.trace=false"};
+  if (options.contains("set"))
+    for (const auto& [k, v] : options["set"].items()) sets.push_back(set_arg(k, v));
+  return sets;
+}
+
+}  // namespace
+
+SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
+  SweepPlan plan;
+  plan.store = fs::absolute(store).lexically_normal().string();
+  // The base is checked once, up front: a bad one is a bad sweep file, not a column of failures.
+  try {
+    load_chip_config(spec.config, set_args(spec.base_options));
+  } catch (const InputError& e) {
+    if (e.file() != "--set") throw;  // the config file's own error
+    throw InputError(spec.file, "/base/set/" + e.path(), e.detail());
+  }
+  std::map<std::string, std::string> input_hashes;  // input file -> the hash of its content
+  auto input_hash = [&](const std::string& file) {
+    auto [it, fresh] = input_hashes.emplace(file, "");
+    if (fresh) it->second = hash_hex(load_json_file(file).dump());  // a missing input is a bad sweep
+    return it->second;
+  };
+  input_hash(spec.input);
+  std::string cwd = fs::current_path().string();
+  for (std::size_t i = 0; i < spec.rows.size(); ++i) {
+    SweepPoint p;
+    p.index = i;
+    Json options = point_options(spec, spec.rows[i]);
+    std::vector<std::string> sets = set_args(options);
+    Json resolved;
+    try {
+      resolved = load_chip_config(spec.config, sets).resolved;
+    } catch (const InputError& e) {
+      p.error = e.what();
+      plan.points.push_back(std::move(p));
+      continue;
+    }
+    std::string input = options.value(spec.kind->input, spec.input);
+    std::string hash = input_hash(input);
+    std::vector<std::string> args{spec.kind->subcommand, "-q", "--config", spec.config, "--" + spec.kind->input, input};
+    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+    Json key_options = Json::object();
+    for (const auto& o : spec.kind->options) {
+      if (!options.contains(o.name)) continue;
+      o.to_args(options[o.name], args);
+      if (options[o.name] != o.same_as_absent) key_options[o.name] = options[o.name];
+    }
+    Json key = {{"dfsim", DFSIM_VERSION},
+                {"subcommand", spec.kind->subcommand},
+                {"config", resolved},
+                {"input_fnv64", hash},
+                {"options", key_options}};
+    p.id = hash_hex(key.dump());
+    p.point = {{"key", key}, {"cwd", cwd}, {"args", args}};
+    p.dir = point_dir(plan.store, p.id);
+    plan.points.push_back(std::move(p));
+  }
+  plan.spec = std::move(spec);
+  return plan;
+}
+
+}  // namespace dfsim

@@ -1,0 +1,368 @@
+// `dfsim sweep` as users run it: the same table whatever the engine (--jobs 1, --jobs 4, a real
+// Dask scheduler with two workers, a Slurm array run task by task), --resume after a kill runs
+// only the missing points, points shared between sweeps are run once, failed points are rows,
+// a bad sweep file exits 2 with one line, and each plot is drawn.
+#include <signal.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "tests/regression/cli_helpers.h"
+
+using namespace cli_test;
+using Catch::Contains;
+using nlohmann::json;
+
+namespace {
+
+// 2 core counts x 3 LX sizes of a softmax chain on the 2-core test card: ~0.05 s a point.
+const char* kGrid = R"({"format": "dfsim.sweep", "version": 1, "name": "small_grid",
+ "base": {"config": "configs/small.json", "workload": "workloads/softmax_chain_512x1024.json"},
+ "axes": {"cores": [1, 2], "set": {"core.lx.usable_bytes": [65536, 131072, 196608]}},
+ "combine": "grid",
+ "metrics": {"time_ns": "sim_time_ns", "read_bytes": "offchip.bytes_read"}})";
+
+std::string write_file(const TempDir& d, const std::string& name, const std::string& text) {
+  fs::create_directories(d.path);
+  std::ofstream(d.path / name) << text;
+  return (d.path / name).string();
+}
+
+// results.csv without host_s, its last column: the one value that depends on where and when a
+// point ran (docs/sweeps.md: tables are compared without it).
+std::string without_host_s(const std::string& csv) {
+  std::string out;
+  for (const auto& l : lines(csv)) out += l.substr(0, l.rfind(',')) + "\n";
+  return out;
+}
+std::string jsonl_without_host_s(const std::string& jsonl) {
+  std::string out;
+  for (const auto& l : lines(jsonl)) {
+    json j = json::parse(l);
+    REQUIRE(j.contains("host_s"));
+    j.erase("host_s");
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
+// The status.json files of a point store, with their modification times.
+std::map<std::string, fs::file_time_type> done_points(const fs::path& store) {
+  std::map<std::string, fs::file_time_type> done;
+  if (!fs::exists(store)) return done;
+  for (const auto& e : fs::directory_iterator(store))
+    if (fs::exists(e.path() / "status.json")) done[e.path().string()] = fs::last_write_time(e.path() / "status.json");
+  return done;
+}
+
+// A process started in the background by the shell; SIGTERM when the test ends.
+struct Background {
+  int pid = 0;
+  explicit Background(const std::string& command) {
+    Result r = shell(command + " >/dev/null 2>&1 & echo $!", "");
+    REQUIRE(r.code == 0);
+    pid = std::stoi(r.out);
+  }
+  ~Background() {
+    if (pid <= 0) return;
+    kill(pid, SIGTERM);
+    // Until it has gone (and stopped writing into the test's directory), at most 10 s.
+    for (int i = 0; i < 2000 && kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  bool alive() const { return kill(pid, 0) == 0; }
+};
+
+template <class F>
+bool wait_until(F done, double seconds) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("sweep: --jobs 1 and --jobs 4 give the same table, each point a dfsim run", "[sweep]") {
+  TempDir d("sweep_jobs");
+  std::string file = write_file(d, "grid.json", kGrid);
+  Result r1 = dfsim("sweep " + file + " --jobs 1 --out " + d.str() + "/j1");
+  REQUIRE(r1.code == 0);
+  CHECK_THAT(r1.out, Contains("small_grid: 6 points (6 run, 0 reused), 0 failed"));
+  REQUIRE(dfsim("sweep -q " + file + " --jobs 4 --out " + d.str() + "/j4").code == 0);
+  std::string csv = slurp(d.path / "j1/results.csv");
+  auto rows = lines(csv);
+  REQUIRE(rows.size() == 7);
+  CHECK(rows[0] == "cores,core.lx.usable_bytes,time_ns,read_bytes,status,message,host_s");
+  // The grid's first axis varies slowest.
+  const char* lead[] = {"1,65536,", "1,131072,", "1,196608,", "2,65536,", "2,131072,", "2,196608,"};
+  for (int i = 0; i < 6; ++i) {
+    CHECK(rows[i + 1].rfind(lead[i], 0) == 0);
+    CHECK_THAT(rows[i + 1], Contains(",ok,,"));
+  }
+  CHECK(without_host_s(csv) == without_host_s(slurp(d.path / "j4/results.csv")));
+  CHECK(jsonl_without_host_s(slurp(d.path / "j1/results.jsonl")) ==
+        jsonl_without_host_s(slurp(d.path / "j4/results.jsonl")));
+  // A point's cells are what `dfsim run` says for it (point 4: 2 cores, 131072 bytes of LX).
+  REQUIRE(dfsim("run -q -c configs/small.json -w workloads/softmax_chain_512x1024.json --cores 2 "
+                "--set core.lx.usable_bytes=131072 --set sim.trace=false -o " + d.str() + "/direct").code == 0);
+  json s = json::parse(slurp(d.path / "direct/summary.json"));
+  CHECK(split(rows[5], ',')[2] == s["sim_time_ns"].dump());
+  CHECK(split(rows[5], ',')[3] == s["offchip"]["bytes_read"].dump());
+  // Six distinct points, each in its own directory named by 16 hex digits.
+  auto points = done_points(d.path / "j1/points");
+  CHECK(points.size() == 6);
+  for (const auto& [dir, _] : points) CHECK(fs::path(dir).filename().string().find_first_not_of("0123456789abcdef") == std::string::npos);
+}
+
+TEST_CASE("sweep: sweeps sharing a point store run a shared point once, and --only selects points", "[sweep]") {
+  TempDir d("sweep_share");
+  std::string grid = write_file(d, "grid.json", kGrid);
+  std::string store = d.str() + "/store";
+  REQUIRE(dfsim("sweep -q " + grid + " --only cores=2 --out " + d.str() + "/a --points " + store).code == 0);
+  auto a = lines(slurp(d.path / "a/results.jsonl"));
+  REQUIRE(a.size() == 3);  // only the cores=2 points, numbered as in the whole sweep
+  CHECK(json::parse(a[0])["point"] == 3);
+  CHECK(json::parse(a[2])["point"] == 5);
+  // Another sweep whose one point (2 cores, 131072 B) is already in the store, and one that is not.
+  std::string other = std::string(kGrid);
+  other.replace(other.find("[1, 2]"), 6, "[2]");
+  other.replace(other.find("[65536, 131072, 196608]"), 23, "[131072, 100000]");
+  std::string file = write_file(d, "other.json", other);
+  Result r = dfsim("sweep " + file + " --resume --out " + d.str() + "/b --points " + store);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("2 points (1 run, 1 reused), 0 failed"));
+  auto b = lines(slurp(d.path / "b/results.jsonl"));
+  CHECK(json::parse(b[0])["id"] == json::parse(a[1])["id"]);  // the same inputs, the same directory
+  CHECK(json::parse(b[1])["id"] != json::parse(a[1])["id"]);
+  CHECK(done_points(store).size() == 4);
+  // A point listed twice is run once (concurrent runs must never share a directory).
+  std::string twice = write_file(d, "twice.json", R"({"format": "dfsim.sweep", "version": 1, "name": "twice",
+    "base": {"config": "configs/small.json", "workload": "workloads/softmax_chain_512x1024.json"},
+    "combine": "points", "points": [{"cores": 2}, {"cores": 2}], "metrics": {"time_ns": "sim_time_ns"}})");
+  Result t = dfsim("sweep " + twice + " --jobs 2 --out " + d.str() + "/t");
+  REQUIRE(t.code == 0);
+  CHECK_THAT(t.out, Contains("2 points (1 run, 0 reused), 0 failed"));
+  auto rows = lines(slurp(d.path / "t/results.csv"));
+  REQUIRE(rows.size() == 3);
+  CHECK(without_host_s(rows[1]) == without_host_s(rows[2]));
+}
+
+TEST_CASE("sweep: a real Dask scheduler and two workers give the same table", "[sweep]") {
+  TempDir d("sweep_dask");
+  std::string file = write_file(d, "grid.json", kGrid);
+  std::string sched = d.str() + "/scheduler.json";
+  // Each a separate process on localhost, as on a cluster.
+  Background scheduler("dask-scheduler --scheduler-file " + sched + " --host 127.0.0.1 --port 0 --no-dashboard");
+  auto worker = [&](const std::string& n) {
+    return "dask-worker --scheduler-file " + sched + " --host 127.0.0.1 --nthreads 1 --no-nanny --no-dashboard " +
+           "--local-directory " + d.str() + "/" + n;  // its scratch space goes with the test's directory
+  };
+  Background w1(worker("w1")), w2(worker("w2"));
+  std::string address;
+  REQUIRE(wait_until([&] {
+    try {
+      address = json::parse(slurp(sched)).at("address");
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }, 60));
+  Result r = dfsim("sweep " + file + " --dask " + address + " --out " + d.str() + "/dask");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("6 points (6 run, 0 reused), 0 failed"));
+  REQUIRE(dfsim("sweep -q " + file + " --jobs 1 --out " + d.str() + "/local").code == 0);
+  CHECK(without_host_s(slurp(d.path / "dask/results.csv")) == without_host_s(slurp(d.path / "local/results.csv")));
+  CHECK(jsonl_without_host_s(slurp(d.path / "dask/results.jsonl")) ==
+        jsonl_without_host_s(slurp(d.path / "local/results.jsonl")));
+  // A scheduler that is not there: exit 2 with one line.
+  Result bad = shell("DFSIM_DASK_TIMEOUT=1 " + std::string(DFSIM_BINARY) + " sweep " + file + " --dask tcp://127.0.0.1:1 --out " + d.str() + "/none", "2>&1 >/dev/null");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Contains("cannot reach the Dask scheduler at tcp://127.0.0.1:1"));
+}
+
+TEST_CASE("sweep: --resume after killing a sweep halfway runs only the missing points", "[sweep]") {
+  TempDir d("sweep_resume");
+  // matmul_1024 points take ~0.2 s each, long enough to stop the sweep between two of them.
+  std::string text = kGrid;
+  text.replace(text.find("softmax_chain_512x1024"), 22, "matmul_1024");
+  std::string file = write_file(d, "grid.json", text);
+  fs::path store = d.path / "out/points";
+  {
+    Background sweep(std::string(DFSIM_BINARY) + " sweep " + file + " --jobs 1 --out " + d.str() + "/out");
+    REQUIRE(wait_until([&] { return done_points(store).size() >= 2; }, 60));
+    kill(sweep.pid, SIGTERM);
+    REQUIRE(wait_until([&] { return !sweep.alive(); }, 30));
+    sweep.pid = 0;
+  }
+  auto before = done_points(store);
+  REQUIRE(before.size() >= 2);
+  REQUIRE(before.size() < 6);
+  CHECK_FALSE(fs::exists(d.path / "out/results.csv"));  // an interrupted sweep writes no table
+  Result r = dfsim("sweep " + file + " --jobs 1 --resume --out " + d.str() + "/out");
+  REQUIRE(r.code == 0);
+  std::size_t k = before.size();
+  CHECK_THAT(r.out, Contains("6 points (" + std::to_string(6 - k) + " run, " + std::to_string(k) + " reused)"));
+  auto after = done_points(store);
+  CHECK(after.size() == 6);
+  for (const auto& [dir, time] : before) CHECK(after[dir] == time);  // not run again
+  CHECK(lines(slurp(d.path / "out/results.csv")).size() == 7);
+}
+
+TEST_CASE("sweep: the Slurm array script run task by task gives the same table", "[sweep]") {
+  TempDir d("sweep_slurm");
+  std::string file = write_file(d, "grid.json", kGrid);
+  Result r = dfsim("sweep " + file + " --slurm " + d.str() + "/slurm --out " + d.str() + "/out");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("sbatch '" + d.str() + "/slurm/sweep.sbatch'"));
+  std::string script = slurp(d.path / "slurm/sweep.sbatch");
+  CHECK_THAT(script, Contains("#SBATCH --array=0-5\n"));
+  CHECK_FALSE(fs::exists(d.path / "out/results.csv"));
+  // Gathering before the array ran: every point is a not_run row, exit 1.
+  Result early = shell("sh " + d.str() + "/slurm/gather.sh");
+  CHECK(early.code == 1);
+  auto pending = lines(slurp(d.path / "out/results.csv"));
+  REQUIRE(pending.size() == 7);
+  CHECK_THAT(pending[6], Contains(",not_run,not run yet,"));
+  for (int i = 0; i < 6; ++i) {
+    Result t = shell("SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " bash " + d.str() + "/slurm/sweep.sbatch");
+    INFO("task " << i << ": " << t.out);
+    CHECK(t.code == 0);
+  }
+  Result g = shell("sh " + d.str() + "/slurm/gather.sh");
+  INFO(g.out);
+  REQUIRE(g.code == 0);
+  REQUIRE(dfsim("sweep -q " + file + " --jobs 2 --out " + d.str() + "/local").code == 0);
+  CHECK(without_host_s(slurp(d.path / "out/results.csv")) == without_host_s(slurp(d.path / "local/results.csv")));
+}
+
+TEST_CASE("sweep: failed points are rows with status and message, and the sweep exits 1", "[sweep]") {
+  TempDir d("sweep_fail");
+  // The card has 2 cores: 4 cores is refused by the run; a negative LX size by the config.
+  std::string file = write_file(d, "points.json", R"({"format": "dfsim.sweep", "version": 1, "name": "some_fail",
+    "base": {"config": "configs/small.json", "workload": "workloads/softmax_chain_512x1024.json"},
+    "combine": "points",
+    "points": [{"cores": 1}, {"cores": 4}, {"set": {"core.lx.usable_bytes": -5}}],
+    "metrics": {"time_ns": "sim_time_ns"}})");
+  Result r = dfsim("sweep " + file + " --out " + d.str() + "/out");
+  CHECK(r.code == 1);
+  CHECK_THAT(r.out, Contains("3 points (2 run, 0 reused), 2 failed"));
+  auto rows = lines(slurp(d.path / "out/results.csv"));
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0] == "cores,core.lx.usable_bytes,time_ns,status,message,host_s");
+  CHECK_THAT(rows[1], Contains(",ok,,"));
+  CHECK(rows[2].rfind("4,,,failed,", 0) == 0);
+  CHECK_THAT(rows[2], Contains("the program asks for 4 cores"));
+  CHECK(rows[3].rfind(",-5,,failed,", 0) == 0);
+  CHECK_THAT(rows[3], Contains("core.lx.usable_bytes"));
+  auto jl = lines(slurp(d.path / "out/results.jsonl"));
+  REQUIRE(jl.size() == 3);
+  CHECK(json::parse(jl[1])["exit_code"] == 2);
+  CHECK(json::parse(jl[1])["time_ns"].is_null());
+  CHECK(json::parse(jl[2])["id"].is_null());  // never run: its config cannot be loaded
+}
+
+TEST_CASE("sweep: a bad sweep file exits 2 with one line naming the file and JSON path", "[sweep]") {
+  TempDir d("sweep_bad");
+  struct Case {
+    std::string from, to, expected;
+  };
+  const Case cases[] = {
+      {"\"cores\": [1, 2]", "\"coress\": [1, 2]", ": /axes/coress: unknown axis (did you mean \"cores\"?)"},
+      {"\"cores\": [1, 2]", "\"cores\": [1, 0]", ": /axes/cores/1: "},
+      {"\"grid\"", "\"zip\"", ": /axes/set/core.lx.usable_bytes: \"zip\" pairs the i-th values of every axis: expected 2"},
+      {"\"version\": 1", "\"version\": 2", ": /version: expected 1"},
+      {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"gen\": {\"model\": \"llama\"}",
+       ": /base/gen: sweeps over `dfsim gen` are not available"},
+      {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"serve\": \"serve.json\"",
+       ": /base/serve: sweeps over `dfsim serve` are not available"},
+      {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"workload\": \"workloads/none.json\"",
+       "workloads/none.json: "},
+      {"\"time_ns\": \"sim_time_ns\", ", "\"cores\": \"sim_time_ns\", ", ": /metrics/cores: the column name"},
+      // An unknown config key is a mistake in the file; a refused value is a failed point (below).
+      {"\"set\": {\"core.lx.usable_bytes\"", "\"set\": {\"core.lx.usable_byte\"",
+       ": /axes/set/core.lx.usable_byte: unknown config parameter (did you mean \"core.lx.usable_bytes\"?)"},
+      {"\"config\": \"configs/small.json\"", "\"config\": \"configs/small.json\", \"set\": {\"core.lx.usable_bytes\": -1}",
+       ": /base/set/core.lx.usable_bytes: "},
+  };
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    std::string text = kGrid;
+    auto at = text.find(cases[i].from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, cases[i].from.size(), cases[i].to);
+    std::string file = write_file(d, "bad" + std::to_string(i) + ".json", text);
+    Result r = dfsim("sweep " + file + " --out " + d.str() + "/out" + std::to_string(i), "2>&1 >/dev/null");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(lines(r.out).size() == 1);
+    CHECK_THAT(r.out, Contains(cases[i].expected));
+    if (cases[i].expected[0] == ':') CHECK(r.out.rfind(file + cases[i].expected, 0) == 0);
+    CHECK_FALSE(fs::exists(d.path / ("out" + std::to_string(i))));
+  }
+  std::string good = write_file(d, "good.json", kGrid);
+  Result r = dfsim("sweep " + good + " --only lx=1 --out " + d.str() + "/o", "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("--only lx=1: expected COLUMN=VALUE with one of the axis columns: cores core.lx.usable_bytes"));
+}
+
+TEST_CASE("sweep: line chart, heatmap and Pareto front are drawn as PNG and SVG", "[sweep]") {
+  TempDir d("sweep_plot");
+  std::string file = write_file(d, "grid.json", kGrid);
+  REQUIRE(dfsim("sweep -q " + file + " --out " + d.str() + "/out").code == 0);
+  std::string plot = "/usr/bin/python3 tools/sweep_plot.py ";
+  std::string csv = d.str() + "/out/results.csv ";
+  REQUIRE(shell(plot + "line " + csv + "--x core.lx.usable_bytes --y time_ns --by cores --out " + d.str() + "/line").code == 0);
+  REQUIRE(shell(plot + "heatmap " + csv + "--x cores --y core.lx.usable_bytes --value time_ns --out " + d.str() + "/heat").code == 0);
+  REQUIRE(shell(plot + "pareto " + csv + "--x cores --y time_ns --label core.lx.usable_bytes --out " + d.str() + "/pareto").code == 0);
+  for (const char* name : {"line", "heat", "pareto"}) {
+    for (const char* ext : {".png", ".svg"}) {
+      fs::path p = d.path / (std::string(name) + ext);
+      INFO(p);
+      REQUIRE(fs::exists(p));
+      CHECK(fs::file_size(p) > 5000);
+    }
+    CHECK_THAT(slurp(d.path / (std::string(name) + ".svg")), Contains("small_grid"));  // titled with the sweep
+  }
+  Result bad = shell(plot + "line " + csv + "--x lx --y time_ns --out " + d.str() + "/x", "2>&1 >/dev/null");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Contains("no column 'lx'"));
+}
+
+TEST_CASE("sweep: the example sweeps in workloads/sweeps are good sweep files", "[sweep]") {
+  TempDir d("sweep_examples");
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("workloads/sweeps")) {
+    if (e.path().extension() != ".json") continue;
+    ++n;
+    // --slurm plans every point (config overrides, inputs) and writes the array without running it.
+    std::string tag = e.path().stem().string();
+    Result r = dfsim("sweep " + e.path().string() + " --slurm " + d.str() + "/" + tag + " --out " + d.str() + "/o" + tag);
+    INFO(e.path() << ": " << r.out);
+    CHECK(r.code == 0);
+    CHECK(fs::exists(d.path / tag / "sweep.sbatch"));
+  }
+  CHECK(n >= 2);
+}
+
+TEST_CASE("sweep: compile options reach dfsim run as its flags, written either way", "[sweep]") {
+  TempDir d("sweep_flags");
+  // {"M": 4, "N": 8} and "M=4,N=8" are one point; fuse false is --no-fuse, true is the default.
+  std::string file = write_file(d, "flags.json", R"({"format": "dfsim.sweep", "version": 1, "name": "flags",
+    "base": {"config": "configs/small.json", "workload": "workloads/matmul_1024.json", "tiles": {"M": 8}},
+    "axes": {"split": [{"N": 8, "M": 4}, "M=4,N=8"], "lx_planning": ["all"], "fuse": [false]},
+    "metrics": {"time_ns": "sim_time_ns"}})");
+  Result r = dfsim("sweep " + file + " --slurm " + d.str() + "/s --out " + d.str() + "/o");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("1 of 2 points to run"));
+  auto dirs = lines(slurp(d.path / "s/points.txt"));
+  REQUIRE(dirs.size() == 1);
+  json args = json::parse(slurp(fs::path(dirs[0]) / "point.json"))["args"];
+  std::string joined;
+  for (const auto& a : args) joined += a.get<std::string>() + " ";
+  CHECK_THAT(joined, Contains("run -q --config configs/small.json --workload workloads/matmul_1024.json --set sim.trace=false "));
+  CHECK_THAT(joined, Contains(" --split M=4,N=8 --tiles M=8 --lx-planning all --no-fuse "));
+}
