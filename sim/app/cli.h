@@ -17,6 +17,7 @@ int cmd_compile(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_info(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
+int cmd_serve(const std::vector<std::string>& args);
 
 // Shared by the subcommands.
 std::string default_config_path();

@@ -21,6 +21,7 @@ const char* kUsage =
     "  validate  check configs, op graphs and kernel graphs without running\n"
     "  info      print a config's derived figures (and --params: every parameter)\n"
     "  calibrate run the memory microbenchmarks and compare with the measured card\n"
+    "  serve     simulate continuous-batching LLM serving (TTFT, ITL, throughput) at a request rate\n"
     "\n"
     "Run 'dfsim <command> --help' for its options and an example.\n"
     "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
@@ -45,7 +46,8 @@ int sc_main(int argc, char* argv[]) {
     if (cmd == "validate") return dfsim::cmd_validate(args);
     if (cmd == "info") return dfsim::cmd_info(args);
     if (cmd == "calibrate") return dfsim::cmd_calibrate(args);
-    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info or calibrate)\n";
+    if (cmd == "serve") return dfsim::cmd_serve(args);
+    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info, calibrate or serve)\n";
     return 2;
   } catch (const dfsim::InputError& e) {
     std::cerr << e.what() << "\n";
