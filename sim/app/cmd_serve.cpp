@@ -206,9 +206,10 @@ int cmd_serve(const std::vector<std::string>& args) {
 
   if (out.empty()) out = "out/serve-" + model.name + "-" + cfg.name;
   bool sweep = rates.size() > 1, quiet = vm.count("quiet"), trace_json = !vm.count("no-trace");
-  std::vector<std::unique_ptr<OutputDir>> dirs;
+  // All runs first (in memory), then the outputs: an error mid-run leaves nothing behind.
+  std::vector<ServeResult> results;
+  std::vector<RunContext> ctxs;
   std::vector<Json> sums;
-  std::unique_ptr<OutputDir> top = std::make_unique<OutputDir>(out);
   for (double rate : rates) {
     std::vector<Request> reqs = trace;
     if (have_rate) {
@@ -216,26 +217,28 @@ int cmd_serve(const std::vector<std::string>& args) {
       reqs = generate_requests(gen);
       check_requests_fit(reqs, p, "--prompt-len/--output-len");
     }
-    ServeResult res = run_serving(reqs, p, b, times);
-    RunContext ctx{model.name, cfg.name, times.describe(), scheduler, tp, rate, p};
-    Json s = make_serve_summary(res, ctx);
+    results.push_back(run_serving(reqs, p, b, times));
+    ctxs.push_back(RunContext{model.name, cfg.name, times.describe(), scheduler, tp, rate, p});
+    sums.push_back(make_serve_summary(results.back(), ctxs.back()));
+  }
+  std::unique_ptr<OutputDir> top = std::make_unique<OutputDir>(out);
+  std::vector<std::unique_ptr<OutputDir>> dirs;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
     OutputDir* d = top.get();
-    if (sweep) d = dirs.emplace_back(std::make_unique<OutputDir>(out + "/rate-" + rate_text(rate))).get();
-    d->open("summary.json") << s.dump(2) << "\n";
+    if (sweep) d = dirs.emplace_back(std::make_unique<OutputDir>(out + "/rate-" + rate_text(rates[i]))).get();
+    d->open("summary.json") << sums[i].dump(2) << "\n";
     {
       auto f = d->open("requests.jsonl");
-      write_requests_jsonl(f, res);
+      write_requests_jsonl(f, results[i]);
     }
     {
       auto f = d->open("steps.csv");
-      write_steps_csv(f, res);
+      write_steps_csv(f, results[i]);
     }
     if (trace_json) {
       auto f = d->open("trace.json");
-      write_serve_trace(f, res, ctx);
+      write_serve_trace(f, results[i], ctxs[i]);
     }
-    if (!quiet && !sweep) std::cout << serve_summary_text(s);
-    sums.push_back(std::move(s));
   }
   std::string table;
   if (sweep) {
@@ -261,6 +264,7 @@ int cmd_serve(const std::vector<std::string>& args) {
     if (ec) throw InputError(export_table, "", "cannot be written: " + ec.message());
   }
   if (!quiet) {
+    if (!sweep) std::cout << serve_summary_text(sums[0]);
     if (sweep) std::cout << table << "outputs: " << out << "/sweep.csv and " << out << "/rate-*/\n";
     else std::cout << "outputs: " << top->path("summary.json") << ", requests.jsonl, steps.csv" << (trace_json ? ", trace.json" : "") << "\n";
     if (!export_table.empty()) std::cout << "step table: " << export_table << " (" << times.used().size() << " shapes)\n";
