@@ -16,6 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCHEMAS = {
     "dfsim.ops": "dfsim.ops.schema.json",
     "dfsim.kernels": "dfsim.kernels.schema.json",
+    "dfsim.model": "dfsim.model.schema.json",
     None: "dfsim.config.schema.json",
 }
 
