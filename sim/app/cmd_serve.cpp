@@ -205,6 +205,8 @@ int cmd_serve(const std::vector<std::string>& args) {
   MemoStepTimes times(*source);
 
   if (out.empty()) out = "out/serve-" + model.name + "-" + cfg.name;
+  if (std::filesystem::exists(out) && !std::filesystem::is_directory(out))
+    throw InputError(out, "", "output path exists and is not a directory");
   bool sweep = rates.size() > 1, quiet = vm.count("quiet"), trace_json = !vm.count("no-trace");
   // All runs first (in memory), then the outputs: an error mid-run leaves nothing behind.
   std::vector<ServeResult> results;

@@ -192,6 +192,11 @@ std::vector<Request> read_request_file(const std::string& file) {
     out.push_back(request_from_json(j, file, line_no, static_cast<std::int64_t>(out.size())));
   }
   if (out.empty()) throw InputError(file, "", "no requests (expected one per line: arrival_ms, prompt_tokens, output_tokens)");
+  std::vector<std::int64_t> ids;
+  for (const auto& r : out) ids.push_back(r.id);
+  std::sort(ids.begin(), ids.end());
+  auto dup = std::adjacent_find(ids.begin(), ids.end());
+  if (dup != ids.end()) throw InputError(file, "", fmt::format("request id {} appears twice", *dup));
   std::stable_sort(out.begin(), out.end(), [](const Request& a, const Request& b) { return a.arrival < b.arrival; });
   return out;
 }

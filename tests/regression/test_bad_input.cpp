@@ -553,6 +553,8 @@ TEST_CASE("bad input: serve request files", "[bad][serve]") {
   expect_bad(kServe + "--requests " + t.file("f.csv", "arrival_ms,prompt_tokens,output_tokens\n0,3000,100\n"),
              {"f.csv", "request 0", "--max-model-len 3072"});
   expect_bad(kServe + "--requests " + t.file("g.jsonl", ""), {"g.jsonl", "no requests"});
+  expect_bad(kServe + "--requests " + t.file("i.csv", "id,arrival_ms,prompt_tokens,output_tokens\n3,0,10,5\n3,1,10,5\n"),
+             {"i.csv", "request id 3 appears twice"});
   expect_bad(kServe + "--requests " + t.str() + "/missing.jsonl", {"missing.jsonl", "cannot be read"});
   expect_bad(kServe + "--rate 1 --prompt-len hist:" + t.file("h.csv", "100,-1\n"), {"h.csv", "line 1", "weight"});
 }
