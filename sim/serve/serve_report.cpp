@@ -181,8 +181,8 @@ void write_steps_csv(std::ostream& out, const ServeResult& r) {
 void write_serve_trace(std::ostream& out, const ServeResult& r, const RunContext& ctx) {
   auto us = [](Ns t) { return fmt::format("{:.3f}", static_cast<double>(t) / 1e3); };
   out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
-  out << fmt::format(R"({{"ph": "M", "pid": 1, "name": "process_name", "args": {{"name": "dfsim serve: {} on {}"}}}})",
-                     ctx.model, ctx.config);
+  out << fmt::format(R"({{"ph": "M", "pid": 1, "name": "process_name", "args": {{"name": {}}}}})",
+                     Json("dfsim serve: " + ctx.model + " on " + ctx.config).dump());
   out << ",\n" << R"({"ph": "M", "pid": 1, "tid": 0, "name": "thread_name", "args": {"name": "steps"}})";
   for (int i = 0; i < ctx.params.max_num_seqs; ++i)
     out << ",\n"
