@@ -90,6 +90,12 @@ TEST_CASE("serve: one request alone: TTFT is its prefill step, E2E adds n - 1 de
   CHECK(r.steps[9].max_tkv == 465);
   CHECK(r.itl.size() == 9);
   CHECK(r.preemptions == 0);
+  // Padding share: real query tokens 200 + 9 x 1 against buckets 512 + 9 x 4.
+  SchedulerParams p = params();
+  Json s = make_serve_summary(r, RunContext{"m", "c", "formula", "spyre", 1, 0, p});
+  CHECK(s["padding_share"].get<double>() == Approx(1 - 209.0 / 548.0).margin(1e-6));
+  CHECK(s["ttft_ms"]["p50"].get<double>() == Approx(50.512).margin(1e-9));
+  CHECK(s["tpot_ms"]["mean"].get<double>() == Approx(24.0512).margin(1e-9));
 }
 
 TEST_CASE("serve: a long prompt is prefilled in chunks, each at its own KV bucket", "[serve]") {
@@ -104,6 +110,17 @@ TEST_CASE("serve: a long prompt is prefilled in chunks, each at its own KV bucke
   CHECK(r.requests[0].first_token == 101'536'000);
   CHECK(r.requests[0].finish == 101'536'000);  // one output token: done at the prefill
   CHECK(prefill_layout(600, 64, 512).left_pad == 384);
+  // The plugin's own example (scheduler.md, "Summary diagram"): block 4, chunk 8, prompt 10 ->
+  // one dummy block of left padding, two chunks, tkv 14 after the last chunk.
+  CHECK(prefill_layout(10, 4, 8).left_pad == 4);
+  CHECK(prefill_layout(10, 4, 8).chunks == 2);
+  SchedulerParams p = params();
+  p.block_size = 4;
+  p.prefill_chunk = 8;
+  ServeResult tiny = run({{0, 0, 10, 1}}, p);
+  REQUIRE(tiny.steps.size() == 2);
+  CHECK(tiny.steps[0].max_tkv == 8);
+  CHECK(tiny.steps[1].max_tkv == 14);
 }
 
 TEST_CASE("serve: prefills interleave with decodes, one prefill at a time", "[serve]") {
