@@ -85,7 +85,7 @@ std::vector<std::string> lines(const std::string& s) {
 void expect_bad(const std::string& args, const std::vector<std::string>& expect) {
   TempDir out("out");
   fs::path dir = out.path / "o";
-  bool run = args.rfind("run ", 0) == 0;
+  bool run = args.rfind("run ", 0) == 0 || args.rfind("serve ", 0) == 0;
   std::string full = args + (run && args.find(" -o ") == std::string::npos ? " -o " + dir.string() : "");
   INFO("dfsim " << full);
   Result r = dfsim(full);
@@ -531,4 +531,62 @@ TEST_CASE("bad input: inputs the fuzzers crashed on are handled cleanly", "[bad]
     CHECK_THAT(r.err, !Contains("internal error"));
   }
   WARN(n << " fuzz regression inputs replayed");
+}
+
+// dfsim serve: bad request files, step tables and impossible configurations (issue 16).
+namespace {
+const std::string kServe = "serve --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv ";
+}
+
+TEST_CASE("bad input: serve request files", "[bad][serve]") {
+  TempDir t("serve_req");
+  expect_bad(kServe + "--requests " + t.file("a.jsonl", "{\"arrival_ms\": 0, \"prompt_tokens\": 10}\n"),
+             {"a.jsonl", "line 1", "output_tokens"});
+  expect_bad(kServe + "--requests " + t.file("b.jsonl", "{\"arrival_ms\": 0, \"prompt_tokens\": 10, \"output_tokens\": 5}\n{oops\n"),
+             {"b.jsonl", "line 2"});
+  expect_bad(kServe + "--requests " + t.file("c.jsonl", "{\"arrival_ms\": -1, \"prompt_tokens\": 10, \"output_tokens\": 5}\n"),
+             {"c.jsonl", "line 1/arrival_ms"});
+  expect_bad(kServe + "--requests " + t.file("d.csv", "arrival,prompt_tokens,output_tokens\n0,1,1\n"),
+             {"d.csv", "line 1", "arrival_ms"});
+  expect_bad(kServe + "--requests " + t.file("e.csv", "arrival_ms,prompt_tokens,output_tokens\n0,10\n"),
+             {"e.csv", "line 2", "expected 3 fields"});
+  expect_bad(kServe + "--requests " + t.file("f.csv", "arrival_ms,prompt_tokens,output_tokens\n0,3000,100\n"),
+             {"f.csv", "request 0", "--max-model-len 3072"});
+  expect_bad(kServe + "--requests " + t.file("g.jsonl", ""), {"g.jsonl", "no requests"});
+  expect_bad(kServe + "--requests " + t.file("i.csv", "id,arrival_ms,prompt_tokens,output_tokens\n3,0,10,5\n3,1,10,5\n"),
+             {"i.csv", "request id 3 appears twice"});
+  expect_bad(kServe + "--requests " + t.str() + "/missing.jsonl", {"missing.jsonl", "cannot be read"});
+  expect_bad(kServe + "--rate 1 --prompt-len hist:" + t.file("h.csv", "100,-1\n"), {"h.csv", "line 1", "weight"});
+}
+
+TEST_CASE("bad input: serve step tables", "[bad][serve]") {
+  TempDir t("serve_table");
+  const std::string head = "phase,batch,kv_tokens,query_tokens,step_ms\n";
+  std::string serve = "serve --model llama-3.1-8b --rate 1 -n 5 --step-table ";
+  expect_bad(serve + t.file("a.csv", head + "decode,4,512,1,0\n"), {"a.csv", "line 2/step_ms"});
+  expect_bad(serve + t.file("b.csv", head + "encode,4,512,1,1\n"), {"b.csv", "line 2/phase"});
+  expect_bad(serve + t.file("c.csv", "phase,step_ms\n"), {"c.csv", "line 1", "column line"});
+  expect_bad(serve + t.file("d.csv", head + "decode,4,512,1,1\ndecode,4,512,1,2\n"), {"d.csv", "line 3", "second row"});
+  // A shape the run needs and the table lacks: named, no interpolation.
+  expect_bad(serve + t.file("e.csv", head + "decode,4,512,1,1\n"), {"e.csv", "no row for prefill batch=1 kv_tokens=512"});
+  expect_bad(kServe + "--rate 1 --max-num-seqs 32", {"llama-3.1-8b_spyre_steps.csv", "no row for", "batch=32"});
+  expect_bad(kServe + "--rate 1 --tp 2", {"llama-3.1-8b_spyre_steps.csv", "tp 1, not 2"});
+}
+
+TEST_CASE("bad input: serve impossible configurations", "[bad][serve]") {
+  // 8 GiB cards cannot hold 16 GB of weights.
+  expect_bad(kServe + "--rate 1 --set memory.capacity_bytes=8589934592", {"--model llama-3.1-8b", "do not fit"});
+  expect_bad(kServe + "--rate 1 --num-blocks 10", {"--num-blocks 10", "--max-model-len 3072"});
+  expect_bad(kServe + "--rate 1 --max-model-len 200000", {"--max-model-len 200000", "max_position_embeddings"});
+  expect_bad(kServe + "--rate 1 --max-model-len 131072", {"--volumetric-limit"});
+  expect_bad(kServe + "--rate 1 --max-num-batched-tokens 32", {"--max-num-batched-tokens 32"});
+  expect_bad(kServe + "--rate 1 --batch-buckets 4,8", {"--batch-buckets"});
+  expect_bad(kServe + "--rate 1 --requests x.jsonl", {"either --requests FILE or --rate R"});
+  expect_bad(kServe + "--rate 0", {"--rate"});
+  expect_bad(kServe + "--rate 1 --prompt-len normal:2000,2000", {"--prompt-len", "--max-model-len 3072"});
+  expect_bad(kServe + "--rate 1 --prompt-len zipf:1,2", {"--prompt-len", "zipf"});
+  expect_bad("serve --model nosuchmodel --rate 1", {"nosuchmodel", "no such model file"});
+  // Simulated step times need the model's step graphs (dfsim gen, not built yet).
+  TempDir t("serve_cache");
+  expect_bad("serve --model llama-3.1-8b --rate 1 -n 3 --step-cache " + t.str() + "/c", {"llama-3.1-8b.json", "dfsim gen"});
 }

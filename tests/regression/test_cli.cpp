@@ -110,7 +110,7 @@ TEST_CASE("cli: utilization.csv has one value in [0, 1] per unit per bucket", "[
 }
 
 TEST_CASE("cli: help on each subcommand exits 0 with an example", "[cli]") {
-  for (const char* cmd : {"run", "compile", "validate", "info"}) {
+  for (const char* cmd : {"run", "compile", "validate", "info", "serve"}) {
     INFO(cmd);
     Result r = dfsim(std::string(cmd) + " --help");
     CHECK(r.code == 0);
@@ -292,4 +292,110 @@ TEST_CASE("cli: --no-fuse, --split and --tiles override the op graph and are che
   Result many = dfsim("compile " + ops + " --split d0=64 -o " + k, "2>&1 >/dev/null");
   CHECK(many.code == 2);
   CHECK_THAT(many.out, Contains("/ops/0/compile/split: uses 64 cores, the compile has 32"));
+// dfsim serve (issue 16) on the shipped example step table (a roofline estimate, labelled so).
+namespace {
+const std::string kServeTable = "workloads/serving/llama-3.1-8b_spyre_steps.csv";
+std::string serve_cmd(const std::string& extra) {
+  return "serve -q --model llama-3.1-8b --step-table " + kServeTable + " " + extra;
+}
+}  // namespace
+
+TEST_CASE("cli: serve one request from a trace: TTFT and E2E are the table's rows exactly", "[cli][serve]") {
+  TempDir d("serve_one");
+  fs::create_directories(d.path);
+  {
+    std::ofstream f(d.path / "one.csv");
+    f << "arrival_ms,prompt_tokens,output_tokens\n5,200,5\n";
+  }
+  Result r = dfsim(serve_cmd("--requests " + (d.path / "one.csv").string() + " -o " + (d.path / "o").string()));
+  REQUIRE(r.code == 0);
+  json q = json::parse(lines(slurp(d.path / "o" / "requests.jsonl")).at(0));
+  // prefill,1,512,512 = 78.748200 ms; decode,4,512,1 = 79.733800 ms (tkv 457..460 -> 8 blocks).
+  CHECK(q["first_token_ms"].get<double>() - q["arrival_ms"].get<double>() == Approx(78.7482).margin(1e-6));
+  CHECK(q["finish_ms"].get<double>() - q["arrival_ms"].get<double>() == Approx(78.7482 + 4 * 79.7338).margin(1e-6));
+  CHECK(q["scheduled_ms"].get<double>() == 5);
+  CHECK(q["preemptions"] == 0);
+}
+
+TEST_CASE("cli: serve writes its outputs byte-identically, and every step keeps the limits", "[cli][serve]") {
+  TempDir a("serve_a"), b("serve_b");
+  std::string args = "--rate 2 -n 120 --seed 9 --prompt-len normal:300,200 --output-len normal:200,100 --num-blocks 400";
+  REQUIRE(dfsim(serve_cmd(args + " -o " + a.str())).code == 0);
+  REQUIRE(dfsim(serve_cmd(args + " -o " + b.str())).code == 0);
+  for (const char* f : {"summary.json", "requests.jsonl", "steps.csv", "trace.json"}) {
+    INFO(f);
+    std::string x = slurp(a.path / f);
+    CHECK(!x.empty());
+    CHECK(x == slurp(b.path / f));
+  }
+  json s = read_json(a.path / "summary.json");
+  for (const char* k : {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"})
+    for (const char* m : {"mean", "p50", "p99"}) CHECK(s[k][m].is_number());
+  CHECK(s["throughput"]["requests_per_s"].get<double>() > 0);
+  CHECK(s["throughput"]["output_tokens_per_s"].get<double>() > 0);
+  CHECK(s["completed"] == 120);
+  CHECK(s["kv_blocks"]["total"] == 400);
+  auto reqs = lines(slurp(a.path / "requests.jsonl"));
+  REQUIRE(reqs.size() == 120);
+  for (const auto& l : reqs) {
+    json q = json::parse(l);
+    for (const char* k : {"id", "arrival_ms", "scheduled_ms", "first_token_ms", "finish_ms", "prompt_tokens",
+                          "output_tokens", "preemptions"})
+      CHECK(q.contains(k));
+    CHECK(q["arrival_ms"] <= q["scheduled_ms"]);
+    CHECK(q["scheduled_ms"] < q["first_token_ms"]);
+    CHECK(q["first_token_ms"] <= q["finish_ms"]);
+  }
+  // The step log: batch x max tkv <= 131072 in every decode step, blocks within the pool,
+  // steps back to back or after idle time, never overlapping.
+  auto steps = lines(slurp(a.path / "steps.csv"));
+  REQUIRE(steps.size() > 1);
+  auto head = split(steps[0], ',');
+  auto col = [&](const char* name) { return std::find(head.begin(), head.end(), name) - head.begin(); };
+  double prev_end = 0;
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    auto f = split(steps[i], ',');
+    CHECK(std::stod(f[col("start_ms")]) >= prev_end - 1e-9);
+    prev_end = std::stod(f[col("end_ms")]);
+    if (f[col("phase")] == "decode") CHECK(std::stol(f[col("batch")]) * std::stol(f[col("max_tkv")]) <= 131072);
+    CHECK(std::stol(f[col("blocks_used")]) <= 400);
+    CHECK(std::stol(f[col("batch")]) <= std::stol(f[col("batch_bucket")]));
+  }
+  // trace.json: step slices on track 0, requests on slot tracks, a KV-block counter.
+  json t = read_json(a.path / "trace.json");
+  int step_slices = 0, slot_slices = 0, kv = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "X") (e["tid"] == 0 ? step_slices : slot_slices)++;
+    if (e["ph"] == "C" && e["name"] == "KV blocks used") ++kv;
+  }
+  CHECK(step_slices == static_cast<int>(steps.size()) - 1);
+  CHECK(slot_slices >= 120);
+  CHECK(kv == step_slices);
+}
+
+TEST_CASE("cli: serve --export-step-table writes a table that reproduces the run", "[cli][serve]") {
+  TempDir a("serve_exp_a"), b("serve_exp_b");
+  fs::create_directories(a.path);
+  std::string table = (a.path / "used.csv").string();
+  REQUIRE(dfsim(serve_cmd("--rate 1 -n 40 -o " + (a.path / "o").string() + " --export-step-table " + table)).code == 0);
+  auto rows = lines(slurp(table));
+  CHECK(std::count_if(rows.begin(), rows.end(), [](const std::string& l) { return l.rfind("decode,", 0) == 0; }) >= 1);
+  Result r = dfsim("serve -q --model llama-3.1-8b --step-table " + table + " --rate 1 -n 40 -o " + b.str());
+  REQUIRE(r.code == 0);
+  CHECK(slurp(a.path / "o" / "requests.jsonl") == slurp(b.path / "requests.jsonl"));
+}
+
+TEST_CASE("cli: serve --rate sweeps and finds the knee; 1000 ShareGPT-like requests run", "[cli][serve]") {
+  TempDir d("serve_sweep");
+  Result r = dfsim("serve --model llama-3.1-8b --step-table " + kServeTable +
+                   " --rate 0.25,1,4 -n 1000 --prompt-len normal:200,100 --output-len normal:200,100 --no-trace -o " + d.str());
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("knee: ~0.25 req/s"));
+  auto rows = lines(slurp(d.path / "sweep.csv"));
+  REQUIRE(rows.size() == 4);
+  json lo = read_json(d.path / "rate-0.25" / "summary.json"), hi = read_json(d.path / "rate-4" / "summary.json");
+  CHECK(lo["completed"] == 1000);
+  CHECK(hi["ttft_ms"]["p50"].get<double>() > 10 * lo["ttft_ms"]["p50"].get<double>());
+  CHECK(hi["throughput"]["requests_per_s"].get<double>() < 4 * 0.5);
+  CHECK_FALSE(fs::exists(d.path / "rate-1" / "trace.json"));
 }

@@ -1,0 +1,277 @@
+// `dfsim serve`: simulate continuous-batching LLM serving on the card the way the vLLM Spyre
+// plugin schedules it (sim/serve/), with step times from a table or from dfsim itself; writes
+// summary.json, requests.jsonl, steps.csv and trace.json; `--rate 1,2,4` sweeps rates.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "sim/app/cli.h"
+#include "sim/app/options.h"
+#include "sim/app/output_dir.h"
+#include "sim/common/error.h"
+#include "sim/serve/serve_report.h"
+#include "sim/serve/serve_setup.h"
+#include "sim/serve/simulated_step_times.h"
+#include "sim/serve/step_table.h"
+
+namespace dfsim {
+
+using namespace serve;
+
+namespace {
+
+std::vector<double> parse_rates(const std::string& s) {
+  std::vector<double> out;
+  std::stringstream ss(s);
+  for (std::string f; std::getline(ss, f, ',');) {
+    char* end = nullptr;
+    double r = std::strtod(f.c_str(), &end);
+    if (f.empty() || *end || !(r > 0) || r > 1e6) throw UsageError("--rate: expected requests/s > 0 (or a list 1,2,4), got \"" + s + "\"");
+    out.push_back(r);
+  }
+  if (out.empty()) throw UsageError("--rate: expected requests/s > 0");
+  return out;
+}
+
+std::vector<int> parse_int_list(const std::string& s, const std::string& option) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  for (std::string f; std::getline(ss, f, ',');) {
+    char* end = nullptr;
+    long v = std::strtol(f.c_str(), &end, 10);
+    if (f.empty() || *end || v < 1 || v > 4096 || (!out.empty() && v <= out.back()))
+      throw UsageError(option + ": expected ascending integers in [1, 4096], got \"" + s + "\"");
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+std::string self_binary() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("dfsim") : p.string();
+}
+
+std::string rate_text(double r) { return fmt::format("{:g}", r); }
+
+// The rate sweep's table and its knee: the last rate whose achieved request throughput is still
+// at least 90 % of the offered rate (past it, the queue and TTFT grow while throughput flattens).
+std::string sweep_table(const std::vector<double>& rates, const std::vector<Json>& sums, std::ostream& csv) {
+  std::string o = fmt::format("{:>8} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>10} {:>6}\n", "rate", "req/s", "out tok/s",
+                              "TTFT p50", "TTFT p99", "TPOT p50", "ITL p99", "E2E p50", "util%");
+  csv << "rate,requests_per_s,output_tokens_per_s,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,itl_p99_ms,e2e_p50_ms,e2e_p99_ms,"
+         "preemptions,utilization,mean_waiting\n";
+  int knee = -1;
+  bool saturated = false;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    const Json& s = sums[i];
+    double got = s["throughput"]["requests_per_s"].get<double>();
+    o += fmt::format("{:>8g} {:>9.3f} {:>10.1f} {:>10.1f} {:>10.1f} {:>9.2f} {:>9.2f} {:>10.1f} {:>6.1f}\n", rates[i], got,
+                     s["throughput"]["output_tokens_per_s"].get<double>(), s["ttft_ms"]["p50"].get<double>(),
+                     s["ttft_ms"]["p99"].get<double>(), s["tpot_ms"]["p50"].get<double>(), s["itl_ms"]["p99"].get<double>(),
+                     s["e2e_ms"]["p50"].get<double>(), 100 * s["utilization"].get<double>());
+    csv << fmt::format("{:g},{},{},{},{},{},{},{},{},{},{},{}\n", rates[i], got, s["throughput"]["output_tokens_per_s"].get<double>(),
+                       s["ttft_ms"]["p50"].get<double>(), s["ttft_ms"]["p99"].get<double>(), s["tpot_ms"]["p50"].get<double>(),
+                       s["itl_ms"]["p99"].get<double>(), s["e2e_ms"]["p50"].get<double>(), s["e2e_ms"]["p99"].get<double>(),
+                       s["preemptions"].get<std::int64_t>(), s["utilization"].get<double>(), s["queue"]["mean_waiting"].get<double>());
+    if (!saturated && got >= 0.9 * rates[i]) knee = static_cast<int>(i);
+    else saturated = true;
+  }
+  if (!saturated) o += fmt::format("knee: not reached up to {:g} req/s (throughput keeps up with the offered rate)\n", rates.back());
+  else if (knee < 0) o += fmt::format("knee: below {:g} req/s (already saturated at the lowest rate)\n", rates.front());
+  else {
+    double best = 0;
+    for (const auto& s : sums) best = std::max(best, s["throughput"]["requests_per_s"].get<double>());
+    o += fmt::format("knee: ~{:g} req/s (the last rate served at >= 90 % of the offered rate; throughput flattens at {:.3f} req/s)\n",
+                     rates[knee], best);
+  }
+  return o;
+}
+
+}  // namespace
+
+int cmd_serve(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::string model_arg, config, out, requests_file, rate_arg, prompt_len = "200", output_len = "200", arrival = "poisson",
+      scheduler = "spyre", step_table, step_cache = "out/step-cache", export_table, batch_buckets, kv_buckets = "pow2";
+  std::vector<std::string> sets;
+  int tp = 1, query_quantum = 0;
+  std::int64_t num_requests = 100, num_blocks = 0;
+  std::uint64_t seed = 0;
+  double burstiness = 1;
+  SchedulerParams p;
+  opts.add_options()
+      ("model,m", po::value(&model_arg)->required(), "model: a name in workloads/models/ or a model file")
+      ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
+      ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
+      ("tp", po::value(&tp), "tensor-parallel cards (default 1; sets the memory for KV blocks)")
+      ("requests,r", po::value(&requests_file), "request trace: .jsonl or .csv with arrival_ms, prompt_tokens, output_tokens")
+      ("rate", po::value(&rate_arg), "generate requests at R per second; a list (1,2,4,8) sweeps the rates")
+      ("num-requests,n", po::value(&num_requests), "requests to generate (default 100)")
+      ("prompt-len", po::value(&prompt_len), "prompt tokens: N, uniform:LO,HI, normal:MEAN,SD or hist:FILE (default 200)")
+      ("output-len", po::value(&output_len), "output tokens, as --prompt-len (default 200)")
+      ("arrival", po::value(&arrival), "arrival process: poisson (default) or gamma")
+      ("burstiness", po::value(&burstiness), "gamma shape of the arrival gaps (1 = Poisson, < 1 burstier)")
+      ("seed", po::value(&seed), "random seed of the generator (default 0)")
+      ("scheduler", po::value(&scheduler), "spyre (default: prefill/decode interleaving) or spyre-no-interleave")
+      ("step-table", po::value(&step_table), "step times from this CSV (phase,batch,kv_tokens,query_tokens,step_ms)")
+      ("step-cache", po::value(&step_cache), "without --step-table: cache of simulated step times (default out/step-cache)")
+      ("export-step-table", po::value(&export_table), "write the step shapes the run used, with their times, to this CSV")
+      ("block-size", po::value(&p.block_size), "KV-cache block, tokens (default 64; the newer plugin uses 128)")
+      ("num-blocks", po::value(&num_blocks), "KV blocks (default: what fits in the cards' memory after the weights)")
+      ("max-num-seqs", po::value(&p.max_num_seqs), "largest decode batch (default 16)")
+      ("max-num-batched-tokens", po::value(&p.max_num_batched_tokens), "token budget of a step (default 512)")
+      ("max-model-len", po::value(&p.max_model_len), "longest prompt + output (default 3072)")
+      ("volumetric-limit", po::value(&p.volumetric_limit), "batch x max tkv limit (default 131072)")
+      ("prefill-chunk", po::value(&p.prefill_chunk), "prefill tokens per step (default min(512, max-num-batched-tokens))")
+      ("batch-buckets", po::value(&batch_buckets), "compiled decode batch sizes (default 4,8,... up to max-num-seqs)")
+      ("kv-buckets", po::value(&kv_buckets), "compiled KV lengths: pow2 (power-of-two block counts, default) or blocks")
+      ("query-quantum", po::value(&query_quantum), "compiled prefill query lengths are multiples of this (default the chunk)")
+      ("out,o", po::value(&out), "output directory (default out/serve-<model>-<config>/)")
+      ("no-trace", "do not write trace.json")
+      ("quiet,q", "print nothing on success");
+  po::variables_map vm;
+  if (!parse_options("serve", "--model MODEL [--config C] [--tp N] (--requests FILE | --rate R[,R...] [--num-requests K] "
+                              "[--prompt-len DIST] [--output-len DIST]) [--step-table FILE.csv] [--out DIR]",
+                     "dfsim serve --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv "
+                     "--rate 0.5,1,2 --num-requests 200",
+                     opts, nullptr, args, vm))
+    return 0;
+
+  // Everything is checked before the first step.
+  bool have_rate = vm.count("rate");
+  if (have_rate == vm.count("requests")) throw UsageError("give either --requests FILE or --rate R");
+  if (tp < 1 || tp > 64) throw UsageError("--tp must be in [1, 64]");
+  if (num_requests < 1 || num_requests > kMaxRequests) throw UsageError("--num-requests must be in [1, 10000000]");
+  if (arrival != "poisson" && arrival != "gamma") throw UsageError("--arrival: expected poisson or gamma, got \"" + arrival + "\"");
+  if (!(burstiness > 0) || burstiness > 1e6) throw UsageError("--burstiness must be > 0");
+  if (scheduler != "spyre" && scheduler != "spyre-no-interleave")
+    throw UsageError("--scheduler: expected spyre or spyre-no-interleave, got \"" + scheduler + "\"");
+  if (kv_buckets != "pow2" && kv_buckets != "blocks") throw UsageError("--kv-buckets: expected pow2 or blocks, got \"" + kv_buckets + "\"");
+  if (vm.count("num-blocks") && num_blocks < 1) throw UsageError("--num-blocks must be >= 1");
+  if (vm.count("prefill-chunk") && p.prefill_chunk < 1) throw UsageError("--prefill-chunk must be >= 1");
+  std::vector<double> rates = have_rate ? parse_rates(rate_arg) : std::vector<double>{0};
+  if (config.empty()) config = default_config_path();
+  ChipConfig cfg = load_chip_config(config, sets);
+  ModelInfo model = load_model_info(model_arg);
+
+  p.interleave = scheduler == "spyre";
+  p.num_blocks = vm.count("num-blocks") ? num_blocks : kv_blocks_from_memory(model, cfg, tp, p.block_size);
+  BucketSpec b;
+  b.block_size = p.block_size;
+  b.kv_pow2 = kv_buckets == "pow2";
+  b.batch = batch_buckets.empty() ? BucketSpec::default_batches(p.max_num_seqs) : parse_int_list(batch_buckets, "--batch-buckets");
+  check_scheduler_params(p, b, model);
+  b.query_quantum = vm.count("query-quantum") ? query_quantum : p.prefill_chunk;
+  if (b.query_quantum < 1) throw UsageError("--query-quantum must be >= 1");
+
+  GeneratorSpec gen;
+  std::vector<Request> trace;
+  if (have_rate) {
+    gen.arrival = arrival;
+    gen.burstiness = burstiness;
+    gen.num_requests = num_requests;
+    gen.prompt = parse_length_dist(prompt_len, "--prompt-len");
+    gen.output = parse_length_dist(output_len, "--output-len");
+    gen.seed = seed;
+  } else {
+    trace = read_request_file(requests_file);
+    check_requests_fit(trace, p, requests_file);
+  }
+
+  std::unique_ptr<StepTimeProvider> source;
+  std::string table_meta_source;
+  if (!step_table.empty()) {
+    StepTable t = read_step_table(step_table);
+    auto declared = [&](const char* key, const std::string& want) {
+      auto it = t.meta.find(key);
+      if (it != t.meta.end() && it->second != want)
+        throw InputError(step_table, "", fmt::format("the table is for {} {}, not {} (--{})", key, it->second, want, key));
+    };
+    declared("model", model.name);
+    declared("tp", std::to_string(tp));
+    auto src = t.meta.find("source");
+    table_meta_source = src == t.meta.end() ? "table " + step_table : src->second;
+    source = std::make_unique<TableStepTimes>(std::move(t));
+  } else {
+    source = std::make_unique<SimulatedStepTimes>(model, cfg, tp, step_cache, self_binary());
+    table_meta_source = fmt::format("simulated by dfsim {} on {}", DFSIM_VERSION, cfg.name);
+  }
+  MemoStepTimes times(*source);
+
+  if (out.empty()) out = "out/serve-" + model.name + "-" + cfg.name;
+  if (std::filesystem::exists(out) && !std::filesystem::is_directory(out))
+    throw InputError(out, "", "output path exists and is not a directory");
+  bool sweep = rates.size() > 1, quiet = vm.count("quiet"), trace_json = !vm.count("no-trace");
+  // All runs first (in memory), then the outputs: an error mid-run leaves nothing behind.
+  std::vector<ServeResult> results;
+  std::vector<RunContext> ctxs;
+  std::vector<Json> sums;
+  for (double rate : rates) {
+    std::vector<Request> reqs = trace;
+    if (have_rate) {
+      gen.rate = rate;
+      reqs = generate_requests(gen);
+      check_requests_fit(reqs, p, "--prompt-len/--output-len");
+    }
+    results.push_back(run_serving(reqs, p, b, times));
+    ctxs.push_back(RunContext{model.name, cfg.name, times.describe(), scheduler, tp, rate, p});
+    sums.push_back(make_serve_summary(results.back(), ctxs.back()));
+  }
+  std::unique_ptr<OutputDir> top = std::make_unique<OutputDir>(out);
+  std::vector<std::unique_ptr<OutputDir>> dirs;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    OutputDir* d = top.get();
+    if (sweep) d = dirs.emplace_back(std::make_unique<OutputDir>(out + "/rate-" + rate_text(rates[i]))).get();
+    d->open("summary.json") << sums[i].dump(2) << "\n";
+    {
+      auto f = d->open("requests.jsonl");
+      write_requests_jsonl(f, results[i]);
+    }
+    {
+      auto f = d->open("steps.csv");
+      write_steps_csv(f, results[i]);
+    }
+    if (trace_json) {
+      auto f = d->open("trace.json");
+      write_serve_trace(f, results[i], ctxs[i]);
+    }
+  }
+  std::string table;
+  if (sweep) {
+    auto f = top->open("sweep.csv");
+    table = sweep_table(rates, sums, f);
+  }
+  std::string export_tmp;
+  if (!export_table.empty()) {
+    export_tmp = export_table + ".tmp" + std::to_string(getpid());
+    std::ofstream f(export_tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw InputError(export_table, "", "cannot be written");
+    write_step_table(f,
+                     {{"model", model.name}, {"config", cfg.name}, {"tp", std::to_string(tp)},
+                      {"block_size", std::to_string(p.block_size)}, {"source", table_meta_source}},
+                     times.used());
+    if (!f.flush()) throw InputError(export_table, "", "cannot be written");
+  }
+  for (auto& d : dirs) d->commit();
+  top->commit();
+  if (!export_tmp.empty()) {
+    std::error_code ec;
+    std::filesystem::rename(export_tmp, export_table, ec);
+    if (ec) throw InputError(export_table, "", "cannot be written: " + ec.message());
+  }
+  if (!quiet) {
+    if (!sweep) std::cout << serve_summary_text(sums[0]);
+    if (sweep) std::cout << table << "outputs: " << out << "/sweep.csv and " << out << "/rate-*/\n";
+    else std::cout << "outputs: " << top->path("summary.json") << ", requests.jsonl, steps.csv" << (trace_json ? ", trace.json" : "") << "\n";
+    if (!export_table.empty()) std::cout << "step table: " << export_table << " (" << times.used().size() << " shapes)\n";
+  }
+  return 0;
+}
+
+}  // namespace dfsim

@@ -1,0 +1,204 @@
+#include "sim/serve/requests.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "sim/app/cli.h"
+#include "sim/common/error.h"
+#include "sim/common/json_io.h"
+#include "sim/serve/rng.h"
+
+namespace dfsim::serve {
+
+namespace {
+
+double parse_number(const std::string& s, const std::string& option, const std::string& what) {
+  try {
+    std::size_t used = 0;
+    double v = std::stod(s, &used);
+    if (used == s.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(option + ": expected " + what + ", got \"" + s + "\"");
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string f; std::getline(ss, f, sep);) out.push_back(f);
+  if (!s.empty() && s.back() == sep) out.emplace_back();
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+LengthDist read_histogram(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file, "", "cannot be read (a length histogram: lines \"tokens,weight\")");
+  LengthDist d;
+  d.kind = LengthDist::Kind::histogram;
+  double total = 0;
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    line = trim(line);
+    if (line.empty() || line[0] == '#' || line.rfind("tokens", 0) == 0) continue;
+    auto f = split(line, ',');
+    std::string where = fmt::format("line {}", line_no);
+    if (f.size() != 2) throw InputError(file, where, "expected \"tokens,weight\"");
+    char* end = nullptr;
+    long tokens = std::strtol(f[0].c_str(), &end, 10);
+    if (*end || tokens < 1 || tokens > kMaxTokens) throw InputError(file, where, "tokens: expected an integer in [1, 1000000]");
+    double w = std::strtod(f[1].c_str(), &end);
+    if (*end || !(w >= 0) || !std::isfinite(w)) throw InputError(file, where, "weight: expected a number >= 0");
+    total += w;
+    d.values.push_back(static_cast<int>(tokens));
+    d.cumulative.push_back(total);
+  }
+  if (!(total > 0)) throw InputError(file, "", "a length histogram needs at least one line with a weight > 0");
+  return d;
+}
+
+int draw(const LengthDist& d, Rng& rng) {
+  auto clamp = [](double v) { return static_cast<int>(std::clamp(std::llround(v), 1ll, static_cast<long long>(kMaxTokens))); };
+  switch (d.kind) {
+    case LengthDist::Kind::fixed: return clamp(d.a);
+    case LengthDist::Kind::uniform: return clamp(std::floor(d.a + rng.uniform() * (d.b - d.a + 1)));
+    case LengthDist::Kind::normal: return clamp(rng.normal(d.a, d.b));
+    case LengthDist::Kind::histogram: {
+      double u = rng.uniform() * d.cumulative.back();
+      auto it = std::upper_bound(d.cumulative.begin(), d.cumulative.end(), u);
+      return d.values[std::min<std::size_t>(it - d.cumulative.begin(), d.values.size() - 1)];
+    }
+  }
+  return 1;
+}
+
+}  // namespace
+
+LengthDist parse_length_dist(const std::string& text, const std::string& option) {
+  LengthDist d;
+  auto colon = text.find(':');
+  std::string kind = colon == std::string::npos ? "" : text.substr(0, colon);
+  std::string args = colon == std::string::npos ? text : text.substr(colon + 1);
+  if (kind == "hist") return read_histogram(args);
+  auto nums = split(args, ',');
+  const char* expected = "200, uniform:100,300, normal:200,50 or hist:FILE";
+  if (kind.empty()) {
+    d.kind = LengthDist::Kind::fixed;
+    d.a = parse_number(args, option, expected);
+    if (d.a != std::floor(d.a) || d.a < 1 || d.a > kMaxTokens) throw UsageError(option + ": a fixed length must be an integer in [1, 1000000]");
+    return d;
+  }
+  if (kind != "uniform" && kind != "normal") throw UsageError(option + ": unknown distribution \"" + kind + "\" (expected " + expected + ")");
+  if (nums.size() != 2) throw UsageError(option + ": " + kind + " takes two numbers (expected " + expected + ")");
+  d.a = parse_number(nums[0], option, "a number");
+  d.b = parse_number(nums[1], option, "a number");
+  if (kind == "uniform") {
+    d.kind = LengthDist::Kind::uniform;
+    if (d.a < 1 || d.b < d.a || d.b > kMaxTokens) throw UsageError(option + ": uniform:LO,HI needs 1 <= LO <= HI <= 1000000");
+  } else {
+    d.kind = LengthDist::Kind::normal;
+    if (d.a < 1 || d.a > kMaxTokens || d.b < 0) throw UsageError(option + ": normal:MEAN,SD needs 1 <= MEAN <= 1000000 and SD >= 0");
+  }
+  return d;
+}
+
+std::vector<Request> generate_requests(const GeneratorSpec& spec) {
+  Rng rng(spec.seed);
+  std::vector<Request> out;
+  out.reserve(static_cast<std::size_t>(spec.num_requests));
+  double t_s = 0;
+  double mean_gap = 1.0 / spec.rate;
+  for (std::int64_t i = 0; i < spec.num_requests; ++i) {
+    if (i > 0) {
+      t_s += spec.arrival == "gamma" ? rng.gamma(spec.burstiness, mean_gap / spec.burstiness) : rng.exponential(mean_gap);
+    }
+    Request r;
+    r.id = i;
+    r.arrival = static_cast<Ns>(std::llround(t_s * 1e9));
+    r.prompt_tokens = draw(spec.prompt, rng);
+    r.output_tokens = draw(spec.output, rng);
+    out.push_back(r);
+  }
+  return out;
+}
+
+namespace {
+
+Request request_from_json(const Json& j, const std::string& file, int line_no, std::int64_t index) {
+  JsonView v(j, file, fmt::format("line {}", line_no));
+  v.expect_object();
+  v.only_keys({"id", "arrival_ms", "prompt_tokens", "output_tokens"});
+  Request r;
+  r.id = v.has("id") ? v.at("id").as_int(0) : index;
+  r.arrival = static_cast<Ns>(std::llround(v.at("arrival_ms").as_number(0, 1e12) * 1e6));
+  r.prompt_tokens = static_cast<int>(v.at("prompt_tokens").as_int(1, kMaxTokens));
+  r.output_tokens = static_cast<int>(v.at("output_tokens").as_int(1, kMaxTokens));
+  return r;
+}
+
+}  // namespace
+
+std::vector<Request> read_request_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file, "", "cannot be read (a request trace: .jsonl or .csv)");
+  bool csv = file.size() >= 4 && file.compare(file.size() - 4, 4, ".csv") == 0;
+  std::vector<Request> out;
+  std::vector<std::string> header;
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    if (static_cast<std::int64_t>(out.size()) >= kMaxRequests)
+      throw InputError(file, fmt::format("line {}", line_no), "more than 10000000 requests");
+    if (!csv) {
+      out.push_back(request_from_json(parse_json_text(t, file + ": line " + std::to_string(line_no)), file, line_no,
+                                      static_cast<std::int64_t>(out.size())));
+      continue;
+    }
+    auto f = split(t, ',');
+    for (auto& x : f) x = trim(x);
+    if (header.empty()) {
+      header = f;
+      for (const char* need : {"arrival_ms", "prompt_tokens", "output_tokens"})
+        if (std::find(header.begin(), header.end(), need) == header.end())
+          throw InputError(file, "line 1", std::string("header: expected a column \"") + need +
+                                               "\" (columns: [id,]arrival_ms,prompt_tokens,output_tokens)");
+      continue;
+    }
+    std::string where = fmt::format("line {}", line_no);
+    if (f.size() != header.size()) throw InputError(file, where, fmt::format("expected {} fields, got {}", header.size(), f.size()));
+    Json j = Json::object();
+    for (std::size_t c = 0; c < f.size(); ++c) {
+      if (header[c] != "id" && header[c] != "arrival_ms" && header[c] != "prompt_tokens" && header[c] != "output_tokens")
+        continue;
+      char* end = nullptr;
+      double v = std::strtod(f[c].c_str(), &end);
+      if (f[c].empty() || *end) throw InputError(file, where + "/" + header[c], "expected a number, got \"" + f[c] + "\"");
+      if (header[c] == "arrival_ms") j[header[c]] = v;
+      else if (v == std::floor(v) && std::fabs(v) < 9e15) j[header[c]] = static_cast<std::int64_t>(v);
+      else j[header[c]] = v;
+    }
+    out.push_back(request_from_json(j, file, line_no, static_cast<std::int64_t>(out.size())));
+  }
+  if (out.empty()) throw InputError(file, "", "no requests (expected one per line: arrival_ms, prompt_tokens, output_tokens)");
+  std::vector<std::int64_t> ids;
+  for (const auto& r : out) ids.push_back(r.id);
+  std::sort(ids.begin(), ids.end());
+  auto dup = std::adjacent_find(ids.begin(), ids.end());
+  if (dup != ids.end()) throw InputError(file, "", fmt::format("request id {} appears twice", *dup));
+  std::stable_sort(out.begin(), out.end(), [](const Request& a, const Request& b) { return a.arrival < b.arrival; });
+  return out;
+}
+
+}  // namespace dfsim::serve

@@ -1,0 +1,100 @@
+#include "sim/serve/step_table.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "sim/common/error.h"
+
+namespace dfsim::serve {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+const char* kColumns = "phase,batch,kv_tokens,query_tokens,step_ms";
+
+}  // namespace
+
+StepTable read_step_table(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file, "", "cannot be read (a step table: CSV with columns phase,batch,kv_tokens,query_tokens,step_ms)");
+  StepTable t;
+  t.file = file;
+  bool header = false;
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    std::string s = trim(line);
+    if (s.empty()) continue;
+    std::string where = fmt::format("line {}", line_no);
+    if (s[0] == '#') {
+      auto colon = s.find(':');
+      if (colon != std::string::npos) t.meta[trim(s.substr(1, colon - 1))] = trim(s.substr(colon + 1));
+      continue;
+    }
+    std::vector<std::string> f;
+    std::stringstream ss(s);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(trim(x));
+    if (!header) {
+      if (f.size() < 5 || f[0] != "phase" || f[1] != "batch" || f[2] != "kv_tokens" || f[3] != "query_tokens" || f[4] != "step_ms")
+        throw InputError(file, where, std::string("expected the column line \"") + kColumns + "\" (further columns are ignored)");
+      header = true;
+      continue;
+    }
+    if (f.size() < 5) throw InputError(file, where, std::string("expected ") + kColumns);
+    StepShape k;
+    if (f[0] == "prefill") k.phase = Phase::prefill;
+    else if (f[0] == "decode") k.phase = Phase::decode;
+    else throw InputError(file, where + "/phase", "expected prefill or decode, got \"" + f[0] + "\"");
+    auto int_field = [&](int i, const char* name) {
+      char* end = nullptr;
+      long v = std::strtol(f[i].c_str(), &end, 10);
+      if (f[i].empty() || *end || v < 1 || v > 100'000'000) throw InputError(file, where + "/" + name, "expected an integer >= 1, got \"" + f[i] + "\"");
+      return static_cast<int>(v);
+    };
+    k.batch = int_field(1, "batch");
+    k.kv_tokens = int_field(2, "kv_tokens");
+    k.query_tokens = int_field(3, "query_tokens");
+    char* end = nullptr;
+    double ms = std::strtod(f[4].c_str(), &end);
+    if (f[4].empty() || *end || !std::isfinite(ms) || !(ms > 0) || ms > 1e9)
+      throw InputError(file, where + "/step_ms", "expected a time in ms > 0, got \"" + f[4] + "\"");
+    std::int64_t ns = std::max<std::int64_t>(1, std::llround(ms * 1e6));
+    if (!t.rows.emplace(k, ns).second) throw InputError(file, where, "a second row for " + k.text());
+  }
+  if (!header) throw InputError(file, "", std::string("no column line (expected \"") + kColumns + "\")");
+  if (t.rows.empty()) throw InputError(file, "", "no rows");
+  return t;
+}
+
+void write_step_table(std::ostream& out, const std::map<std::string, std::string>& meta,
+                      const std::map<StepShape, MemoStepTimes::Use>& rows) {
+  out << "# dfsim step table (docs/serving.md)\n";
+  for (const auto& [k, v] : meta) out << "# " << k << ": " << v << "\n";
+  out << kColumns << ",steps\n";
+  for (const auto& [k, u] : rows)
+    out << fmt::format("{},{},{},{},{:.6f},{}\n", phase_name(k.phase), k.batch, k.kv_tokens, k.query_tokens,
+                       static_cast<double>(u.ns) / 1e6, u.steps);
+}
+
+std::int64_t TableStepTimes::step_ns(const StepShape& shape) {
+  auto it = t_.rows.find(shape);
+  if (it == t_.rows.end())
+    throw InputError(t_.file, "", "no row for " + shape.text() +
+                                      " (the table must hold every shape the run uses; see the buckets in docs/serving.md)");
+  return it->second;
+}
+
+std::string TableStepTimes::describe() const {
+  auto src = t_.meta.find("source");
+  return "table " + t_.file + (src == t_.meta.end() ? "" : " (" + src->second + ")");
+}
+
+}  // namespace dfsim::serve

@@ -1,0 +1,40 @@
+#pragma once
+// The step-time table (CSV, docs/serving.md): one row per compiled step shape with its time,
+// read with --step-table and written with --export-step-table. Header comment lines carry what
+// the times are for (model, config, tp) and where they come from (source).
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+
+#include "sim/serve/step_times.h"
+
+namespace dfsim::serve {
+
+struct StepTable {
+  std::string file;
+  std::map<std::string, std::string> meta;        // "# key: value" header lines
+  std::map<StepShape, std::int64_t> rows;          // step time, ns
+};
+
+// InputError naming the file and line on a malformed row, a duplicate shape or a bad time.
+StepTable read_step_table(const std::string& file);
+// Writes the header comments, the column line and the rows (with the steps that used each when
+// `steps` is given).
+void write_step_table(std::ostream& out, const std::map<std::string, std::string>& meta,
+                      const std::map<StepShape, MemoStepTimes::Use>& rows);
+
+// Step times looked up in a table; a shape the table lacks is an InputError naming the file
+// and the shape (no interpolation: the plugin runs only pre-compiled shapes).
+class TableStepTimes : public StepTimeProvider {
+ public:
+  explicit TableStepTimes(StepTable t) : t_(std::move(t)) {}
+  std::int64_t step_ns(const StepShape& shape) override;
+  std::string describe() const override;
+  const StepTable& table() const { return t_; }
+
+ private:
+  StepTable t_;
+};
+
+}  // namespace dfsim::serve

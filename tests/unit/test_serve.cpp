@@ -1,0 +1,286 @@
+// dfsim serve's scheduler (sim/serve/), driven directly with step times from a formula, so each
+// figure can be checked by hand: exact TTFT and E2E of a request alone, the volumetric and block
+// limits in every step, Little's law over a steady run, saturation, determinism; and the
+// simulated step-time provider (child dfsim run, cache) with a stand-in step graph.
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "sim/common/error.h"
+#include "sim/config/chip_config.h"
+#include "sim/serve/requests.h"
+#include "sim/serve/serve_report.h"
+#include "sim/serve/serving_loop.h"
+#include "sim/serve/simulated_step_times.h"
+
+using namespace dfsim;
+using namespace dfsim::serve;
+
+namespace {
+
+// prefill: 50 ms + 1 us per KV token; decode: 20 ms + 1 ms per sequence of the batch bucket +
+// 0.1 us per KV token.
+class FormulaTimes : public StepTimeProvider {
+ public:
+  std::int64_t step_ns(const StepShape& s) override {
+    ++calls;
+    if (s.phase == Phase::prefill) return 50'000'000 + 1'000ll * s.kv_tokens;
+    return 20'000'000 + 1'000'000ll * s.batch + 100ll * s.kv_tokens;
+  }
+  std::string describe() const override { return "formula"; }
+  int calls = 0;
+};
+
+SchedulerParams params(std::int64_t blocks = 100000) {
+  SchedulerParams p;
+  p.max_num_seqs = 16;
+  p.max_num_batched_tokens = 512;
+  p.max_model_len = 3072;
+  p.block_size = 64;
+  p.num_blocks = blocks;
+  p.prefill_chunk = 512;
+  return p;
+}
+
+BucketSpec buckets(const SchedulerParams& p) {
+  BucketSpec b;
+  b.batch = BucketSpec::default_batches(p.max_num_seqs);
+  b.block_size = p.block_size;
+  b.query_quantum = p.prefill_chunk;
+  return b;
+}
+
+ServeResult run(const std::vector<Request>& reqs, const SchedulerParams& p) {
+  FormulaTimes t;
+  BucketSpec b = buckets(p);
+  return run_serving(reqs, p, b, t);
+}
+
+std::vector<Request> generated(double rate, std::int64_t n, std::uint64_t seed, const std::string& prompt = "normal:200,100",
+                               const std::string& output = "normal:200,100") {
+  GeneratorSpec g;
+  g.rate = rate;
+  g.num_requests = n;
+  g.seed = seed;
+  g.prompt = parse_length_dist(prompt, "--prompt-len");
+  g.output = parse_length_dist(output, "--output-len");
+  return generate_requests(g);
+}
+
+}  // namespace
+
+TEST_CASE("serve: one request alone: TTFT is its prefill step, E2E adds n - 1 decode steps exactly", "[serve]") {
+  // 200 prompt tokens: right-padded to 256 (4 blocks of 64), left-padded to one 512-token chunk
+  // (left pad 256). Prefill at kv 512: 50 ms + 512 us = 50.512 ms.
+  // Decode k = 1..9 runs at tkv 256 + 200 + k = 457..465 -> 8 blocks = kv 512, batch bucket 4:
+  // 20 ms + 4 ms + 51.2 us = 24.0512 ms. E2E = 50.512 + 9 x 24.0512 = 266.9728 ms.
+  ServeResult r = run({{7, 1'000'000, 200, 10}}, params());
+  REQUIRE(r.requests.size() == 1);
+  const auto& q = r.requests[0];
+  CHECK(q.scheduled == 1'000'000);
+  CHECK(q.first_token - q.req.arrival == 50'512'000);
+  CHECK(q.finish - q.req.arrival == 50'512'000 + 9 * 24'051'200);
+  REQUIRE(r.steps.size() == 10);
+  CHECK(r.steps[0].shape == StepShape{Phase::prefill, 1, 512, 512});
+  CHECK(r.steps[0].real_tokens == 200);
+  CHECK(r.steps[1].shape == StepShape{Phase::decode, 4, 512, 1});
+  CHECK(r.steps[1].max_tkv == 457);
+  CHECK(r.steps[9].max_tkv == 465);
+  CHECK(r.itl.size() == 9);
+  CHECK(r.preemptions == 0);
+  // Padding share: real query tokens 200 + 9 x 1 against buckets 512 + 9 x 4.
+  SchedulerParams p = params();
+  Json s = make_serve_summary(r, RunContext{"m", "c", "formula", "spyre", 1, 0, p});
+  CHECK(s["padding_share"].get<double>() == Approx(1 - 209.0 / 548.0).margin(1e-6));
+  CHECK(s["ttft_ms"]["p50"].get<double>() == Approx(50.512).margin(1e-9));
+  CHECK(s["tpot_ms"]["mean"].get<double>() == Approx(24.0512).margin(1e-9));
+}
+
+TEST_CASE("serve: a long prompt is prefilled in chunks, each at its own KV bucket", "[serve]") {
+  // 600 tokens: right-padded to 640, left-padded to 1024 = 2 chunks, left pad 384. Chunk 1 holds
+  // 512 - 384 = 128 prompt tokens at kv 512 (50.512 ms), chunk 2 the other 472 at kv 1024
+  // (51.024 ms): TTFT = 101.536 ms.
+  ServeResult r = run({{0, 0, 600, 1}}, params());
+  REQUIRE(r.steps.size() == 2);
+  CHECK(r.steps[0].real_tokens == 128);
+  CHECK(r.steps[1].real_tokens == 472);
+  CHECK(r.steps[1].shape == StepShape{Phase::prefill, 1, 1024, 512});
+  CHECK(r.requests[0].first_token == 101'536'000);
+  CHECK(r.requests[0].finish == 101'536'000);  // one output token: done at the prefill
+  CHECK(prefill_layout(600, 64, 512).left_pad == 384);
+  // The plugin's own example (scheduler.md, "Summary diagram"): block 4, chunk 8, prompt 10 ->
+  // one dummy block of left padding, two chunks, tkv 14 after the last chunk.
+  CHECK(prefill_layout(10, 4, 8).left_pad == 4);
+  CHECK(prefill_layout(10, 4, 8).chunks == 2);
+  SchedulerParams p = params();
+  p.block_size = 4;
+  p.prefill_chunk = 8;
+  ServeResult tiny = run({{0, 0, 10, 1}}, p);
+  REQUIRE(tiny.steps.size() == 2);
+  CHECK(tiny.steps[0].max_tkv == 8);
+  CHECK(tiny.steps[1].max_tkv == 14);
+}
+
+TEST_CASE("serve: prefills interleave with decodes, one prefill at a time", "[serve]") {
+  // Four requests at t = 0: never two prefill steps in a row while a decode is running, and the
+  // decode batch is filled as the prefills complete.
+  std::vector<Request> reqs;
+  for (int i = 0; i < 4; ++i) reqs.push_back({i, 0, 100, 20});
+  ServeResult r = run(reqs, params());
+  for (std::size_t i = 1; i < r.steps.size(); ++i)
+    if (r.steps[i].shape.phase == Phase::prefill && r.steps[i - 1].shape.phase == Phase::prefill)
+      CHECK(r.steps[i].running == 0);
+  // P D P D P D P D ...: the fourth prefill is step 7 (index 6), with three sequences decoding.
+  CHECK(r.steps[6].shape.phase == Phase::prefill);
+  CHECK(r.steps[6].running == 3);
+  CHECK(r.steps[7].batch == 4);
+  // Without interleaving the four prefills run back to back.
+  SchedulerParams p = params();
+  p.interleave = false;
+  ServeResult r2 = run(reqs, p);
+  for (int i = 0; i < 4; ++i) CHECK(r2.steps[i].shape.phase == Phase::prefill);
+}
+
+TEST_CASE("serve: the volumetric and KV-block limits hold in every step; preemption recomputes", "[serve]") {
+  // A tight pool (80 blocks of 64 = 5120 tokens) and a tight volumetric limit (8192) under load.
+  SchedulerParams p = params(80);
+  p.volumetric_limit = 8192;
+  p.max_model_len = 2048;
+  std::vector<Request> reqs = generated(4, 400, 3, "uniform:50,1000", "uniform:50,900");
+  ServeResult r = run(reqs, p);
+  std::int64_t max_volume = 0;
+  for (const auto& s : r.steps) {
+    CHECK(s.blocks_used <= p.num_blocks);
+    CHECK(s.batch <= p.max_num_seqs);
+    if (s.shape.phase == Phase::decode) {
+      CHECK(static_cast<std::int64_t>(s.batch) * s.max_tkv <= p.volumetric_limit);
+      max_volume = std::max<std::int64_t>(max_volume, static_cast<std::int64_t>(s.batch) * s.max_tkv);
+    }
+  }
+  CHECK(max_volume > p.volumetric_limit / 2);  // the limit is approached, so it is what held
+  CHECK(r.preemptions > 0);                    // the pool ran out and blocks were reclaimed
+  // Every request completed with exactly its output tokens: first tokens + gaps = all tokens.
+  std::int64_t tokens = 0;
+  for (const auto& q : r.requests) {
+    CHECK(q.finish >= q.first_token);
+    CHECK(q.first_token > q.req.arrival);
+    tokens += q.req.output_tokens;
+  }
+  // (a recompute prefill after a preemption emits the next token, counted as a gap)
+  CHECK(static_cast<std::int64_t>(r.itl.size() + r.requests.size()) == tokens);
+  // Unlimited volume under the same load goes past 8192: the limit changed the schedule.
+  SchedulerParams wide = params(80);
+  wide.max_model_len = 2048;
+  ServeResult w = run(reqs, wide);
+  std::int64_t wide_volume = 0;
+  for (const auto& s : w.steps) wide_volume = std::max<std::int64_t>(wide_volume, static_cast<std::int64_t>(s.batch) * s.max_tkv);
+  CHECK(wide_volume > p.volumetric_limit);
+}
+
+TEST_CASE("serve: Little's law over a steady run (mean in system = throughput x mean latency)", "[serve]") {
+  // 2000 requests at 1 req/s, below the capacity of this step-time formula (~2 req/s: a full
+  // decode batch of 16 takes 20 + 16 + ~0.1 ms, 200 output tokens each, plus a 50 ms prefill).
+  std::vector<Request> reqs = generated(1, 2000, 11);
+  SchedulerParams p = params();
+  ServeResult r = run(reqs, p);
+  Json s = make_serve_summary(r, RunContext{"m", "c", "formula", "spyre", 1, 1, p});
+  double lambda = s["throughput"]["requests_per_s"].get<double>();
+  double w_s = s["e2e_ms"]["mean"].get<double>() / 1000;
+  double l = s["queue"]["mean_in_system"].get<double>();  // sampled at step starts, time-weighted
+  CHECK(l == Approx(lambda * w_s).epsilon(0.05));
+  CHECK(s["queue"]["mean_waiting"].get<double>() < 1);  // steady: no queue builds up
+}
+
+TEST_CASE("serve: past saturation the queue and TTFT grow while throughput flattens", "[serve]") {
+  SchedulerParams p = params();
+  std::vector<double> rates = {1, 4, 8, 16}, tput, ttft, waiting;
+  for (double rate : rates) {
+    ServeResult r = run(generated(rate, 600, 5), p);
+    Json s = make_serve_summary(r, RunContext{"m", "c", "formula", "spyre", 1, rate, p});
+    tput.push_back(s["throughput"]["requests_per_s"].get<double>());
+    ttft.push_back(s["ttft_ms"]["p50"].get<double>());
+    waiting.push_back(s["queue"]["mean_waiting"].get<double>());
+  }
+  CHECK(tput[0] == Approx(1).epsilon(0.15));          // below saturation: keeps up with the offer
+  CHECK(tput[3] < 16 * 0.6);                          // far beyond: cannot keep up
+  CHECK(tput[3] == Approx(tput[2]).epsilon(0.10));    // flat
+  for (int i = 1; i < 4; ++i) {
+    CHECK(ttft[i] > ttft[i - 1]);
+    CHECK(waiting[i] > waiting[i - 1]);
+  }
+}
+
+TEST_CASE("serve: a seeded generator is deterministic; another seed differs", "[serve]") {
+  auto a = generated(3, 300, 42, "hist:" DFSIM_SOURCE_DIR "/tests/data/serve/lengths_hist.csv");
+  auto b = generated(3, 300, 42, "hist:" DFSIM_SOURCE_DIR "/tests/data/serve/lengths_hist.csv");
+  auto c = generated(3, 300, 43, "hist:" DFSIM_SOURCE_DIR "/tests/data/serve/lengths_hist.csv");
+  REQUIRE(a.size() == 300);
+  bool same = true, differs = false;
+  std::set<int> lengths;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    same = same && a[i].arrival == b[i].arrival && a[i].prompt_tokens == b[i].prompt_tokens &&
+           a[i].output_tokens == b[i].output_tokens;
+    differs = differs || a[i].arrival != c[i].arrival;
+    lengths.insert(a[i].prompt_tokens);
+  }
+  CHECK(same);
+  CHECK(differs);
+  CHECK(lengths == std::set<int>{64, 200, 900});  // only the histogram's values
+  // Gamma arrivals with shape 1 have the Poisson mean gap: 300 gaps at 3 req/s ~ 100 s.
+  GeneratorSpec g;
+  g.rate = 3;
+  g.num_requests = 3001;
+  g.arrival = "gamma";
+  g.burstiness = 0.5;
+  g.prompt = g.output = parse_length_dist("10", "x");
+  auto gam = generate_requests(g);
+  CHECK(gam.back().arrival / 1e9 == Approx(1000).epsilon(0.1));
+}
+
+TEST_CASE("serve: the simulated provider runs each shape once in a child dfsim run and caches it", "[serve]") {
+  // A stand-in for `dfsim gen`: an elementwise add whose size grows with the shape.
+  StepGraphBuilder add_graph = [](const ModelInfo&, const StepShape& s, int) {
+    int rows = 64 * s.batch * (s.phase == Phase::prefill ? 4 : 1);
+    Json t = {{"shape", {rows, 1024}}, {"dtype", "fp16"}};
+    return Json{{"format", "dfsim.ops"}, {"version", 1}, {"name", "step"},
+                {"tensors", {{"a", t}, {"b", t}, {"y", t}}}, {"inputs", {"a", "b"}}, {"outputs", {"y"}},
+                {"ops", {{{"op", "add"}, {"inputs", {"a", "b"}}, {"outputs", {"y"}}}}}};
+  };
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("dfsim_serve_cache_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  ChipConfig cfg = load_chip_config(DFSIM_SOURCE_DIR "/configs/spyre.json");
+  ModelInfo m = load_model_info(DFSIM_SOURCE_DIR "/workloads/models/llama-3.1-8b.json");
+  std::vector<Request> reqs;
+  for (int i = 0; i < 6; ++i) reqs.push_back({i, i * 1'000'000ll, 100, 3});
+  SchedulerParams p = params();
+  BucketSpec b = buckets(p);
+  SimulatedStepTimes cold(m, cfg, 1, dir.string(), DFSIM_BINARY, add_graph);
+  ServeResult r1 = run_serving(reqs, p, b, cold);
+  int shapes = cold.children_run();
+  CHECK(shapes >= 2);  // a prefill shape and at least one decode shape
+  SimulatedStepTimes warm(m, cfg, 1, dir.string(), DFSIM_BINARY, add_graph);
+  ServeResult r2 = run_serving(reqs, p, b, warm);
+  CHECK(warm.children_run() == 0);  // every shape from the cache
+  REQUIRE(r1.steps.size() == r2.steps.size());
+  for (std::size_t i = 0; i < r1.steps.size(); ++i) CHECK(r1.steps[i].end == r2.steps[i].end);
+  // A different config is a different key: simulated again.
+  ChipConfig half = load_chip_config(DFSIM_SOURCE_DIR "/configs/spyre.json", {"memory.data_rate_mtps=3200"});
+  SimulatedStepTimes other(m, half, 1, dir.string(), DFSIM_BINARY, add_graph);
+  CHECK(other.key_of({Phase::decode, 4, 512, 1}) != warm.key_of({Phase::decode, 4, 512, 1}));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("serve: without dfsim gen the simulated provider says so (InputError, exit 2)", "[serve]") {
+  ModelInfo m = load_model_info(DFSIM_SOURCE_DIR "/workloads/models/llama-3.1-8b.json");
+  REQUIRE_THROWS_WITH(make_step_graph(m, {Phase::decode, 4, 512, 1}, 1), Catch::Contains("dfsim gen"));
+  REQUIRE_THROWS_AS(make_step_graph(m, {Phase::decode, 4, 512, 1}, 1), InputError);
+}
+
+TEST_CASE("serve: the model file gives Llama-3.1-8B's weight and KV bytes", "[serve]") {
+  ModelInfo m = load_model_info(DFSIM_SOURCE_DIR "/workloads/models/llama-3.1-8b.json");
+  CHECK(m.parameters() == 8'030'261'248);            // the published 8.03 B
+  CHECK(m.kv_bytes_per_token() == 2 * 32 * 8 * 128 * 2);  // K and V, 32 layers, 8 KV heads of 128, fp16
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Write a ROOFLINE-ESTIMATE step table for `dfsim serve --step-table` (docs/serving.md).
+
+Not a measurement and not a dfsim simulation: each step's time is max(off-chip bytes / peak
+bandwidth, MACs / peak MAC rate) of a decoder model's forward step, from the model file's
+hyperparameters and the card's nominal figures. It exists so that the serving scheduler can be
+run and tested before `dfsim gen` (issue #10) gives simulated step times; replace it with
+measured times or with the simulated provider when they exist.
+
+Usage: tools/roofline_step_table.py workloads/models/llama-3.1-8b.json -o FILE.csv
+         [--peak-macs-per-ns 49152] [--peak-gbps 204.8] [--block-size 64] [--chunk 512]
+         [--batches 4,8,16] [--max-kv 4096]
+"""
+import argparse
+import json
+import re
+import sys
+
+
+def load_model(path):
+    text = open(path).read()
+    text = re.sub(r"^\s*//.*$", "", text, flags=re.M)  # the model files allow // comments
+    return json.loads(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model")
+    ap.add_argument("-o", "--out", required=True)
+    # configs/spyre.json: 32 cores x 2 corelets x 8x8 PEs x 8 fp16 ways at 1.5 GHz = 49152 MAC/ns;
+    # LPDDR5 8 channels x 32 bit x 6400 MT/s = 204.8 GB/s.
+    ap.add_argument("--peak-macs-per-ns", type=float, default=49152.0)
+    ap.add_argument("--peak-gbps", type=float, default=204.8)
+    ap.add_argument("--config-name", default="spyre")
+    ap.add_argument("--block-size", type=int, default=64)
+    ap.add_argument("--chunk", type=int, default=512)
+    ap.add_argument("--batches", default="4,8,16")
+    ap.add_argument("--max-kv", type=int, default=4096)
+    a = ap.parse_args()
+    m = load_model(a.model)
+    h, layers = m["hidden_size"], m["num_layers"]
+    heads, kv_heads = m["num_heads"], m["num_kv_heads"]
+    hd = m.get("head_dim", h // heads)
+    inter, vocab = m["intermediate_size"], m["vocab_size"]
+    dbytes = 1 if m.get("dtype", "fp16") == "fp8" else 2
+    per_layer = h * heads * hd * 2 + 2 * h * kv_heads * hd + 3 * h * inter + 2 * h
+    params = vocab * h * (1 if m.get("tie_word_embeddings") else 2) + layers * per_layer + h
+    weight_bytes = params * dbytes
+    matmul_macs_per_token = layers * (h * heads * hd * 2 + 2 * h * kv_heads * hd + 3 * h * inter) + h * vocab
+    kv_bytes_per_token = 2 * layers * kv_heads * hd * dbytes
+    attn_macs_per_query_kv = 2 * layers * heads * hd  # q.k and p.v per query token per KV token
+
+    kvs = []
+    k = a.block_size
+    while k <= a.max_kv:
+        kvs.append(k)
+        k *= 2
+    rows = []
+    for b in [int(x) for x in a.batches.split(",")]:
+        for kv in kvs:
+            # decode: b sequences, one query token each, each reading kv tokens of cache
+            macs = b * (matmul_macs_per_token + kv * attn_macs_per_query_kv)
+            nbytes = weight_bytes + b * (kv + 1) * kv_bytes_per_token
+            rows.append(("decode", b, kv, 1, max(nbytes / a.peak_gbps / 1e6, macs / a.peak_macs_per_ns / 1e6)))
+    for kv in kvs:
+        if kv < a.chunk:
+            continue
+        # prefill: one chunk of `chunk` query tokens attending over kv tokens; logits of the last token only
+        macs = a.chunk * (matmul_macs_per_token - h * vocab) + h * vocab + a.chunk * kv * attn_macs_per_query_kv // 2
+        nbytes = weight_bytes + kv * kv_bytes_per_token
+        rows.append(("prefill", 1, kv, a.chunk, max(nbytes / a.peak_gbps / 1e6, macs / a.peak_macs_per_ns / 1e6)))
+    with open(a.out, "w") as f:
+        f.write("# dfsim step table (docs/serving.md)\n")
+        f.write("# ROOFLINE ESTIMATE - not a measurement, not a dfsim simulation: each step is\n")
+        f.write("#   max(off-chip bytes / %.1f GB/s, MACs / %.0f MAC/ns), weights %.2f GB fp16 read once per step,\n"
+                % (a.peak_gbps, a.peak_macs_per_ns, weight_bytes / 1e9))
+        f.write("#   KV cache %d B/token; prefill attention causal (half the MACs). No overheads, no efficiency.\n"
+                % kv_bytes_per_token)
+        f.write("#   Written by tools/roofline_step_table.py %s; replace with measured or simulated times.\n" % a.model)
+        f.write("# model: %s\n# config: %s\n# tp: 1\n# block_size: %d\n# prefill_chunk: %d\n"
+                % (m.get("name", a.model), a.config_name, a.block_size, a.chunk))
+        f.write("# source: roofline estimate (tools/roofline_step_table.py), not measured\n")
+        f.write("phase,batch,kv_tokens,query_tokens,step_ms\n")
+        for r in rows:
+            f.write("%s,%d,%d,%d,%.6f\n" % r)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
