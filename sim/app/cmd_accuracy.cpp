@@ -84,7 +84,6 @@ int cmd_accuracy(const std::vector<std::string>& args) {
   // Inputs are checked before any run: the records, the config with its overrides, the output.
   DeviceRecords records = load_device_records(records_file);
   load_chip_config(config, sets);
-  CompilerSupport support = probe_compiler_support();
   OutputDir outputs(out);  // created and probed now; accuracy.csv and skipped.csv land together
   char tmpl[] = "/tmp/dfsim-accuracy-XXXXXX";
   if (!mkdtemp(tmpl)) throw SimError("accuracy: cannot create a temporary directory");
@@ -104,7 +103,7 @@ int cmd_accuracy(const std::vector<std::string>& args) {
   for (const auto& r : records.rows) {
     if (!only_ops.empty() && !only_ops.count(r.at("op"))) continue;
     std::string reason;
-    Json g = record_graph(records, r, support, &reason);
+    Json g = record_graph(records, r, &reason);
     if (g.is_null()) {
       skipped.push_back({&r, reason});
       continue;

@@ -125,12 +125,11 @@ int cmd_run(const std::vector<std::string>& args) {
     if (trace_format == "json.gz") {
       GzipOStream z(f);
       write_trace(z, sim, res, trace);
-      if (!z.finish()) throw InputError(dir.path(trace_file), "", "cannot be written");
+      // A failed write (full disk, a stop) is reported by commit() with its reason.
+      if (!z.finish() && f) throw OutputError(dir.path(trace_file) + ": gzip compression failed");
     } else {
       write_trace(f, sim, res, trace);
     }
-    f.flush();
-    if (!f) throw InputError(dir.path(trace_file), "", "cannot be written");
   }
   {
     auto f = dir.open("utilization.csv");

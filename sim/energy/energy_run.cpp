@@ -137,7 +137,11 @@ EnergyReport compute_energy(Simulation& sim, const RunResult& res) {
     add_shaped(r.profile.bucket_j, shape[idx(c)], weight_sum[idx(c)], r.by_component[c], bucket, res.end);
   std::vector<double> mem_shape(buckets, 0.0);
   double mem_sum = 0;
-  const auto& mb = sim.system().card().memory().bytes_per_bucket();
+  static const std::vector<std::uint64_t> none;
+  const std::vector<std::uint64_t>* mbp = &none;  // the memory's "off-chip GB/s" bytes per bucket
+  for (const Series& s : sim.recorder().series())
+    if (s.group == "memory" && s.name == "off-chip GB/s") mbp = &s.per_bucket;
+  const auto& mb = *mbp;
   for (std::size_t b = 0; b < mb.size() && buckets > 0; ++b) {
     mem_shape[std::min(b, buckets - 1)] += static_cast<double>(mb[b]);
     mem_sum += static_cast<double>(mb[b]);

@@ -108,7 +108,7 @@ Op read_op(const OpGraph& g, const std::vector<std::string>& names, const JsonVi
   if (!info) {
     std::vector<std::string> known;
     for (const auto& o : op_catalog()) known.push_back(o.name);
-    v.at("op").fail("unknown op \"" + op.op + "\"" + hint_suffix(op.op, known) + "; valid ops: " + op_names_list());
+    v.at("op").fail("unknown op \"" + op.op + "\", expected one of " + op_names_list() + hint_suffix(op.op, known));
   }
   op.inputs = read_tensor_list(g, names, v.at("inputs"), /*allow_repeats=*/true);  // add(x, x) is fine
   op.outputs = read_tensor_list(g, names, v.at("outputs"));

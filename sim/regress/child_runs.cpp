@@ -11,17 +11,11 @@
 #include <map>
 
 #include "sim/common/error.h"
+#include "sim/common/json_path.h"
 
 namespace dfsim {
 
 namespace fs = std::filesystem;
-
-std::string self_executable() {
-  std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw SimError("cannot find this executable (/proc/self/exe): " + ec.message());
-  return p.string();
-}
 
 namespace {
 

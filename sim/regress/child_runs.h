@@ -19,7 +19,4 @@ struct ChildRun {
 // child's stdout is discarded. The results do not depend on `jobs`.
 void run_children(std::vector<ChildRun>& runs, int jobs);
 
-// The path of this executable (/proc/self/exe).
-std::string self_executable();
-
 }  // namespace dfsim

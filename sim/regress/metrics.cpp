@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "sim/common/json_path.h"
+
 namespace dfsim {
 
 namespace {
@@ -22,27 +24,8 @@ void collect(const Json& j, const std::string& path, std::map<std::string, Json>
 }  // namespace
 
 const Json* find_metric(const Json& summary, const std::string& dotted_path) {
-  const Json* j = &summary;
-  std::size_t start = 0;
-  while (start <= dotted_path.size()) {
-    std::size_t dot = dotted_path.find('.', start);
-    std::string key = dotted_path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (j->is_object()) {
-      auto it = j->find(key);
-      if (it == j->end()) return nullptr;
-      j = &*it;
-    } else if (j->is_array()) {
-      if (key.empty() || key.find_first_not_of("0123456789") != std::string::npos) return nullptr;
-      std::size_t i = std::stoul(key);
-      if (i >= j->size()) return nullptr;
-      j = &(*j)[i];
-    } else {
-      return nullptr;
-    }
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return j->is_structured() ? nullptr : j;
+  const Json* j = find_json_path(summary, dotted_path);
+  return j && !j->is_structured() ? j : nullptr;
 }
 
 const Json* find_kernel(const Json& summary, const std::string& name) {

@@ -75,20 +75,6 @@ void add_chain(GraphBuilder& b, int n, const Dims& shape) {
 
 }  // namespace
 
-CompilerSupport probe_compiler_support() {
-  CompilerSupport s;
-  Json g = {{"format", "dfsim.ops"}, {"version", 1}, {"name", "probe"},
-            {"tensors", {{"x", {{"shape", {64}}}}, {"y", {{"shape", {64}}}}}},
-            {"inputs", {"x"}}, {"outputs", {"y"}}, {"ops", {{{"op", "neg"}, {"inputs", {"x"}}, {"outputs", {"y"}}}}},
-            {"compile", {{"fuse", false}}}};
-  try {
-    read_op_graph(g, "<probe>");
-    s.fuse_option = true;
-  } catch (const InputError&) {
-  }
-  return s;
-}
-
 std::string record_category(const std::string& op) {
   static const std::map<std::string, std::string> table = {
       {"neg", "pointwise"}, {"copy", "pointwise"}, {"read", "pointwise"}, {"write", "pointwise"},
@@ -110,7 +96,7 @@ std::string record_shape(const DeviceRecords& f, const DeviceRecord& r) {
   return s;
 }
 
-Json record_graph(const DeviceRecords& f, const DeviceRecord& r, const CompilerSupport& support, std::string* reason) {
+Json record_graph(const DeviceRecords& f, const DeviceRecord& r, std::string* reason) {
   const std::string& o = r.at("op");
   long long cores = record_int(f, r, "cores", 32);
   long long R = record_int(f, r, "rows", 0), C = record_int(f, r, "cols", 0);
@@ -130,7 +116,7 @@ Json record_graph(const DeviceRecords& f, const DeviceRecord& r, const CompilerS
   } else if (o.size() == 8 && o.rfind("add", 0) == 0 && o.substr(4) == "_sep") {
     // addN_sep: the same chain, each + its own kernel (through off-chip memory).
     add_chain(b, o[3] - '0', rc);
-    if (support.fuse_option) b.g["compile"]["fuse"] = false;  // otherwise one kernel per op already
+    b.g["compile"]["fuse"] = false;
   } else if (o == "add_indep2") {
     b.input("a", rc).input("b", rc).input("c", rc).input("d", rc).output("y", rc).output("z", rc);
     b.op("add", {"a", "b"}, "y");

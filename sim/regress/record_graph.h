@@ -8,18 +8,10 @@
 
 namespace dfsim {
 
-// What the compiler of this build understands, so that a record is written the way it runs.
-struct CompilerSupport {
-  bool fuse_option = false;  // the op graph's compile.fuse exists (else: one kernel per op)
-};
-// Probes this build's op graph reader (no simulation).
-CompilerSupport probe_compiler_support();
-
 // The op graph of a record, or null with `reason` set when the op is unknown to the builder.
-// Families the compiler cannot lower yet still get their graph: the run then fails and the
-// row is reported as skipped with the compiler's reason.
-Json record_graph(const DeviceRecords& file, const DeviceRecord& r, const CompilerSupport& support,
-                  std::string* reason);
+// A record whose graph the compiler refuses (a forced split it cannot make) still gets its
+// graph: the run then fails and the row is reported as skipped with the compiler's reason.
+Json record_graph(const DeviceRecords& file, const DeviceRecord& r, std::string* reason);
 
 // The category torch-spyre reports the op under: pointwise, broadcast, reduction, transport,
 // softmax, matmul, bmm (or other).

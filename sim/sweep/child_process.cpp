@@ -52,10 +52,5 @@ int exit_code_of(int wait_status) {
   return 1;
 }
 
-std::string self_executable() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("dfsim") : p.string();
-}
 
 }  // namespace dfsim

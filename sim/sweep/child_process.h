@@ -16,7 +16,4 @@ pid_t spawn_child(const std::vector<std::string>& argv, const std::string& cwd, 
 int wait_child(pid_t pid);
 // The exit code of a wait status; 128 + the signal for a child a signal ended.
 int exit_code_of(int wait_status);
-// The path of the running dfsim binary, so that children run the very same build.
-std::string self_executable();
-
 }  // namespace dfsim

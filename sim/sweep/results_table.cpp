@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/common/error.h"
+#include "sim/common/json_path.h"
 
 namespace dfsim {
 
@@ -26,7 +27,7 @@ void read_metrics(const SweepPlan& plan, const SweepPoint& p, SweepRow& row) {
     return;
   }
   for (const auto& [name, path] : plan.spec.metrics) {
-    const Json* v = find_metric(doc, path);
+    const Json* v = find_json_path(doc, path);
     row.metrics.push_back(v ? *v : Json());
     if (!v && row.result.status == "ok") {
       row.result.status = "failed";
@@ -36,25 +37,6 @@ void read_metrics(const SweepPlan& plan, const SweepPoint& p, SweepRow& row) {
 }
 
 }  // namespace
-
-const Json* find_metric(const Json& doc, const std::string& path) {
-  if (!path.empty() && path[0] == '/') {
-    try {
-      return &doc.at(Json::json_pointer(path));
-    } catch (const Json::exception&) {
-      return nullptr;
-    }
-  }
-  const Json* cur = &doc;
-  for (std::size_t start = 0; start <= path.size();) {
-    std::size_t end = std::min(path.find('.', start), path.size());
-    std::string part = path.substr(start, end - start);
-    if (!cur->is_object() || !cur->contains(part)) return nullptr;
-    cur = &(*cur)[part];
-    start = end + 1;
-  }
-  return cur;
-}
 
 std::vector<SweepRow> collect_rows(const SweepPlan& plan, const std::map<std::size_t, PointResult>& unrecorded) {
   std::vector<SweepRow> rows;

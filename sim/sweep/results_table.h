@@ -22,7 +22,4 @@ std::vector<SweepRow> collect_rows(const SweepPlan& plan, const std::map<std::si
 void write_results_csv(std::ostream& out, const SweepPlan& plan, const std::vector<SweepRow>& rows);
 void write_results_jsonl(std::ostream& out, const SweepPlan& plan, const std::vector<SweepRow>& rows);
 
-// The value at `path` of `doc`: a dotted path ("offchip.bytes_read") or a JSON pointer ("/a/0").
-const Json* find_metric(const Json& doc, const std::string& path);
-
 }  // namespace dfsim

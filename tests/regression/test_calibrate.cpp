@@ -113,9 +113,13 @@ TEST_CASE("calibrate: on a smaller chip it runs what fits and lists what it skip
   CHECK(simulated(o.text, "read bandwidth, 2 cores") > simulated(o.text, "read bandwidth, 1 core"));
   CHECK(o.text.find("skipped on this 2-core chip") != std::string::npos);
   CHECK(o.text.find("  matmul 4096^3 fp16, 32 cores\n") != std::string::npos);
+}
+
 TEST_CASE("calibrate: every simulated figure stays within 1 % of its pinned value") {
   // Pinned from `dfsim calibrate` on 2026-12-03 (before the speed work of issue 11). A speed
   // change must keep each within 1 %; a fidelity change updates the pins and says why.
+  // matmul 4096^3: 1151.3 -> 1219.2 with the compiler work of issue 9 (the work-division
+  // estimate picks 8 x 4 over the former fixed 4 x 8 grid; docs/calibration.md).
   const std::vector<std::pair<const char*, double>> pinned = {
       {"read stream 1:0, 32 cores", 149.6},       {"mix 3:1, 32 cores", 118.0},
       {"copy 1:1, 32 cores", 112.0},              {"mix 1:3, 32 cores", 128.6},
@@ -123,7 +127,7 @@ TEST_CASE("calibrate: every simulated figure stays within 1 % of its pinned valu
       {"copy 16384x4096 fp16, 32 cores", 2529.5}, {"read bandwidth, 1 of 32 cores", 10.6},
       {"read bandwidth, 2 of 32 cores", 21.2},    {"read bandwidth, 4 of 32 cores", 42.1},
       {"read bandwidth, 8 of 32 cores", 53.8},    {"read bandwidth, 16 of 32 cores", 53.8},
-      {"add 2048x1024 fp16, 32 cores", 106.9},    {"matmul 4096^3 fp16, 32 cores", 1151.3},
+      {"add 2048x1024 fp16, 32 cores", 106.9},    {"matmul 4096^3 fp16, 32 cores", 1219.2},
   };
   Output o = run("calibrate --config configs/spyre.json");
   REQUIRE(o.code == 0);

@@ -277,7 +277,8 @@ TEST_CASE("cli: --no-fuse, --split and --tiles override the op graph and are che
   CHECK(read_json(k)["kernels"].size() == 2);
   // --split d0=4: both ops on 4 cores of 32.
   REQUIRE(dfsim("compile " + ops + " --split d0=4 -o " + k).code == 0);
-  for (const auto& kern : read_json(k)["kernels"])
+  const json split4 = read_json(k);  // a named value: a range-for over read_json(k)["kernels"] would dangle
+  for (const auto& kern : split4["kernels"])
     for (const auto& t : kern["tasks"])
       CHECK((t.contains("core") ? t["core"].get<int>() + 1 : t["cores"]["first"].get<int>() + t["cores"]["count"].get<int>()) <= 4);
   // --tiles d0=2: a coarse loop of 2 iterations (task names carry /i0 and /i1).
@@ -292,6 +293,8 @@ TEST_CASE("cli: --no-fuse, --split and --tiles override the op graph and are che
   Result many = dfsim("compile " + ops + " --split d0=64 -o " + k, "2>&1 >/dev/null");
   CHECK(many.code == 2);
   CHECK_THAT(many.out, Contains("/ops/0/compile/split: uses 64 cores, the compile has 32"));
+}
+
 // dfsim serve (issue 16) on the shipped example step table (a roofline estimate, labelled so).
 namespace {
 const std::string kServeTable = "workloads/serving/llama-3.1-8b_spyre_steps.csv";

@@ -81,7 +81,9 @@ TEST_CASE("op set: rejections of the transformer ops name the file and the JSON 
   const Json x = fp16({4, 64});
   SECTION("an unknown op lists the valid ones") {
     fails(graph({{"x", x}, {"y", x}}, {{"op", "softmaxx"}, {"inputs", {"x"}}, {"outputs", {"y"}}}),
-          "w.json: /ops/0/op: unknown op \"softmaxx\" (did you mean \"softmax\"?); valid ops: add, sub,");
+          "w.json: /ops/0/op: unknown op \"softmaxx\", expected one of add, sub,");
+    fails(graph({{"x", x}, {"y", x}}, {{"op", "softmaxx"}, {"inputs", {"x"}}, {"outputs", {"y"}}}),
+          "(did you mean \"softmax\"?)");
   }
   SECTION("scalar operands") {
     fails(graph({{"x", x}, {"y", x}}, {{"op", "mul"}, {"inputs", {"x"}}, {"outputs", {"y"}}}),

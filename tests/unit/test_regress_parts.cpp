@@ -79,10 +79,9 @@ TEST_CASE("device records: quoted params, and the op graphs of the record famili
                                  "f,bmm_wd,1,1024,2048,1024,,0,1,,900,\n");
   REQUIRE(f.rows.size() == 6);
   CHECK(f.rows[0].param("WD_LAYOUT_A", "") == "1,0,2");
-  CompilerSupport sup;
   std::string why;
 
-  Json bmm = record_graph(f, f.rows[0], sup, &why);
+  Json bmm = record_graph(f, f.rows[0], &why);
   CHECK(bmm["tensors"]["a"]["shape"] == Json::array({2, 1024, 2048}));
   CHECK(bmm["tensors"]["b"]["shape"] == Json::array({2, 2048, 1024}));
   CHECK(bmm["ops"][0]["compile"]["split"] == Json::parse(R"({"B": 1, "K": 1, "M": 4, "N": 8})"));
@@ -90,24 +89,24 @@ TEST_CASE("device records: quoted params, and the op graphs of the record famili
   CHECK(record_category("bmm_layout") == "bmm");
   CHECK(record_shape(f, f.rows[0]) == "2x1024x2048x1024");
 
-  Json sm = record_graph(f, f.rows[1], sup, &why);
+  Json sm = record_graph(f, f.rows[1], &why);
   CHECK(sm["ops"][0]["op"] == "softmax");
   CHECK(sm["ops"][0]["compile"]["tiles"] == Json::parse(R"({"d0": 16})"));
   CHECK(sm["compile"]["cores"] == 2);
 
-  Json mm = record_graph(f, f.rows[2], sup, &why);
+  Json mm = record_graph(f, f.rows[2], &why);
   CHECK(mm["ops"][0]["attrs"]["work_division"] == Json::parse(R"({"m": 16, "n": 2, "k": 1})"));
 
-  Json add4 = record_graph(f, f.rows[3], sup, &why);  // t0 + t1 + t2 + t3, one fused kernel
+  Json add4 = record_graph(f, f.rows[3], &why);  // t0 + t1 + t2 + t3, one fused kernel
   CHECK(add4["ops"].size() == 3);
   CHECK(add4["inputs"].size() == 4);
   CHECK(add4["compile"]["fuse"] == true);
 
-  Json to = record_graph(f, f.rows[4], sup, &why);
+  Json to = record_graph(f, f.rows[4], &why);
   CHECK(to["tensors"]["x"]["shape"] == Json::array({2048, 2, 2048}));
   CHECK(to["tensors"]["y"]["shape"] == Json::array({2, 2048, 2048}));
 
-  Json bmm1 = record_graph(f, f.rows[5], sup, &why);  // BENCH_B defaults to 8
+  Json bmm1 = record_graph(f, f.rows[5], &why);  // BENCH_B defaults to 8
   CHECK(bmm1["tensors"]["a"]["shape"] == Json::array({8, 1024, 2048}));
   CHECK_FALSE(bmm1["ops"][0].contains("compile"));
 }
