@@ -15,7 +15,14 @@ using Catch::Contains;
 
 namespace {
 
-const char* kMlp = "workloads/mlp_block_512x2048.json";  // 32 cores, four kernels, ~0.1 s
+// Memory bounds hold for the release build; AddressSanitizer's shadow memory and quarantine
+// multiply a run's peak RSS, so under it (make asan-test) they are not checked.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+const char* kMlp = "workloads/mlp_block_512x2048.json";  // 32 cores, two fused kernels, ~1 ms
 
 // Trace times in whole picoseconds (the writer prints microseconds with 6 decimals).
 long long ps(const json& v) { return std::llround(v.get<double>() * 1e6); }
@@ -144,7 +151,7 @@ TEST_CASE("trace: a 6-task graph simulating 7.2 s stays small in memory and trac
   json s = read_json(d.path / "summary.json");
   // Two 1536^3 matmuls at 1024 MAC/cycle and 1 MHz: 2 x 3.62e9 / 1.024e9 = 7.08 s of compute.
   CHECK(s["sim_time_ns"].get<double>() > 7.0e9);
-  CHECK(s["host"]["peak_rss_mib"].get<double>() < 50);
+  if (!kSanitized) CHECK(s["host"]["peak_rss_mib"].get<double>() < 50);
   CHECK(fs::file_size(d.path / "trace.json") < 1000000);
   CHECK(fs::file_size(d.path / "utilization.csv") < 1000000);
 }
@@ -194,5 +201,5 @@ TEST_CASE("footprint: peak memory per task instance is bounded on a large graph"
   json s = read_json(d.path / "summary.json");
   double instances = s["tasks"]["instances"].get<double>();
   CHECK(instances > 12000);
-  CHECK(s["host"]["peak_rss_mib"].get<double>() < 40 + instances * 2.0 / 1024);
+  if (!kSanitized) CHECK(s["host"]["peak_rss_mib"].get<double>() < 40 + instances * 2.0 / 1024);
 }
