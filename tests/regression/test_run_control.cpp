@@ -76,8 +76,12 @@ TEST_CASE("run control: --timeout stops a long run with exit 1 and partial outpu
 static void check_signal(int sig, const std::string& tag) {
   fs::path out = fresh_dir(tag);
   pid_t pid = start_long_run(out);
-  // Loading and compiling take a few tens of ms; the simulation itself about six seconds.
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  // The output directory is made just before the simulation starts (after loading and
+  // compiling, which take longer on a loaded machine or under ASan); the simulation itself
+  // takes seconds. Signal it 200 ms into the simulation.
+  for (int i = 0; i < 6000 && !fs::exists(out); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(fs::exists(out));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   kill(pid, sig);
   CHECK(wait_exit(pid) == 128 + sig);
   check_partial(out, "interrupted");
