@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/common/dtype.h"
+#include "sim/graph/model_step.h"
 
 namespace dfsim {
 
@@ -73,6 +74,9 @@ struct KernelGraph {
   std::vector<Kernel> kernels;
 
   std::string description;      // optional free text
+  // Compiled from an op graph of a model step (its "model" object): `dfsim run` adds the model
+  // report. Not part of the kernel graph file format.
+  std::optional<ModelStep> model;
 
   int find_buffer(const std::string& name) const;  // -1 if absent
   int find_task(const std::string& name) const;    // -1 if absent
