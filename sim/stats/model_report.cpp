@@ -261,16 +261,17 @@ std::string model_report_text(const OJson& s) {
   out += fmt::format("  weights   {:.3f} GB read of the graph's {:.3f} GB, {:.1f} GB/s of {:.1f} peak ({:.0f}%)\n",
                      w["bytes_read"].get<double>() / 1e9, w["bytes"].get<double>() / 1e9, w["achieved_gbps"].get<double>(),
                      w["peak_gbps"].get<double>(), 100 * w["fraction_of_peak"].get<double>());
-  out += "  by family          time   share   off-chip        MACs  roofline\n";
+  out += fmt::format("  {:<14} {:>10} {:>7} {:>13} {:>9} {:>9}\n", "by family", "time", "share", "off-chip", "MACs",
+                     "roofline");
   auto row = [](const std::string& label, const OJson& g) {
-    return fmt::format("    {:<12} {:>7.3f} ms {:>6.1f}% {:>6.1f} MiB {:>11.3g} {:>8.0f}%\n", label,
+    return fmt::format("    {:<12} {:>7.3f} ms {:>6.1f}% {:>9.1f} MiB {:>9.3g} {:>8.0f}%\n", label,
                        g["time_ns"].get<double>() / 1e6, 100 * g["share"].get<double>(),
                        g["offchip_bytes"].get<double>() / (1 << 20), g["macs"].get<double>(),
                        100 * g["fraction_of_roofline"].get<double>());
   };
   for (const auto& [name, g] : m["families"].items()) out += row(name, g);
   if (m["idle"]["time_ns"].get<double>() > 0)
-    out += fmt::format("    {:<12} {:>7.3f} ms {:>6.1f}%  (no kernel running)\n", "idle",
+    out += fmt::format("    {:<12} {:>7.3f} ms {:>6.1f}%  no kernel running\n", "idle",
                        m["idle"]["time_ns"].get<double>() / 1e6, 100 * m["idle"]["share"].get<double>());
   const OJson& l = m["by_layer"]["layers"];
   const OJson& o = m["by_layer"]["outside_layers"];
