@@ -18,8 +18,6 @@ using OJson = nlohmann::ordered_json;
 double round6(double v) { return std::round(v * 1e6) / 1e6; }
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
-bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
-
 // "l<digits>." at the start: the layer's index, and where the rest begins; -1 otherwise.
 int layer_of(const std::string& t, std::size_t* rest) {
   if (t.size() < 3 || t[0] != 'l') return -1;
@@ -34,8 +32,8 @@ bool follows_convention(const std::string& t) {
   std::size_t rest = 0;
   if (layer_of(t, &rest) >= 0) return rest < t.size();
   for (const char* p : {"embed.", "head.", "pool."})
-    if (starts_with(t, p) && t.size() > std::string(p).size()) return true;
-  return t == "final_norm" || starts_with(t, "final_norm.");
+    if (t.starts_with(p) && t.size() > std::string(p).size()) return true;
+  return t == "final_norm" || t.starts_with("final_norm.");
 }
 
 // Dot-separated parts of a tensor name.
@@ -48,10 +46,6 @@ std::vector<std::string> parts_of(const std::string& s) {
     if (dot == std::string::npos) return out;
     pos = dot + 1;
   }
-}
-
-bool ends_with(const std::string& s, const std::string& p) {
-  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
 }
 
 // Figures of one group of kernels.
@@ -67,7 +61,7 @@ struct Group {
   }
 };
 
-bool is_weight_buffer(const std::string& name) { return ends_with(name, ".w") || ends_with(name, ".b"); }
+bool is_weight_buffer(const std::string& name) { return name.ends_with(".w") || name.ends_with(".b"); }
 
 }  // namespace
 
@@ -101,7 +95,7 @@ KernelPlace place_kernel(const std::string& name) {
   std::vector<std::string> parts = parts_of(k.layer >= 0 ? k.tensor.substr(rest) : k.tensor);
   // A norm's output, or a weight of it (clone_l0.attn_norm.w).
   for (const std::string& p : parts)
-    if (ends_with(p, "norm")) {
+    if (p.ends_with("norm")) {
       k.family = OpFamily::norms;
       return k;
     }
@@ -111,7 +105,7 @@ KernelPlace place_kernel(const std::string& name) {
   } else if (parts[0] == "attn") {
     static const std::array<const char*, 6> proj = {"q", "k", "v", "o", "o_scaled", "residual"};
     bool is_proj = parts.size() > 1 && std::find(proj.begin(), proj.end(), parts[1]) != proj.end();
-    k.family = is_proj || starts_with(k.op, "linear") || starts_with(k.op, "matmul") ? OpFamily::projections
+    k.family = is_proj || k.op.starts_with("linear") || k.op.starts_with("matmul") ? OpFamily::projections
                                                                                       : OpFamily::attention;
   }
   return k;
