@@ -66,6 +66,11 @@ TEST_CASE("model report: prefill, encoder, clone and unconventional kernel names
   CHECK(place_kernel("layernorm_embed.norm").family == OpFamily::norms);          // encoder embeddings' norm
   CHECK(place_kernel("layernorm_embed.norm").layer == -1);
   CHECK(place_kernel("linear_pool.dense").family == OpFamily::other);
+  CHECK(place_kernel("slice_pool.cls").family == OpFamily::other);
+  CHECK(place_kernel("linear_epilogue_l0.mlp.act").family == OpFamily::mlp);            // encoder up + GELU
+  CHECK(place_kernel("transpose_l0.attn.merged.bthd").family == OpFamily::attention);
+  CHECK(place_kernel("fused_mul_l0.attn_norm").family == OpFamily::norms);              // Granite: scale + norm
+  CHECK(place_kernel("linear_epilogue_head.logits_scaled").family == OpFamily::other);  // Granite's LM head
   CHECK(place_kernel("slice_head.last_token").family == OpFamily::other);
   // Not the convention: outside the layers, family other, the whole name as op.
   for (const char* name : {"add_y", "softmax_x", "matmul_l.attn", "linear_lx.attn.q", "l0.attn.q", "linear_embed."}) {
