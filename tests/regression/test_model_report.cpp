@@ -76,6 +76,7 @@ TEST_CASE("model report: a decode step's tokens/s, families and layers add up to
   CHECK(time == Approx(num(s["sim_time_ns"])).epsilon(1e-9));
   // Conservation: the families' bytes and MACs are the run's.
   CHECK(bytes == s["offchip"]["graph_bytes"].get<std::uint64_t>());
+  CHECK(bytes == s["offchip"]["bytes_read"].get<std::uint64_t>() + s["offchip"]["bytes_written"].get<std::uint64_t>());
   CHECK(macs == s["compute"]["macs"].get<std::uint64_t>());
   // Layers plus what lies outside them are the whole step as well.
   const auto& bl = m["by_layer"];
