@@ -74,8 +74,8 @@ struct KernelGraph {
   std::vector<Kernel> kernels;
 
   std::string description;      // optional free text
-  // Compiled from an op graph of a model step (its "model" object): `dfsim run` adds the model
-  // report. Not part of the kernel graph file format.
+  // A step of a whole model (the op graph's "model" object, kept by the compiler): `dfsim run`
+  // adds the model report.
   std::optional<ModelStep> model;
 
   int find_buffer(const std::string& name) const;  // -1 if absent

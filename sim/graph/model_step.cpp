@@ -20,4 +20,10 @@ ModelStep read_model_step(const JsonView& v) {
   return m;
 }
 
+Json model_step_json(const ModelStep& m) {
+  Json j = {{"name", m.name}, {"phase", m.phase}, {"batch", m.batch}, {"tokens", m.tokens}, {"context", m.context},
+            {"layers", m.layers}, {"model_layers", m.model_layers}, {"weight_bytes", m.weight_bytes}};
+  return j;
+}
+
 }  // namespace dfsim

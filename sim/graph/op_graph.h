@@ -99,6 +99,7 @@ struct OpGraph {
 
 OpGraph read_op_graph(const Json& j, const std::string& file);
 ModelStep read_model_step(const JsonView& v);  // the "model" object (model_step.cpp)
+Json model_step_json(const ModelStep& m);       // the same object, as read_model_step reads it
 // The dim names `split` and `tiles` may use for `op`: B, M, N, K for the matmul family; d0,
 // d1, ... (the dims of its first output) for the others.
 std::vector<std::string> split_dim_names(const OpGraph& g, const Op& op);

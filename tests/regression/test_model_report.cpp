@@ -156,3 +156,13 @@ TEST_CASE("model report: a bad model object is an input error naming its path", 
   CHECK(lines(r.out).size() == 1u);
   CHECK_FALSE(fs::exists(d.path / "out"));
 }
+
+TEST_CASE("model report: a compiled model step keeps its model object and reports the same", "[model_report]") {
+  ModelRun r("compiled", "llama-3.1-8b --phase decode --batch 2 --context 128 --layers 1");
+  std::string k = (r.dir.path / "k.json").string();
+  REQUIRE(dfsim("compile " + (r.dir.path / "g.json").string() + " -o " + k).code == 0);
+  CHECK(read_json(k)["model"]["name"] == "llama-3.1-8b");
+  Result run = dfsim("run -w " + k + " --trace off -o " + (r.dir.path / "k").string());
+  REQUIRE(run.code == 0);
+  CHECK(read_json(r.dir.path / "k" / "summary.json")["model"] == r.model());
+}
