@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 
 namespace dfsim {
 
@@ -164,7 +166,7 @@ OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std:
   double idle_ns = 0;
   std::vector<double> times = attribute_time_ns(spans, end, &idle_ns);
   std::array<Group, kOpFamilies> families;
-  std::vector<Group> layers;
+  std::map<int, Group> layers;  // by index: a graph may skip layers (names are free text)
   Group outside;
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     KernelPlace p = place_kernel(kernels[i].name);
@@ -173,8 +175,7 @@ OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std:
       outside.add(times[i], kernels[i]);
       continue;
     }
-    if (layers.size() <= static_cast<std::size_t>(p.layer)) layers.resize(static_cast<std::size_t>(p.layer) + 1);
-    layers[static_cast<std::size_t>(p.layer)].add(times[i], kernels[i]);
+    layers[p.layer].add(times[i], kernels[i]);
   }
 
   // Weight bytes read: what the DMAs read of the weight tensors (dfsim gen names them *.w, *.b).
@@ -210,16 +211,18 @@ OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std:
   j["idle"] = {{"time_ns", round6(idle_ns)}, {"share", round6(ratio(idle_ns, step_ns))}};
 
   std::vector<double> lt;
+  std::vector<int> index;
   OJson per_layer = OJson::array();
-  for (std::size_t i = 0; i < layers.size(); ++i) {
+  for (const auto& [i, grp] : layers) {
     OJson l = {{"layer", i}};
-    l.update(group_json(layers[i]));
+    l.update(group_json(grp));
     per_layer.push_back(std::move(l));
-    lt.push_back(layers[i].time_ns);
+    lt.push_back(grp.time_ns);
+    index.push_back(i);
   }
   OJson stats = OJson::object();
   if (!lt.empty()) {
-    std::size_t slowest = static_cast<std::size_t>(std::max_element(lt.begin(), lt.end()) - lt.begin());
+    int slowest = index[static_cast<std::size_t>(std::max_element(lt.begin(), lt.end()) - lt.begin())];
     std::vector<double> sorted = lt;
     std::sort(sorted.begin(), sorted.end());
     std::size_t n = sorted.size();
@@ -272,7 +275,7 @@ std::string model_report_text(const OJson& s) {
   if (!l.empty())
     out += fmt::format("  by layer  {} layers, {:.1f}% of the step: {:.3f} ms min, {:.3f} median, {:.3f} max (layer {})\n",
                        l["count"].get<std::size_t>(), 100 * l["share"].get<double>(), l["min_ns"].get<double>() / 1e6,
-                       l["median_ns"].get<double>() / 1e6, l["max_ns"].get<double>() / 1e6, l["slowest"].get<std::size_t>());
+                       l["median_ns"].get<double>() / 1e6, l["max_ns"].get<double>() / 1e6, l["slowest"].get<int>());
   out += fmt::format("            outside the layers: {:.3f} ms, {:.1f}%\n",
                      o["time_ns"].get<double>() / 1e6, 100 * o["share"].get<double>());
   return out;

@@ -166,3 +166,35 @@ TEST_CASE("model report: a compiled model step keeps its model object and report
   REQUIRE(run.code == 0);
   CHECK(read_json(r.dir.path / "k" / "summary.json")["model"] == r.model());
 }
+
+TEST_CASE("model report: a hand-written graph with a model object and free tensor names", "[model_report]") {
+  // Layer indices come from names: a sparse, huge one is one entry, not a billion; a name
+  // outside the convention counts as "other", outside the layers.
+  TempDir d("hand");
+  fs::create_directories(d.path);
+  nlohmann::json g = {
+      {"format", "dfsim.ops"}, {"version", 1}, {"name", "hand"},
+      {"model", {{"name", "toy"}, {"phase", "prefill"}, {"batch", 1}, {"tokens", 64}}},
+      {"tensors", {{"a", {{"shape", {64, 1024}}, {"dtype", "fp16"}}},
+                   {"l999999999.mlp.act", {{"shape", {64, 1024}}, {"dtype", "fp16"}}},
+                   {"y", {{"shape", {64, 1024}}, {"dtype", "fp16"}}}}},
+      {"inputs", {"a"}}, {"outputs", {"y"}},
+      {"ops", {{{"op", "relu"}, {"inputs", {"a"}}, {"outputs", {"l999999999.mlp.act"}}},
+               {{"op", "exp"}, {"inputs", {"l999999999.mlp.act"}}, {"outputs", {"y"}}}}},
+      {"compile", {{"cores", 4}, {"fuse", false}}}};
+  std::string f = (d.path / "g.json").string();
+  std::ofstream(f) << g.dump();
+  Result r = dfsim("run -w " + f + " --trace off -o " + (d.path / "out").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto m = read_json(d.path / "out" / "summary.json")["model"];
+  REQUIRE(m["by_layer"]["per_layer"].size() == 1u);
+  CHECK(m["by_layer"]["per_layer"][0]["layer"] == 999999999);
+  CHECK(m["by_layer"]["layers"]["slowest"] == 999999999);
+  CHECK(m["families"]["mlp"]["kernels"] == 1);
+  CHECK(m["families"]["other"]["kernels"] == 1);
+  CHECK(m["by_layer"]["outside_layers"]["kernels"] == 1);
+  CHECK(m["weights"]["bytes_read"] == 0);  // no tensor named as a weight
+  CHECK(m["weights"]["bytes"] == 0);       // not stated
+  CHECK_THAT(r.out, Contains("  model     toy prefill step, batch 1, 64 tokens: "));
+}
