@@ -6,7 +6,8 @@ usage: tools/check_doc_figures.py DFSIM   (from the repository root; exit 1 on a
 Checked: the terminal summary quoted in README.md and docs/outputs.md (the `make demo` run);
 the task templates and instances of every row of docs/compiler.md's "Sizes of the shipped
 workloads" table; the 4096^3 trace size in docs/outputs.md; the simulated time quoted in
-workload descriptions ("~N us simulated"); the PT dataflow of configs/spyre.json in docs/config.md.
+workload descriptions ("~N us simulated"); the PT dataflow of configs/spyre.json in docs/config.md;
+the model report of a two-layer Llama-3.1-8B decode step in docs/outputs.md.
 """
 import json
 import os
@@ -84,6 +85,18 @@ text = open("docs/config.md").read()
 m = re.search(r"^\| `core.pt.dataflow` \| (\w+) \|", text, re.M)
 info = re.search(r"dataflow (\w+)", run("info", "--config", "configs/spyre.json")).group(1)
 check("docs/config.md: core.pt.dataflow", m.group(1) if m else None, info)
+
+# 6. docs/outputs.md: the model report of a two-layer Llama decode step.
+text = open("docs/outputs.md").read()
+m = re.search(r"```\n(  model     llama-3.1-8b decode step.*?)\n```", text, re.S)
+if not m:
+    failures.append("docs/outputs.md: the quoted model report is missing")
+else:
+    run("gen", "llama-3.1-8b", "--phase", "decode", "--batch", "1", "--context", "2048", "--layers", "2", "-o", f"{tmp}/llama.json")
+    out = run("run", "--trace", "off", "--workload", f"{tmp}/llama.json", "--out", f"{tmp}/llama")
+    lines = out.splitlines()
+    first = next((i for i, l in enumerate(lines) if l.startswith("  model ")), len(lines))
+    check("docs/outputs.md: model report", m.group(1).splitlines(), [l for l in lines[first:] if not l.startswith("outputs:")])
 
 subprocess.run(["rm", "-rf", tmp])
 for f in failures:

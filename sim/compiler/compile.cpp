@@ -115,6 +115,7 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   KernelGraph g = builder.take();
   g.description = "compiled by dfsim from " + (ops.file.empty() ? ops.name : ops.file) + " for " +
                   std::to_string(cores) + " cores";
+  g.model = ops.model;
   check_kernel_graph(g);
   if (report) report->measure(g, config);
   return g;

@@ -42,6 +42,7 @@ Dtype OpGraphWriter::dtype(const std::string& tensor) const { return known_.at(t
 std::string OpGraphWriter::dump() const {
   OJson j = {{"format", "dfsim.ops"}, {"version", kOpGraphVersion}, {"name", name_}};
   if (!description_.empty()) j["description"] = description_;
+  if (!model_.is_null()) j["model"] = model_;
   j["tensors"] = tensors_;
   j["inputs"] = inputs_;
   j["outputs"] = outputs_;

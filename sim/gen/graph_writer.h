@@ -25,18 +25,19 @@ class OpGraphWriter {
                  const Shape& shape, Dtype dtype, OJson attrs = OJson());
   void output(const std::string& name);
   void set_compile(const std::string& key, OJson value);
+  void set_model(OJson model) { model_ = std::move(model); }  // the graph's "model" object
 
   const Shape& shape(const std::string& tensor) const;
   Dtype dtype(const std::string& tensor) const;
   std::size_t op_count() const { return ops_.size(); }
-  // The graph as JSON text, keys in a reading order (format, name, tensors, inputs, outputs, ops).
+  // The graph as JSON text, keys in a reading order (format, name, model, tensors, inputs, outputs, ops).
   std::string dump() const;
 
  private:
   void declare(const std::string& name, const Shape& shape, Dtype dtype);
   std::string name_, description_;
   OJson tensors_ = OJson::object(), ops_ = OJson::array(), inputs_ = OJson::array(), outputs_ = OJson::array();
-  OJson compile_ = OJson::object();
+  OJson compile_ = OJson::object(), model_;
   std::map<std::string, std::pair<Shape, Dtype>> known_;
 };
 

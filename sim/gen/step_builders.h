@@ -16,6 +16,7 @@ struct StepBuilder {
   OpGraphWriter& w;
   Dtype dt;
   std::int64_t B, T;  // sequences, new tokens per sequence
+  std::uint64_t weight_bytes = 0;  // of the weights declared so far
 
   std::string weight(const std::string& name, const Shape& shape);
   // x [..., K] @ weight [N, K]^T (+ bias [N]), the weight named `name`.w.

@@ -23,7 +23,11 @@ std::string step_graph_name(const ModelSpec& m, const StepSpec& s) {
 StepBuilder::StepBuilder(const ModelSpec& m, const StepSpec& s, OpGraphWriter& w)
     : m(m), s(s), w(w), dt(s.dtype), B(s.batch), T(s.phase == StepPhase::decode ? 1 : s.tokens) {}
 
-std::string StepBuilder::weight(const std::string& name, const Shape& shape) { return w.input(name, shape, dt); }
+std::string StepBuilder::weight(const std::string& name, const Shape& shape) {
+  w.input(name, shape, dt);
+  weight_bytes += OpTensor{name, shape, dt}.bytes();
+  return name;
+}
 
 std::string StepBuilder::linear(const std::string& x, const std::string& name, std::int64_t out_features, bool bias) {
   Shape xs = w.shape(x);
@@ -107,6 +111,9 @@ std::string generate_step_graph(const ModelSpec& m, const StepSpec& s) {
   StepBuilder b(m, full, w);
   if (m.arch == ModelArch::decoder) write_decoder_step(b);
   else write_encoder_step(b);
+  w.set_model({{"name", m.name}, {"phase", s.phase == StepPhase::decode ? "decode" : "prefill"}, {"batch", s.batch},
+               {"tokens", b.T}, {"context", s.context}, {"layers", layers}, {"model_layers", m.layers},
+               {"weight_bytes", b.weight_bytes}});
   w.set_compile("cores", s.cores);
   return w.dump();
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/common/dtype.h"
+#include "sim/graph/model_step.h"
 
 namespace dfsim {
 
@@ -73,6 +74,9 @@ struct KernelGraph {
   std::vector<Kernel> kernels;
 
   std::string description;      // optional free text
+  // A step of a whole model (the op graph's "model" object, kept by the compiler): `dfsim run`
+  // adds the model report.
+  std::optional<ModelStep> model;
 
   int find_buffer(const std::string& name) const;  // -1 if absent
   int find_task(const std::string& name) const;    // -1 if absent

@@ -3,6 +3,7 @@
 
 #include "sim/common/error.h"
 #include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/op_graph.h"
 #include "sim/graph/unit_ops.h"
 
 namespace dfsim {
@@ -118,7 +119,7 @@ std::string detect_format(const Json& j) {
 
 KernelGraph read_kernel_graph(const Json& j, const std::string& file) {
   JsonView root(j, file);
-  root.only_keys({"format", "version", "name", "description", "cores", "buffers", "kernels"});
+  root.only_keys({"format", "version", "name", "description", "cores", "model", "buffers", "kernels"});
   if (root.at("format").as_string() != "dfsim.kernels")
     root.at("format").fail("expected \"dfsim.kernels\", got \"" + root.at("format").as_string() + "\"");
   root.at("version").as_int(kKernelGraphVersion, kKernelGraphVersion);
@@ -127,6 +128,7 @@ KernelGraph read_kernel_graph(const Json& j, const std::string& file) {
   g.name = root.at("name").as_string();
   g.description = root.get_string("description", "");
   g.cores = static_cast<int>(root.at("cores").as_int(1, 1 << 20));
+  if (root.has("model")) g.model = read_model_step(root.at("model"));
 
   BufferNames names;
   JsonView bufs = root.at("buffers");

@@ -1,5 +1,6 @@
 // Writer of the "dfsim.kernels" format: canonical JSON that reads back to the same graph.
 #include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/op_graph.h"
 
 namespace dfsim {
 
@@ -52,6 +53,7 @@ Json write_kernel_graph(const KernelGraph& g) {
   j["name"] = g.name;
   if (!g.description.empty()) j["description"] = g.description;
   j["cores"] = g.cores;
+  if (g.model) j["model"] = model_step_json(*g.model);
   Json bufs = Json::array();
   for (const auto& b : g.buffers) {
     bufs.push_back(Json{{"name", b.name}, {"space", space_name(b.space)}, {"bytes", b.bytes},

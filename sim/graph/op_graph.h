@@ -8,6 +8,7 @@
 
 #include "sim/common/dtype.h"
 #include "sim/common/json_io.h"
+#include "sim/graph/model_step.h"
 
 namespace dfsim {
 
@@ -90,12 +91,15 @@ struct OpGraph {
   std::vector<Op> ops;               // file order
   std::vector<int> order;            // op indices in a topological order (file order on ties)
   CompileOptions compile;
+  std::optional<ModelStep> model;    // the "model" object: a step of a whole model (dfsim gen)
 
   int find_tensor(const std::string& name) const;  // -1 if absent
   bool is_input(int tensor) const;
 };
 
 OpGraph read_op_graph(const Json& j, const std::string& file);
+ModelStep read_model_step(const JsonView& v);  // the "model" object (model_step.cpp)
+Json model_step_json(const ModelStep& m);       // the same object, as read_model_step reads it
 // The dim names `split` and `tiles` may use for `op`: B, M, N, K for the matmul family; d0,
 // d1, ... (the dims of its first output) for the others.
 std::vector<std::string> split_dim_names(const OpGraph& g, const Op& op);

@@ -168,7 +168,7 @@ bool OpGraph::is_input(int t) const { return std::find(inputs.begin(), inputs.en
 
 OpGraph read_op_graph(const Json& j, const std::string& file) {
   JsonView root(j, file);
-  root.only_keys({"format", "version", "name", "description", "tensors", "inputs", "outputs", "ops", "compile"});
+  root.only_keys({"format", "version", "name", "description", "tensors", "inputs", "outputs", "ops", "compile", "model"});
   if (root.at("format").as_string() != "dfsim.ops")
     root.at("format").fail("expected \"dfsim.ops\", got \"" + root.at("format").as_string() + "\"");
   root.at("version").as_int(kOpGraphVersion, kOpGraphVersion);
@@ -192,6 +192,7 @@ OpGraph read_op_graph(const Json& j, const std::string& file) {
   for (std::size_t i = 0; i < ops.size(); ++i)
     g.ops.push_back(read_op(g, names, ops.at(i), static_cast<int>(i)));
   if (root.has("compile")) read_graph_compile(g, root.at("compile"));
+  if (root.has("model")) g.model = read_model_step(root.at("model"));
   check_op_graph_dataflow(g, root);
   return g;
 }

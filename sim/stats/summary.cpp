@@ -9,6 +9,7 @@
 #include "models/chip/card.h"
 #include "sim/energy/energy_report.h"
 #include "sim/stats/analysis.h"
+#include "sim/stats/model_report.h"
 
 namespace dfsim {
 
@@ -176,7 +177,8 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   // Where the time went.
   OJson kernels = OJson::array();
   Tick lx_wait = 0, unit_wait = 0;
-  for (const KernelBreakdown& k : kernel_breakdown(g, x, rec)) {
+  std::vector<KernelBreakdown> breakdown = kernel_breakdown(g, x, rec);
+  for (const KernelBreakdown& k : breakdown) {
     lx_wait += k.waiting_for_lx;
     unit_wait += k.waiting_for_unit;
     kernels.push_back({{"name", k.name}, {"start_ns", round6(ns(k.start))}, {"end_ns", round6(ns(k.end))},
@@ -199,6 +201,7 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
                           {"busy_ns", busy_map(cp.busy_by_unit)}, {"waiting_ns", round6(ns(cp.waiting))},
                           {"last_tasks", tail}};
   }
+  if (g.model && res.ok()) s["model"] = model_report_json(g, x, breakdown, end, cfg);
   s["config_resolved"] = cfg.resolved;
   double wall = res.wall_seconds;
   s["host"] = {{"wall_seconds", wall},
@@ -267,6 +270,7 @@ std::string summary_text(const OJson& s) {
     out += fmt::format("  critical path{}  waiting {:.1f} us\n", parts,
                        s["critical_path"]["waiting_ns"].get<double>() / 1000);
   }
+  out += model_report_text(s);
   return out;
 }
 
