@@ -2,9 +2,11 @@
 #include "sim/sweep/base_kinds.h"
 
 #include <cctype>
+#include <map>
 
 #include "sim/app/cli.h"
 #include "sim/common/error.h"
+#include "sim/gen/step_graph.h"
 
 namespace dfsim {
 
@@ -74,24 +76,111 @@ void fuse_args(const Json& v, std::vector<std::string>& a) {
   if (!v.get<bool>()) a.push_back("--no-fuse");
 }
 
+std::string workload_file(const Json& o, const std::string& input) { return o.value("workload", input); }
+void workload_args(const Json& o, const std::string& input, std::vector<std::string>& a) {
+  a.insert(a.end(), {"--workload", workload_file(o, input)});
+}
+
+// The options of `dfsim gen` (docs/workloads.md): checked here value by value, as a whole step
+// by check_gen_step, and given to `dfsim run --gen-step` as one JSON object.
+const ModelSpec& gen_model(const std::string& name) {
+  static std::map<std::string, ModelSpec> models;  // a model file is read once per sweep
+  auto it = models.find(name);
+  if (it == models.end()) it = models.emplace(name, find_model_spec(name, default_models_dir())).first;
+  return it->second;
+}
+Json check_gen_model(const JsonView& v) {
+  std::string name = v.as_string();
+  try {
+    gen_model(name);
+  } catch (const InputError& e) {
+    if (e.file() != name) throw;  // a model file's own error names that file
+    v.fail(e.detail());
+  }
+  return name;
+}
+Json check_gen_phase(const JsonView& v) {
+  std::string s = v.as_string();
+  if (s != "prefill" && s != "decode") v.fail("expected \"prefill\" or \"decode\", got \"" + s + "\"");
+  return s;
+}
+Json check_gen_dtype(const JsonView& v) {
+  std::string s = v.as_string();
+  if (s != "fp16" && s != "fp8") v.fail("expected \"fp16\" or \"fp8\", got \"" + s + "\"");
+  return s;
+}
+Json check_positive(const JsonView& v) { return v.as_int(1, INT32_MAX); }
+Json check_count(const JsonView& v) { return v.as_int(0, INT32_MAX); }
+
+const std::vector<std::string> kGenOptions = {"model", "phase", "batch", "context", "tokens", "layers", "dtype"};
+
+void gen_args(const Json& o, const std::string&, std::vector<std::string>& a) {
+  Json step = Json::object();
+  for (const auto& name : kGenOptions)
+    if (o.contains(name)) step[name] = o[name];
+  a.insert(a.end(), {"--gen-step", step.dump()});
+}
+std::string gen_file(const Json& o, const std::string&) {
+  return find_model_file(o.at("model").get<std::string>(), default_models_dir());
+}
+
+void check_gen_step(const Json& o) {
+  for (const char* required : {"model", "phase"})
+    if (!o.contains(required)) throw InputError(required, "", "expected in the base's \"gen\" or as an axis");
+  bool decode = o["phase"] == "decode";
+  if (decode && !o.contains("context")) throw InputError("context", "", "a decode step needs \"context\"");
+  if (decode && o.contains("tokens")) throw InputError("tokens", "", "applies to \"phase\": \"prefill\" (a decode step makes one token)");
+  if (!decode && !o.contains("tokens")) throw InputError("tokens", "", "a prefill step needs \"tokens\"");
+  const ModelSpec& m = gen_model(o["model"].get<std::string>());
+  StepSpec step;
+  step.phase = decode ? StepPhase::decode : StepPhase::prefill;
+  step.batch = o.value("batch", 1);
+  step.tokens = o.value("tokens", 1);
+  step.context = o.value("context", 0);
+  step.layers = o.value("layers", 0);
+  try {
+    check_step(m, step);
+  } catch (const InputError& e) {
+    if (e.file().rfind("--", 0) != 0) throw;
+    throw InputError(e.file().substr(2), "", e.detail());
+  }
+}
+
+// The options of `dfsim run` that compile an op graph (every kind that runs one has them).
+std::vector<SweepOption> compile_options() {
+  // The compile options are those of the op graph's "compile" section and of `dfsim run`'s
+  // flags (docs/op-graph-format.md).
+  return {{"cores", check_cores, cores_args},
+          {"split", check_dims, split_args},
+          {"tiles", check_dims, tiles_args},
+          {"lx_planning", check_lx_planning, lx_planning_args},
+          {"fuse", check_fuse, fuse_args, true}};
+}
+
+std::vector<SweepOption> gen_kind_options() {
+  std::vector<SweepOption> o = compile_options();
+  o.insert(o.end(), {{"model", check_gen_model, nullptr},
+                     {"phase", check_gen_phase, nullptr},
+                     {"batch", check_positive, nullptr, 1},
+                     {"context", check_count, nullptr},
+                     {"tokens", check_positive, nullptr},
+                     {"layers", check_positive, nullptr},
+                     {"dtype", check_gen_dtype, nullptr}});
+  return o;
+}
+
 }  // namespace
 
 const std::vector<BaseKind>& base_kinds() {
-  // The compile options are those of the op graph's "compile" section and of `dfsim run`'s
-  // flags (docs/op-graph-format.md).
   static const std::vector<BaseKind> kinds = {
-      {"workload", "run", "summary.json",
-       {{"cores", check_cores, cores_args},
-        {"split", check_dims, split_args},
-        {"tiles", check_dims, tiles_args},
-        {"lx_planning", check_lx_planning, lx_planning_args},
-        {"fuse", check_fuse, fuse_args, true}}},
+      {"workload", "run", "summary.json", compile_options(), {}, workload_args, workload_file},
+      {"gen", "run", "summary.json", gen_kind_options(), kGenOptions, gen_args, gen_file, check_gen_step},
   };
   return kinds;
 }
 
 const std::vector<std::string>& planned_base_inputs() {
-  static const std::vector<std::string> planned = {"gen", "serve"};
+  static const std::vector<std::string> planned = {"serve"};
   return planned;
 }
 
@@ -107,8 +196,15 @@ const SweepOption* BaseKind::option(std::string_view name) const {
   return nullptr;
 }
 
+bool BaseKind::is_input_option(std::string_view name) const {
+  for (const auto& o : input_options)
+    if (o == name) return true;
+  return false;
+}
+
 std::vector<std::string> BaseKind::option_names() const {
-  std::vector<std::string> names{input, "set"};
+  std::vector<std::string> names{"set"};
+  if (input_options.empty()) names.insert(names.begin(), input);
   for (const auto& o : options) names.push_back(o.name);
   return names;
 }

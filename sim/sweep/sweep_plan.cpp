@@ -32,6 +32,30 @@ std::vector<std::string> set_args(const Json& options) {
   return sets;
 }
 
+// Where the sweep file gives `option` to point `i`: its axis (or its entry of the point), else the base.
+std::string option_path(const SweepSpec& spec, std::size_t i, const std::string& option) {
+  for (std::size_t c = 0; c < spec.columns.size(); ++c)
+    if (spec.columns[c].option == option && spec.rows[i][c])
+      return spec.combine == "points" ? "/points/" + std::to_string(spec.numbers[i]) + "/" + option : "/axes/" + option;
+  std::string base = spec.kind->is_input_option(option) ? "/base/" + spec.kind->input : "/base";
+  return spec.base_options.contains(option) ? base + "/" + option : base;
+}
+
+// A point's options that do not fit together (a gen step beyond its model): a bad sweep file.
+void check_point(const SweepSpec& spec, std::size_t i, const Json& options) {
+  if (!spec.kind->check_point) return;
+  try {
+    spec.kind->check_point(options);
+  } catch (const InputError& e) {
+    if (!spec.kind->option(e.file())) throw;  // another file's own error
+    std::string values;
+    for (std::size_t c = 0; c < spec.columns.size(); ++c)
+      if (spec.rows[i][c]) values += (values.empty() ? "" : ", ") + spec.columns[c].name + "=" + cell_text(*spec.rows[i][c]);
+    std::string where = values.empty() ? "" : "point " + std::to_string(spec.numbers[i]) + " (" + values + "): ";
+    throw InputError(spec.file, option_path(spec, i, e.file()), where + "\"" + e.file() + "\": " + e.detail());
+  }
+}
+
 }  // namespace
 
 SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
@@ -50,12 +74,13 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
     if (fresh) it->second = hash_hex(load_json_file(file).dump());  // a missing input is a bad sweep
     return it->second;
   };
-  input_hash(spec.input);
+  if (!spec.input.empty()) input_hash(spec.input);
   std::string cwd = fs::current_path().string();
   for (std::size_t i = 0; i < spec.rows.size(); ++i) {
     SweepPoint p;
     p.index = i;
     Json options = point_options(spec, spec.rows[i]);
+    check_point(spec, i, options);
     std::vector<std::string> sets = set_args(options);
     Json resolved;
     try {
@@ -65,14 +90,14 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
       plan.points.push_back(std::move(p));
       continue;
     }
-    std::string input = options.value(spec.kind->input, spec.input);
-    std::string hash = input_hash(input);
-    std::vector<std::string> args{spec.kind->subcommand, "-q", "--config", spec.config, "--" + spec.kind->input, input};
+    std::string hash = input_hash(spec.kind->input_file(options, spec.input));
+    std::vector<std::string> args{spec.kind->subcommand, "-q", "--config", spec.config};
+    spec.kind->input_args(options, spec.input, args);
     for (const auto& s : sets) args.insert(args.end(), {"--set", s});
     Json key_options = Json::object();
     for (const auto& o : spec.kind->options) {
       if (!options.contains(o.name)) continue;
-      o.to_args(options[o.name], args);
+      if (o.to_args) o.to_args(options[o.name], args);
       if (options[o.name] != o.same_as_absent) key_options[o.name] = options[o.name];
     }
     Json key = {{"dfsim", DFSIM_VERSION},
