@@ -1,7 +1,8 @@
 // `dfsim sweep` as users run it: the same table whatever the engine (--jobs 1, --jobs 4, a real
 // Dask scheduler with two workers, a Slurm array run task by task), --resume after a kill runs
 // only the missing points, points shared between sweeps are run once, failed points are rows,
-// a bad sweep file exits 2 with one line, and each plot is drawn.
+// a bad sweep file exits 2 with one line, and each plot is drawn; a `gen` base sweeps the
+// generated step of a model over batch and context.
 #include <signal.h>
 
 #include <chrono>
@@ -276,8 +277,8 @@ TEST_CASE("sweep: a bad sweep file exits 2 with one line naming the file and JSO
       {"\"cores\": [1, 2]", "\"cores\": [1, 0]", ": /axes/cores/1: "},
       {"\"grid\"", "\"zip\"", ": /axes/set/core.lx.usable_bytes: \"zip\" pairs the i-th values of every axis: expected 2"},
       {"\"version\": 1", "\"version\": 2", ": /version: expected 1"},
-      {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"gen\": {\"model\": \"llama\"}",
-       ": /base/gen: sweeps over `dfsim gen` are not available"},
+      {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"gen\": {\"model\": \"llama-3.1-8b\", \"contxt\": 4}",
+       ": /base/gen/contxt: unknown gen option (did you mean \"context\"?)"},
       {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"serve\": \"serve.json\"",
        ": /base/serve: sweeps over `dfsim serve` are not available"},
       {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"workload\": \"workloads/none.json\"",
@@ -365,4 +366,90 @@ TEST_CASE("sweep: compile options reach dfsim run as its flags, written either w
   for (const auto& a : args) joined += a.get<std::string>() + " ";
   CHECK_THAT(joined, Contains("run -q --config configs/small.json --workload workloads/matmul_1024.json --set sim.trace=false "));
   CHECK_THAT(joined, Contains(" --split M=4,N=8 --tiles M=8 --lx-planning all --no-fuse "));
+}
+
+namespace {
+
+// Llama-3.1-8B decode steps of one layer (plus embedding and head: ~3 s of host time a point).
+const char* kGenGrid = R"({"format": "dfsim.sweep", "version": 1, "name": "gen_grid",
+ "base": {"config": "configs/spyre.json",
+          "gen": {"model": "llama-3.1-8b", "phase": "decode", "layers": 1, "dtype": "fp16"}},
+ "axes": {"batch": [1, 4], "context": [256, 1024]},
+ "metrics": {"time_ns": "sim_time_ns", "read_bytes": "offchip.bytes_read"}})";
+
+}  // namespace
+
+TEST_CASE("sweep: a gen base runs dfsim gen then dfsim run per point; the table is the same with --jobs 1 and 2", "[sweep]") {
+  TempDir d("sweep_gen");
+  std::string file = write_file(d, "gen.json", kGenGrid);
+  Result r1 = dfsim("sweep " + file + " --jobs 1 --out " + d.str() + "/j1");
+  REQUIRE(r1.code == 0);
+  CHECK_THAT(r1.out, Contains("gen_grid: 4 points (4 run, 0 reused), 0 failed"));
+  REQUIRE(dfsim("sweep -q " + file + " --jobs 2 --out " + d.str() + "/j2").code == 0);
+  std::string csv = slurp(d.path / "j1/results.csv");
+  CHECK(without_host_s(csv) == without_host_s(slurp(d.path / "j2/results.csv")));
+  auto rows = lines(csv);
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0] == "batch,context,time_ns,read_bytes,status,message,host_s");
+  const char* lead[] = {"1,256,", "1,1024,", "4,256,", "4,1024,"};
+  std::vector<double> time;
+  std::vector<long long> bytes;
+  for (int i = 0; i < 4; ++i) {
+    INFO(rows[i + 1]);
+    CHECK(rows[i + 1].rfind(lead[i], 0) == 0);
+    CHECK_THAT(rows[i + 1], Contains(",ok,,"));
+    time.push_back(std::stod(split(rows[i + 1], ',')[2]));
+    bytes.push_back(std::stoll(split(rows[i + 1], ',')[3]));
+  }
+  // A longer context reads more KV cache, so it takes longer, at either batch.
+  CHECK(time[1] > time[0]);
+  CHECK(time[3] > time[2]);
+  // Conservation: 768 more cached tokens per sequence, each K and V of 8 KV heads x 128
+  // (fp16, one layer): B x 768 x 2 x 8 x 128 x 2 bytes more read (3 145 728 at B = 1).
+  CHECK(bytes[1] - bytes[0] == 1LL * 768 * 2 * 8 * 128 * 2);
+  CHECK(bytes[3] - bytes[2] == 4LL * 768 * 2 * 8 * 128 * 2);
+  // A point is `dfsim gen` then `dfsim run` of its graph: the same graph, the same cells.
+  REQUIRE(dfsim("gen llama-3.1-8b --phase decode --batch 4 --context 1024 --layers 1 --dtype fp16 -o " + d.str() +
+                "/direct.json").code == 0);
+  std::string graph = slurp(d.path / "direct.json");
+  int same_graph = 0;
+  for (const auto& [dir, _] : done_points(d.path / "j1/points")) same_graph += slurp(fs::path(dir) / "graph.json") == graph;
+  CHECK(same_graph == 1);
+  REQUIRE(dfsim("run -q -c configs/spyre.json -w " + d.str() + "/direct.json --set sim.trace=false -o " + d.str() + "/direct").code == 0);
+  json s = json::parse(slurp(d.path / "direct/summary.json"));
+  CHECK(split(rows[4], ',')[2] == s["sim_time_ns"].dump());
+  CHECK(split(rows[4], ',')[3] == s["offchip"]["bytes_read"].dump());
+}
+
+TEST_CASE("sweep: a bad gen base or gen axis exits 2 with one line naming the JSON path, before any run", "[sweep]") {
+  TempDir d("sweep_gen_bad");
+  struct Case {
+    std::string from, to, expected;
+  };
+  const Case cases[] = {
+      {"\"layers\": 1", "\"layer\": 1", ": /base/gen/layer: unknown gen option (did you mean \"layers\"?)"},
+      {"\"llama-3.1-8b\"", "\"llama-3.1\"", ": /base/gen/model: unknown model (did you mean \"llama-3.1-8b\"?)"},
+      {"\"decode\"", "\"decoding\"", ": /base/gen/phase: expected \"prefill\" or \"decode\", got \"decoding\""},
+      {"\"fp16\"", "\"bf16\"", ": /base/gen/dtype: expected \"fp16\" or \"fp8\""},
+      {"[1, 4]", "[1, 0]", ": /axes/batch/1: expected an integer in [1, "},
+      {"[256, 1024]", "[256, \"1024\"]", ": /axes/context/1: "},
+      {"\"layers\": 1", "\"layers\": 33", ": /base/gen/layers: point 0 (batch=1, context=256): \"layers\": expected 1 to 32"},
+      {"[256, 1024]", "[256, 131072]",
+       ": /axes/context: point 1 (batch=1, context=131072): \"context\": 131073 positions exceed the 131072 of llama-3.1-8b"},
+      {"\"context\": [256, 1024]", "\"tokens\": [16]", ": /base/gen: point 0 (batch=1, tokens=16): \"context\": a decode step needs \"context\""},
+      {"\"config\": \"configs/spyre.json\",", "\"config\": \"configs/spyre.json\", \"batch\": 2,", ": /base/batch: unknown base key"},
+  };
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    std::string text = kGenGrid;
+    auto at = text.find(cases[i].from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, cases[i].from.size(), cases[i].to);
+    std::string file = write_file(d, "bad" + std::to_string(i) + ".json", text);
+    Result r = dfsim("sweep " + file + " --out " + d.str() + "/out" + std::to_string(i), "2>&1 >/dev/null");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(lines(r.out).size() == 1);
+    CHECK(r.out.rfind(file + cases[i].expected, 0) == 0);
+    CHECK_FALSE(fs::exists(d.path / ("out" + std::to_string(i))));
+  }
 }
