@@ -115,6 +115,8 @@ class Reader {
     std::vector<std::string> allowed{"config", spec_.kind->input};
     for (const auto& o : spec_.kind->option_names())
       if (o != spec_.kind->input && !spec_.kind->is_input_option(o)) allowed.push_back(o);
+    for (const auto& o : spec_.kind->input_options)
+      if (base.has(o)) base.fail_at(o, "a " + spec_.kind->input + " option: it belongs in \"" + spec_.kind->input + "\" (or on an axis)");
     only_names(base, allowed, "base key");
     spec_.config = base.get_string("config", "");
     spec_.base_options = Json::object();

@@ -379,7 +379,7 @@ const char* kGenGrid = R"({"format": "dfsim.sweep", "version": 1, "name": "gen_g
 
 }  // namespace
 
-TEST_CASE("sweep: a gen base runs dfsim gen then dfsim run per point; the table is the same with --jobs 1 and 2", "[sweep]") {
+TEST_CASE("sweep: a gen base runs dfsim gen then dfsim run per point, the same table with --jobs 1 and 2", "[sweep]") {
   TempDir d("sweep_gen");
   std::string file = write_file(d, "gen.json", kGenGrid);
   Result r1 = dfsim("sweep " + file + " --jobs 1 --out " + d.str() + "/j1");
@@ -437,7 +437,7 @@ TEST_CASE("sweep: a bad gen base or gen axis exits 2 with one line naming the JS
       {"[256, 1024]", "[256, 131072]",
        ": /axes/context: point 1 (batch=1, context=131072): \"context\": 131073 positions exceed the 131072 of llama-3.1-8b"},
       {"\"context\": [256, 1024]", "\"tokens\": [16]", ": /base/gen: point 0 (batch=1, tokens=16): \"context\": a decode step needs \"context\""},
-      {"\"config\": \"configs/spyre.json\",", "\"config\": \"configs/spyre.json\", \"batch\": 2,", ": /base/batch: unknown base key"},
+      {"\"config\": \"configs/spyre.json\",", "\"config\": \"configs/spyre.json\", \"batch\": 2,", ": /base/batch: a gen option: it belongs in \"gen\" (or on an axis)"},
   };
   for (std::size_t i = 0; i < std::size(cases); ++i) {
     std::string text = kGenGrid;
