@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "sim/common/error.h"
 #include "sim/config/chip_config.h"
@@ -23,6 +25,17 @@ std::string hash_hex(const std::string& text) {
 }
 
 namespace {
+
+// What a point's key hashes of an input file: a JSON file as parsed (comments and spacing do
+// not change its answer), any other (a CSV step table) byte for byte. InputError if unreadable.
+std::string file_content(const std::string& file) {
+  if (fs::path(file).extension() == ".json") return load_json_file(file).dump();
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) throw InputError(file, "", "cannot be read");
+  return text.str();
+}
 
 // The config overrides of a point: no trace (a sweep reads summaries), then the point's own.
 std::vector<std::string> set_args(const Json& options) {
@@ -71,7 +84,7 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
   std::map<std::string, std::string> input_hashes;  // input file -> the hash of its content
   auto input_hash = [&](const std::string& file) {
     auto [it, fresh] = input_hashes.emplace(file, "");
-    if (fresh) it->second = hash_hex(load_json_file(file).dump());  // a missing input is a bad sweep
+    if (fresh) it->second = hash_hex(file_content(file));  // a missing input is a bad sweep
     return it->second;
   };
   if (!spec.input.empty()) input_hash(spec.input);
@@ -90,7 +103,8 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
       plan.points.push_back(std::move(p));
       continue;
     }
-    std::string hash = input_hash(spec.kind->input_file(options, spec.input));
+    std::string hash;
+    for (const auto& file : spec.kind->input_files(options, spec.input)) hash += (hash.empty() ? "" : "+") + input_hash(file);
     std::vector<std::string> args{spec.kind->subcommand, "-q", "--config", spec.config};
     spec.kind->input_args(options, spec.input, args);
     for (const auto& s : sets) args.insert(args.end(), {"--set", s});

@@ -280,7 +280,7 @@ TEST_CASE("sweep: a bad sweep file exits 2 with one line naming the file and JSO
       {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"gen\": {\"model\": \"llama-3.1-8b\", \"contxt\": 4}",
        ": /base/gen/contxt: unknown gen option (did you mean \"context\"?)"},
       {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"serve\": \"serve.json\"",
-       ": /base/serve: sweeps over `dfsim serve` are not available"},
+       ": /base/serve: expected an object"},
       {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"workload\": \"workloads/none.json\"",
        "workloads/none.json: "},
       {"\"time_ns\": \"sim_time_ns\", ", "\"cores\": \"sim_time_ns\", ", ": /metrics/cores: the column name"},
@@ -452,4 +452,45 @@ TEST_CASE("sweep: a bad gen base or gen axis exits 2 with one line naming the JS
     CHECK(r.out.rfind(file + cases[i].expected, 0) == 0);
     CHECK_FALSE(fs::exists(d.path / ("out" + std::to_string(i))));
   }
+}
+
+TEST_CASE("sweep: a serve base runs dfsim serve per point with its options as axes", "[sweep]") {
+  TempDir d("sweep_serve");
+  std::string file = write_file(d, "serve.json", R"({"format": "dfsim.sweep", "version": 1, "name": "serve_grid",
+    "base": {"config": "configs/spyre.json",
+             "serve": {"model": "llama-3.1-8b", "step_table": "workloads/serving/llama-3.1-8b_spyre_steps.csv",
+                       "num_requests": 50}},
+    "axes": {"rate": [0.5, 2], "max_num_seqs": [4, 16]},
+    "metrics": {"req_s": "throughput.requests_per_s", "ttft_p50": "ttft_ms.p50", "completed": "completed"}})");
+  REQUIRE(dfsim("sweep -q " + file + " --jobs 1 --out " + d.str() + "/j1").code == 0);
+  REQUIRE(dfsim("sweep -q " + file + " --jobs 2 --out " + d.str() + "/j2").code == 0);
+  std::string csv = slurp(d.path / "j1/results.csv");
+  CHECK(without_host_s(csv) == without_host_s(slurp(d.path / "j2/results.csv")));
+  auto rows = lines(csv);
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0] == "rate,max_num_seqs,req_s,ttft_p50,completed,status,message,host_s");
+  const char* lead[] = {"0.5,4,", "0.5,16,", "2,4,", "2,16,"};  // rates as written
+  for (int i = 0; i < 4; ++i) {
+    INFO(rows[i + 1]);
+    CHECK(rows[i + 1].rfind(lead[i], 0) == 0);
+    CHECK(split(rows[i + 1], ',')[4] == "50");  // every request completes
+  }
+  // A larger decode batch serves more requests per second at either rate.
+  CHECK(std::stod(split(rows[2], ',')[2]) > std::stod(split(rows[1], ',')[2]));
+  CHECK(std::stod(split(rows[4], ',')[2]) > std::stod(split(rows[3], ',')[2]));
+  // A point's cells are what `dfsim serve` says for it.
+  REQUIRE(dfsim("serve -q --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv "
+                "--num-requests 50 --rate 2 --max-num-seqs 16 --no-trace -o " + d.str() + "/direct").code == 0);
+  json s = json::parse(slurp(d.path / "direct/summary.json"));
+  CHECK(split(rows[4], ',')[2] == s["throughput"]["requests_per_s"].dump());
+  CHECK(split(rows[4], ',')[3] == s["ttft_ms"]["p50"].dump());
+  // Bad serve options exit 2 naming their JSON path, before any run.
+  std::string bad = write_file(d, "bad.json", R"({"format": "dfsim.sweep", "version": 1, "name": "b",
+    "base": {"serve": {"model": "llama-3.1-8b", "rates": 1}}, "axes": {"max_num_seqs": [4]},
+    "metrics": {"t": "ttft_ms.p50"}})");
+  Result r = dfsim("sweep " + bad + " --out " + d.str() + "/bad", "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK(lines(r.out).size() == 1);
+  CHECK(r.out.rfind(bad + ": /base/serve/rates: unknown serve option (did you mean \"rate\"?)", 0) == 0);
+  CHECK_FALSE(fs::exists(d.path / "bad"));
 }
