@@ -75,6 +75,28 @@ struct Background {
   bool alive() const { return kill(pid, 0) == 0; }
 };
 
+// Each case replaces `from` in `base` by `to`: the sweep must exit 2 with one line holding
+// `expected` (the file's name then `expected` when it starts with ':') and write nothing.
+struct BadCase {
+  std::string from, to, expected;
+};
+void check_bad_sweeps(const TempDir& d, const std::string& base, const std::vector<BadCase>& cases) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::string text = base;
+    auto at = text.find(cases[i].from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, cases[i].from.size(), cases[i].to);
+    std::string file = write_file(d, "bad" + std::to_string(i) + ".json", text);
+    Result r = dfsim("sweep " + file + " --out " + d.str() + "/out" + std::to_string(i), "2>&1 >/dev/null");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(lines(r.out).size() == 1);
+    CHECK_THAT(r.out, Catch::Contains(cases[i].expected));
+    if (cases[i].expected[0] == ':') CHECK(r.out.rfind(file + cases[i].expected, 0) == 0);
+    CHECK_FALSE(fs::exists(d.path / ("out" + std::to_string(i))));
+  }
+}
+
 template <class F>
 bool wait_until(F done, double seconds) {
   auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -269,10 +291,7 @@ TEST_CASE("sweep: failed points are rows with status and message, and the sweep 
 
 TEST_CASE("sweep: a bad sweep file exits 2 with one line naming the file and JSON path", "[sweep]") {
   TempDir d("sweep_bad");
-  struct Case {
-    std::string from, to, expected;
-  };
-  const Case cases[] = {
+  check_bad_sweeps(d, kGrid, {
       {"\"cores\": [1, 2]", "\"coress\": [1, 2]", ": /axes/coress: unknown axis (did you mean \"cores\"?)"},
       {"\"cores\": [1, 2]", "\"cores\": [1, 0]", ": /axes/cores/1: "},
       {"\"grid\"", "\"zip\"", ": /axes/set/core.lx.usable_bytes: \"zip\" pairs the i-th values of every axis: expected 2"},
@@ -289,21 +308,7 @@ TEST_CASE("sweep: a bad sweep file exits 2 with one line naming the file and JSO
        ": /axes/set/core.lx.usable_byte: unknown config parameter (did you mean \"core.lx.usable_bytes\"?)"},
       {"\"config\": \"configs/small.json\"", "\"config\": \"configs/small.json\", \"set\": {\"core.lx.usable_bytes\": -1}",
        ": /base/set/core.lx.usable_bytes: "},
-  };
-  for (std::size_t i = 0; i < std::size(cases); ++i) {
-    std::string text = kGrid;
-    auto at = text.find(cases[i].from);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, cases[i].from.size(), cases[i].to);
-    std::string file = write_file(d, "bad" + std::to_string(i) + ".json", text);
-    Result r = dfsim("sweep " + file + " --out " + d.str() + "/out" + std::to_string(i), "2>&1 >/dev/null");
-    INFO(r.out);
-    CHECK(r.code == 2);
-    CHECK(lines(r.out).size() == 1);
-    CHECK_THAT(r.out, Contains(cases[i].expected));
-    if (cases[i].expected[0] == ':') CHECK(r.out.rfind(file + cases[i].expected, 0) == 0);
-    CHECK_FALSE(fs::exists(d.path / ("out" + std::to_string(i))));
-  }
+  });
   std::string good = write_file(d, "good.json", kGrid);
   Result r = dfsim("sweep " + good + " --only lx=1 --out " + d.str() + "/o", "2>&1 >/dev/null");
   CHECK(r.code == 2);
@@ -423,10 +428,7 @@ TEST_CASE("sweep: a gen base runs dfsim gen then dfsim run per point, the same t
 
 TEST_CASE("sweep: a bad gen base or gen axis exits 2 with one line naming the JSON path, before any run", "[sweep]") {
   TempDir d("sweep_gen_bad");
-  struct Case {
-    std::string from, to, expected;
-  };
-  const Case cases[] = {
+  check_bad_sweeps(d, kGenGrid, {
       {"\"layers\": 1", "\"layer\": 1", ": /base/gen/layer: unknown gen option (did you mean \"layers\"?)"},
       {"\"llama-3.1-8b\"", "\"llama-3.1\"", ": /base/gen/model: unknown model (did you mean \"llama-3.1-8b\"?)"},
       {"\"decode\"", "\"decoding\"", ": /base/gen/phase: expected \"prefill\" or \"decode\", got \"decoding\""},
@@ -438,20 +440,7 @@ TEST_CASE("sweep: a bad gen base or gen axis exits 2 with one line naming the JS
        ": /axes/context: point 1 (batch=1, context=131072): \"context\": 131073 positions exceed the 131072 of llama-3.1-8b"},
       {"\"context\": [256, 1024]", "\"tokens\": [16]", ": /base/gen: point 0 (batch=1, tokens=16): \"context\": a decode step needs \"context\""},
       {"\"config\": \"configs/spyre.json\",", "\"config\": \"configs/spyre.json\", \"batch\": 2,", ": /base/batch: a gen option: it belongs in \"gen\" (or on an axis)"},
-  };
-  for (std::size_t i = 0; i < std::size(cases); ++i) {
-    std::string text = kGenGrid;
-    auto at = text.find(cases[i].from);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, cases[i].from.size(), cases[i].to);
-    std::string file = write_file(d, "bad" + std::to_string(i) + ".json", text);
-    Result r = dfsim("sweep " + file + " --out " + d.str() + "/out" + std::to_string(i), "2>&1 >/dev/null");
-    INFO(r.out);
-    CHECK(r.code == 2);
-    CHECK(lines(r.out).size() == 1);
-    CHECK(r.out.rfind(file + cases[i].expected, 0) == 0);
-    CHECK_FALSE(fs::exists(d.path / ("out" + std::to_string(i))));
-  }
+  });
 }
 
 TEST_CASE("sweep: a serve base runs dfsim serve per point with its options as axes", "[sweep]") {
