@@ -1,6 +1,7 @@
 #pragma once
-// The kinds of sweep base ("workload", a `gen` step, a `serve` run): which input a base names, which dfsim subcommand runs a point, and which options a sweep may
-// fix in the base or vary along an axis. A new kind of base is one more row in base_kinds.cpp.
+// The kinds of sweep base ("workload", a `gen` step, a `serve` run): which input a base
+// names, which dfsim subcommand runs a point, and which options a sweep may fix in the base
+// or vary along an axis. A new kind of base is one more row in base_kinds.cpp.
 #include <string>
 #include <string_view>
 #include <vector>
