@@ -121,7 +121,11 @@ int cmd_run(const std::vector<std::string>& args) {
   over.max_tasks = static_cast<std::uint64_t>(max_tasks);
   if (!gen_step.empty()) {
     workload = out + "/graph.json";
-    if (int code = cmd_gen(gen_step_args(gen_step, workload))) return code;
+    try {
+      if (int code = cmd_gen(gen_step_args(gen_step, workload))) return code;
+    } catch (const UsageError& e) {  // gen's flags are members of --gen-step here
+      throw UsageError(std::string("--gen-step: ") + e.what());
+    }
   }
   KernelGraph g = load_workload(workload, cfg, over, &format, &report);
   spdlog::info("{}: {} buffers, {} task templates, {} kernels", workload, g.buffers.size(), g.tasks.size(), g.kernels.size());

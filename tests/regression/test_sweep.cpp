@@ -441,6 +441,12 @@ TEST_CASE("sweep: a bad gen base or gen axis exits 2 with one line naming the JS
       {"\"context\": [256, 1024]", "\"tokens\": [16]", ": /base/gen: point 0 (batch=1, tokens=16): \"context\": a decode step needs \"context\""},
       {"\"config\": \"configs/spyre.json\",", "\"config\": \"configs/spyre.json\", \"batch\": 2,", ": /base/batch: a gen option: it belongs in \"gen\" (or on an axis)"},
   });
+  // The command a point runs checks its step as dfsim gen does, and writes nothing when it is bad.
+  Result r = dfsim("run --gen-step '{\"model\": \"llama-3.1-8b\", \"phase\": \"decode\"}' -o " + d.str() + "/run",
+                   "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("--gen-step: --phase decode needs --context L"));
+  CHECK_FALSE(fs::exists(d.path / "run"));
 }
 
 TEST_CASE("sweep: a serve base runs dfsim serve per point with its options as axes", "[sweep]") {
