@@ -31,6 +31,7 @@ int cmd_gen(const std::vector<std::string>& args);
 // Shared by the subcommands.
 std::string default_config_path();
 std::string default_workloads_dir();  // workloads/ here, else the source tree's
+std::string default_models_dir();     // its models/: the model files of `dfsim gen` and `serve`
 // Command-line overrides of an op graph's "compile" section.
 struct CompileOverrides {
   int cores = 0;                           // > 0: overrides compile.cores

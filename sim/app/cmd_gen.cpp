@@ -11,17 +11,11 @@
 
 namespace dfsim {
 
-namespace {
-
-std::string models_dir() { return default_workloads_dir() + "/models"; }
-
-}  // namespace
-
 int cmd_gen(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string model, output, phase, dtype;
   StepSpec step;
-  bool list = false;
+  bool list = false, quiet = false;
   opts.add_options()
       ("model", po::value(&model), "model name (a file in workloads/models/) or path of a dfsim.model file")
       ("phase", po::value(&phase), "prefill or decode")
@@ -33,7 +27,8 @@ int cmd_gen(const std::vector<std::string>& args) {
       ("dtype", po::value(&dtype), "fp16 or fp8: weights, KV cache and activations (default: the model file's)")
       ("cores,n", po::value(&step.cores)->default_value(32), "compile.cores of the graph (dfsim run --cores overrides it)")
       ("output,o", po::value(&output), "op graph to write (dfsim.ops)")
-      ("list", po::bool_switch(&list), "list the models in workloads/models/ and exit");
+      ("list", po::bool_switch(&list), "list the models in workloads/models/ and exit")
+      ("quiet,q", po::bool_switch(&quiet), "print nothing on success");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -46,8 +41,8 @@ int cmd_gen(const std::vector<std::string>& args) {
                      opts, &pos, args, vm))
     return 0;
   if (list) {
-    for (const auto& name : list_models(models_dir())) {
-      ModelSpec m = load_model_spec(models_dir() + "/" + name + ".json");
+    for (const auto& name : list_models(default_models_dir())) {
+      ModelSpec m = load_model_spec(default_models_dir() + "/" + name + ".json");
       std::printf("%-28s %s, %lld layers, %.2f B parameters\n", name.c_str(),
                   m.arch == ModelArch::decoder ? "decoder" : "encoder", static_cast<long long>(m.layers),
                   static_cast<double>(m.parameters()) / 1e9);
@@ -71,11 +66,11 @@ int cmd_gen(const std::vector<std::string>& args) {
   if (step.cores < 1) throw UsageError("--cores must be >= 1");
   if (vm.count("layers") && step.layers < 1) throw UsageError("--layers must be >= 1");
   if (output.empty()) throw UsageError("-o FILE is required");
-  ModelSpec m = find_model_spec(model, models_dir());
+  ModelSpec m = find_model_spec(model, default_models_dir());
   step.dtype = dtype.empty() ? m.dtype : dtype == "fp8" ? Dtype::fp8 : Dtype::fp16;
   std::string text = generate_step_graph(m, step);
   write_file_atomically(output, [&](std::ostream& f) { f << text; });
-  std::cout << output << ": " << step_graph_name(m, step) << "\n";
+  if (!quiet) std::cout << output << ": " << step_graph_name(m, step) << "\n";
   return 0;
 }
 

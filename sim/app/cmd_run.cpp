@@ -16,6 +16,7 @@
 #include "sim/graph/expand.h"
 #include "sim/graph/size_limits.h"
 #include "sim/common/error.h"
+#include "sim/common/json_io.h"
 #include "sim/runtime/progress.h"
 #include "sim/runtime/simulation.h"
 #include "sim/runtime/watchdog.h"
@@ -27,9 +28,29 @@
 
 namespace dfsim {
 
+namespace {
+
+// `dfsim gen`'s arguments for --gen-step's JSON object: "model" is its MODEL, every other
+// member --NAME VALUE (dfsim gen checks them all).
+std::vector<std::string> gen_step_args(const std::string& text, const std::string& output) {
+  Json j = Json::parse(text, nullptr, false);
+  if (!j.is_object()) throw UsageError("--gen-step: expected a JSON object of dfsim gen options, got " + text);
+  std::vector<std::string> args{"-q", "-o", output};
+  for (const auto& [k, v] : j.items()) {
+    if (!v.is_string() && !v.is_number_integer())
+      throw UsageError("--gen-step: \"" + k + "\": expected a string or an integer, got " + v.dump());
+    std::string value = v.is_string() ? v.get<std::string>() : v.dump();
+    if (k == "model") args.push_back(value);
+    else args.insert(args.end(), {"--" + k, value});
+  }
+  return args;
+}
+
+}  // namespace
+
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("options");
-  std::string config, workload, out;
+  std::string config, workload, out, gen_step;
   std::vector<std::string> sets;
   int cores = 0;
   std::string lx_planning;
@@ -39,7 +60,10 @@ int cmd_run(const std::vector<std::string>& args) {
   TraceOptions trace;
   opts.add_options()
       ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
-      ("workload,w", po::value(&workload)->required(), "op graph (dfsim.ops) or compiled kernel graph (dfsim.kernels)")
+      ("workload,w", po::value(&workload), "op graph (dfsim.ops) or compiled kernel graph (dfsim.kernels)")
+      ("gen-step", po::value(&gen_step),
+       "instead of --workload: first write OUT/graph.json with `dfsim gen`, its options as a JSON object "
+       "({\"model\": \"llama-3.1-8b\", \"phase\": \"decode\", \"context\": 2048}); needs --out (what dfsim sweep runs for a gen base)")
       ("out,o", po::value(&out), "output directory (default out/<workload>-<config>/)")
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
       ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores; a file asking for more than the chip gets all of the chip)")
@@ -62,10 +86,12 @@ int cmd_run(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("workload", 1);
   po::variables_map vm;
-  if (!parse_options("run", "--workload FILE [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N] [--trace LEVEL]",
+  if (!parse_options("run", "(--workload FILE | --gen-step JSON --out DIR) [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N] [--trace LEVEL]",
                      "dfsim run --config configs/spyre.json --workload workloads/add_2048x1024.json --cores 8",
                      opts, &pos, args, vm))
     return 0;
+  if (workload.empty() == gen_step.empty()) throw UsageError("give one of --workload FILE and --gen-step JSON");
+  if (!gen_step.empty() && out.empty()) throw UsageError("--gen-step needs --out DIR (the graph is written there)");
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
   CompileOverrides over;
   over.cores = cores;
@@ -93,6 +119,14 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string format;
   CompileReport report;
   over.max_tasks = static_cast<std::uint64_t>(max_tasks);
+  if (!gen_step.empty()) {
+    workload = out + "/graph.json";
+    try {
+      if (int code = cmd_gen(gen_step_args(gen_step, workload))) return code;
+    } catch (const UsageError& e) {  // gen's flags are members of --gen-step here
+      throw UsageError(std::string("--gen-step: ") + e.what());
+    }
+  }
   KernelGraph g = load_workload(workload, cfg, over, &format, &report);
   spdlog::info("{}: {} buffers, {} task templates, {} kernels", workload, g.buffers.size(), g.tasks.size(), g.kernels.size());
   if (!trace.flows_kernel.empty() &&

@@ -23,6 +23,8 @@ std::string default_workloads_dir() {
   return std::string(DFSIM_SOURCE_DIR) + "/workloads";
 }
 
+std::string default_models_dir() { return default_workloads_dir() + "/models"; }
+
 LxPlanning parse_lx_planning(const std::string& s) {
   for (LxPlanning p : lx_plannings())
     if (s == lx_planning_name(p)) return p;

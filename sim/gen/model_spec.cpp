@@ -105,11 +105,15 @@ std::vector<std::string> list_models(const std::string& models_dir) {
 }
 
 ModelSpec find_model_spec(const std::string& name_or_path, const std::string& models_dir) {
+  return load_model_spec(find_model_file(name_or_path, models_dir));
+}
+
+std::string find_model_file(const std::string& name_or_path, const std::string& models_dir) {
   bool is_path = name_or_path.find('/') != std::string::npos ||
                  (name_or_path.size() > 5 && name_or_path.ends_with(".json"));
-  if (is_path) return load_model_spec(name_or_path);
+  if (is_path) return name_or_path;
   std::string path = models_dir + "/" + name_or_path + ".json";
-  if (std::filesystem::is_regular_file(path)) return load_model_spec(path);
+  if (std::filesystem::is_regular_file(path)) return path;
   std::vector<std::string> names = list_models(models_dir);
   std::string hint = closest_match(name_or_path, names);
   std::string list;

@@ -26,6 +26,10 @@ struct StepSpec {
 // `final_norm.*` outside the layers (docs/workloads.md).
 std::string layer_prefix(std::int64_t layer);
 
+// Throws InputError (file = the CLI option, like "--context", or the model's file) when the
+// step does not fit the model; generate_step_graph checks this first.
+void check_step(const ModelSpec& model, const StepSpec& step);
+
 // The op graph as JSON text. Throws InputError (file = the model's file, or `what` for CLI
 // options) when the step does not fit the model (e.g. context beyond max positions).
 std::string generate_step_graph(const ModelSpec& model, const StepSpec& step);

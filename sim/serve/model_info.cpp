@@ -7,7 +7,7 @@ namespace dfsim::serve {
 
 ModelInfo load_model_info(const std::string& model) {
   ModelInfo m;
-  m.spec = find_model_spec(model, default_workloads_dir() + "/models");
+  m.spec = find_model_spec(model, default_models_dir());
   const ModelSpec& s = m.spec;
   if (s.arch != ModelArch::decoder)
     throw InputError(s.file, "/architecture", "serve simulates decoder models; " + s.name + " is an encoder (no decode steps)");

@@ -2,9 +2,11 @@
 #include "sim/sweep/base_kinds.h"
 
 #include <cctype>
+#include <map>
 
 #include "sim/app/cli.h"
 #include "sim/common/error.h"
+#include "sim/gen/step_graph.h"
 
 namespace dfsim {
 
@@ -74,24 +76,192 @@ void fuse_args(const Json& v, std::vector<std::string>& a) {
   if (!v.get<bool>()) a.push_back("--no-fuse");
 }
 
+std::string workload_file(const Json& o, const std::string& input) { return o.value("workload", input); }
+void workload_args(const Json& o, const std::string& input, std::vector<std::string>& a) {
+  a.insert(a.end(), {"--workload", workload_file(o, input)});
+}
+std::vector<std::string> workload_files(const Json& o, const std::string& input) { return {workload_file(o, input)}; }
+
+// The options of `dfsim gen` (docs/workloads.md): checked here value by value, as a whole step
+// by check_gen_step, and given to `dfsim run --gen-step` as one JSON object.
+const ModelSpec& gen_model(const std::string& name) {
+  static std::map<std::string, ModelSpec> models;  // a model file is read once per sweep
+  auto it = models.find(name);
+  if (it == models.end()) it = models.emplace(name, find_model_spec(name, default_models_dir())).first;
+  return it->second;
+}
+Json check_gen_model(const JsonView& v) {
+  std::string name = v.as_string();
+  try {
+    gen_model(name);
+  } catch (const InputError& e) {
+    if (e.file() != name) throw;  // a model file's own error names that file
+    v.fail(e.detail());
+  }
+  return name;
+}
+Json check_gen_phase(const JsonView& v) {
+  std::string s = v.as_string();
+  if (s != "prefill" && s != "decode") v.fail("expected \"prefill\" or \"decode\", got \"" + s + "\"");
+  return s;
+}
+Json check_gen_dtype(const JsonView& v) {
+  std::string s = v.as_string();
+  if (s != "fp16" && s != "fp8") v.fail("expected \"fp16\" or \"fp8\", got \"" + s + "\"");
+  return s;
+}
+Json check_positive(const JsonView& v) { return v.as_int(1, INT32_MAX); }
+Json check_count(const JsonView& v) { return v.as_int(0, INT32_MAX); }
+
+const std::vector<std::string> kGenOptions = {"model", "phase", "batch", "context", "tokens", "layers", "dtype"};
+
+void gen_args(const Json& o, const std::string&, std::vector<std::string>& a) {
+  Json step = Json::object();
+  for (const auto& name : kGenOptions)
+    if (o.contains(name)) step[name] = o[name];
+  a.insert(a.end(), {"--gen-step", step.dump()});
+}
+std::vector<std::string> gen_files(const Json& o, const std::string&) {
+  return {find_model_file(o.at("model").get<std::string>(), default_models_dir())};
+}
+
+void check_gen_step(const Json& o) {
+  for (const char* required : {"model", "phase"})
+    if (!o.contains(required)) throw InputError(required, "", "expected in the base's \"gen\" or as an axis");
+  bool decode = o["phase"] == "decode";
+  if (decode && !o.contains("context")) throw InputError("context", "", "a decode step needs \"context\"");
+  if (decode && o.contains("tokens")) throw InputError("tokens", "", "applies to \"phase\": \"prefill\" (a decode step makes one token)");
+  if (!decode && !o.contains("tokens")) throw InputError("tokens", "", "a prefill step needs \"tokens\"");
+  const ModelSpec& m = gen_model(o["model"].get<std::string>());
+  StepSpec step;
+  step.phase = decode ? StepPhase::decode : StepPhase::prefill;
+  step.batch = o.value("batch", 1);
+  step.tokens = o.value("tokens", 1);
+  step.context = o.value("context", 0);
+  step.layers = o.value("layers", 0);
+  try {
+    check_step(m, step);
+  } catch (const InputError& e) {
+    if (e.file().rfind("--", 0) != 0) throw;
+    throw InputError(e.file().substr(2), "", e.detail());
+  }
+}
+
+// The options of `dfsim serve` (docs/serving.md), each its flag with '_' as '-': checked here
+// value by value; `dfsim serve` checks how they fit together (a point it refuses fails).
+Json check_rate(const JsonView& v) {  // kept as written: 2 stays "2" in results.csv
+  v.as_number(1e-9, 1e6);
+  return v.json();
+}
+Json check_text(const JsonView& v) {  // a length distribution ("normal:200,100") or a number
+  if (v.json().is_number_integer()) return v.as_int(1, INT32_MAX);
+  std::string s = v.as_string();
+  if (s.empty()) v.fail("expected a length like 200 or \"normal:200,100\"");
+  return s;
+}
+Json check_string(const JsonView& v) {  // a file path, a list like "4,8,16"
+  std::string s = v.as_string();
+  if (s.empty()) v.fail("expected a non-empty string");
+  return s;
+}
+template <const char* A, const char* B>
+Json check_either(const JsonView& v) {
+  std::string s = v.as_string();
+  if (s != A && s != B) v.fail(std::string("expected \"") + A + "\" or \"" + B + "\", got \"" + s + "\"");
+  return s;
+}
+constexpr char kPoisson[] = "poisson", kGamma[] = "gamma", kSpyre[] = "spyre", kNoInterleave[] = "spyre-no-interleave",
+               kPow2[] = "pow2", kBlocks[] = "blocks";
+
+const std::vector<SweepOption> kServeOptions = {
+    {"model", check_gen_model, nullptr},
+    {"rate", check_rate, nullptr},
+    {"requests", check_string, nullptr},
+    {"num_requests", check_positive, nullptr, 100},
+    {"prompt_len", check_text, nullptr},
+    {"output_len", check_text, nullptr},
+    {"arrival", check_either<kPoisson, kGamma>, nullptr, "poisson"},
+    {"burstiness", check_rate, nullptr, 1},
+    {"seed", check_count, nullptr, 0},
+    {"scheduler", check_either<kSpyre, kNoInterleave>, nullptr, "spyre"},
+    {"tp", check_positive, nullptr, 1},
+    {"step_table", check_string, nullptr},
+    {"block_size", check_positive, nullptr},
+    {"num_blocks", check_positive, nullptr},
+    {"max_num_seqs", check_positive, nullptr},
+    {"max_num_batched_tokens", check_positive, nullptr},
+    {"max_model_len", check_positive, nullptr},
+    {"volumetric_limit", check_positive, nullptr},
+    {"prefill_chunk", check_positive, nullptr},
+    {"batch_buckets", check_string, nullptr},
+    {"kv_buckets", check_either<kPow2, kBlocks>, nullptr, "pow2"},
+    {"query_quantum", check_positive, nullptr},
+};
+
+std::vector<std::string> serve_option_names() {
+  std::vector<std::string> names;
+  for (const auto& o : kServeOptions) names.push_back(o.name);
+  return names;
+}
+
+void serve_args(const Json& o, const std::string&, std::vector<std::string>& a) {
+  a.push_back("--no-trace");  // a sweep reads summaries
+  for (const auto& opt : kServeOptions) {
+    if (!o.contains(opt.name)) continue;
+    std::string flag = "--" + opt.name;
+    for (char& c : flag) c = c == '_' ? '-' : c;
+    a.insert(a.end(), {flag, o[opt.name].is_string() ? o[opt.name].get<std::string>() : o[opt.name].dump()});
+  }
+}
+// The model file, and the step table and request trace a point reads.
+std::vector<std::string> serve_files(const Json& o, const std::string& input) {
+  std::vector<std::string> files = gen_files(o, input);
+  for (const char* f : {"step_table", "requests"})
+    if (o.contains(f)) files.push_back(o[f].get<std::string>());
+  return files;
+}
+void check_serve_point(const Json& o) {
+  if (!o.contains("model")) throw InputError("model", "", "expected in the base's \"serve\" or as an axis");
+  if (o.contains("rate") == o.contains("requests"))
+    throw InputError(o.contains("rate") ? "requests" : "rate", "", "give either \"rate\" or \"requests\" (a trace file)");
+}
+
+// The options of `dfsim run` that compile an op graph (every kind that runs one has them).
+std::vector<SweepOption> compile_options() {
+  // The compile options are those of the op graph's "compile" section and of `dfsim run`'s
+  // flags (docs/op-graph-format.md).
+  return {{"cores", check_cores, cores_args},
+          {"split", check_dims, split_args},
+          {"tiles", check_dims, tiles_args},
+          {"lx_planning", check_lx_planning, lx_planning_args},
+          {"fuse", check_fuse, fuse_args, true}};
+}
+
+std::vector<SweepOption> gen_kind_options() {
+  std::vector<SweepOption> o = compile_options();
+  o.insert(o.end(), {{"model", check_gen_model, nullptr},
+                     {"phase", check_gen_phase, nullptr},
+                     {"batch", check_positive, nullptr, 1},
+                     {"context", check_count, nullptr},
+                     {"tokens", check_positive, nullptr},
+                     {"layers", check_positive, nullptr},
+                     {"dtype", check_gen_dtype, nullptr}});
+  return o;
+}
+
 }  // namespace
 
 const std::vector<BaseKind>& base_kinds() {
-  // The compile options are those of the op graph's "compile" section and of `dfsim run`'s
-  // flags (docs/op-graph-format.md).
   static const std::vector<BaseKind> kinds = {
-      {"workload", "run", "summary.json",
-       {{"cores", check_cores, cores_args},
-        {"split", check_dims, split_args},
-        {"tiles", check_dims, tiles_args},
-        {"lx_planning", check_lx_planning, lx_planning_args},
-        {"fuse", check_fuse, fuse_args, true}}},
+      {"workload", "run", "summary.json", compile_options(), {}, workload_args, workload_files},
+      {"gen", "run", "summary.json", gen_kind_options(), kGenOptions, gen_args, gen_files, check_gen_step},
+      {"serve", "serve", "summary.json", kServeOptions, serve_option_names(), serve_args, serve_files, check_serve_point},
   };
   return kinds;
 }
 
 const std::vector<std::string>& planned_base_inputs() {
-  static const std::vector<std::string> planned = {"gen", "serve"};
+  static const std::vector<std::string> planned = {};
   return planned;
 }
 
@@ -107,8 +277,15 @@ const SweepOption* BaseKind::option(std::string_view name) const {
   return nullptr;
 }
 
+bool BaseKind::is_input_option(std::string_view name) const {
+  for (const auto& o : input_options)
+    if (o == name) return true;
+  return false;
+}
+
 std::vector<std::string> BaseKind::option_names() const {
-  std::vector<std::string> names{input, "set"};
+  std::vector<std::string> names{"set"};
+  if (input_options.empty()) names.insert(names.begin(), input);
   for (const auto& o : options) names.push_back(o.name);
   return names;
 }

@@ -1,7 +1,7 @@
 #pragma once
-// The kinds of sweep base ("workload" today; `gen` models and `serve` specs later): which
-// input file a base names, which dfsim subcommand runs a point, and which options a sweep may
-// fix in the base or vary along an axis. A new kind of base is one more row in base_kinds.cpp.
+// The kinds of sweep base ("workload", a `gen` step, a `serve` run): which input a base
+// names, which dfsim subcommand runs a point, and which options a sweep may fix in the base
+// or vary along an axis. A new kind of base is one more row in base_kinds.cpp.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,20 +23,31 @@ struct SweepOption {
 };
 
 struct BaseKind {
-  std::string input;       // the member of "base" naming the input file: "workload"
-  std::string subcommand;  // the dfsim subcommand that runs one point: "run"
+  std::string input;       // the member of "base" naming what every point runs: "workload", "gen", "serve"
+  std::string subcommand;  // the dfsim subcommand that runs one point: "run", "serve"
   std::string metric_file; // what the subcommand writes that metrics are read from
   std::vector<SweepOption> options;  // besides "set" (config overrides), which every kind has
+  // Empty: the input is a file path (a point may name another one). Else the input is an object
+  // of these options (`"gen": {"model": ..., "batch": 1}`), each also an axis of its own.
+  std::vector<std::string> input_options;
+  // The arguments that give the subcommand a point's input, and the files whose content is part
+  // of the point's key (a workload; the model file of a gen step; a serve step table).
+  void (*input_args)(const Json& options, const std::string& input, std::vector<std::string>& args);
+  std::vector<std::string> (*input_files)(const Json& options, const std::string& input);
+  // Checks a point's options as a whole (a gen step must fit its model): InputError whose file
+  // is the option at fault ("context"), or another file's own error. nullptr: nothing to check.
+  void (*check_point)(const Json& options) = nullptr;
 
   const SweepOption* option(std::string_view name) const;
-  // What a point may vary: the input itself (several workloads), "set" and the options.
+  bool is_input_option(std::string_view name) const;
+  // What a point may vary: a file input itself (several workloads), "set" and the options.
   std::vector<std::string> option_names() const;
 };
 
 const std::vector<BaseKind>& base_kinds();
 // The kind whose input is `input`, or nullptr.
 const BaseKind* find_base_kind(std::string_view input);
-// Inputs that later subcommands will add ("gen", "serve"): named in errors, not yet runnable.
+// Inputs that later subcommands will add: named in errors, not yet runnable (none today).
 const std::vector<std::string>& planned_base_inputs();
 
 // A checked "set" value: any JSON scalar or object (a map parameter), never null or an array.

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "sim/common/error.h"
 #include "sim/config/chip_config.h"
@@ -24,12 +26,47 @@ std::string hash_hex(const std::string& text) {
 
 namespace {
 
+// What a point's key hashes of an input file: a JSON file as parsed (comments and spacing do
+// not change its answer), any other (a CSV step table) byte for byte. InputError if unreadable.
+std::string file_content(const std::string& file) {
+  if (fs::path(file).extension() == ".json") return load_json_file(file).dump();
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) throw InputError(file, "", "cannot be read");
+  return text.str();
+}
+
 // The config overrides of a point: no trace (a sweep reads summaries), then the point's own.
 std::vector<std::string> set_args(const Json& options) {
   std::vector<std::string> sets{"sim.trace=false"};
   if (options.contains("set"))
     for (const auto& [k, v] : options["set"].items()) sets.push_back(set_arg(k, v));
   return sets;
+}
+
+// Where the sweep file gives `option` to point `i`: its axis (or its entry of the point), else the base.
+std::string option_path(const SweepSpec& spec, std::size_t i, const std::string& option) {
+  for (std::size_t c = 0; c < spec.columns.size(); ++c)
+    if (spec.columns[c].option == option && spec.rows[i][c])
+      return spec.combine == "points" ? "/points/" + std::to_string(spec.numbers[i]) + "/" + option : "/axes/" + option;
+  std::string base = spec.kind->is_input_option(option) ? "/base/" + spec.kind->input : "/base";
+  return spec.base_options.contains(option) ? base + "/" + option : base;
+}
+
+// A point's options that do not fit together (a gen step beyond its model): a bad sweep file.
+void check_point(const SweepSpec& spec, std::size_t i, const Json& options) {
+  if (!spec.kind->check_point) return;
+  try {
+    spec.kind->check_point(options);
+  } catch (const InputError& e) {
+    if (!spec.kind->option(e.file())) throw;  // another file's own error
+    std::string values;
+    for (std::size_t c = 0; c < spec.columns.size(); ++c)
+      if (spec.rows[i][c]) values += (values.empty() ? "" : ", ") + spec.columns[c].name + "=" + cell_text(*spec.rows[i][c]);
+    std::string where = values.empty() ? "" : "point " + std::to_string(spec.numbers[i]) + " (" + values + "): ";
+    throw InputError(spec.file, option_path(spec, i, e.file()), where + "\"" + e.file() + "\": " + e.detail());
+  }
 }
 
 }  // namespace
@@ -47,15 +84,16 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
   std::map<std::string, std::string> input_hashes;  // input file -> the hash of its content
   auto input_hash = [&](const std::string& file) {
     auto [it, fresh] = input_hashes.emplace(file, "");
-    if (fresh) it->second = hash_hex(load_json_file(file).dump());  // a missing input is a bad sweep
+    if (fresh) it->second = hash_hex(file_content(file));  // a missing input is a bad sweep
     return it->second;
   };
-  input_hash(spec.input);
+  if (!spec.input.empty()) input_hash(spec.input);
   std::string cwd = fs::current_path().string();
   for (std::size_t i = 0; i < spec.rows.size(); ++i) {
     SweepPoint p;
     p.index = i;
     Json options = point_options(spec, spec.rows[i]);
+    check_point(spec, i, options);
     std::vector<std::string> sets = set_args(options);
     Json resolved;
     try {
@@ -65,14 +103,15 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
       plan.points.push_back(std::move(p));
       continue;
     }
-    std::string input = options.value(spec.kind->input, spec.input);
-    std::string hash = input_hash(input);
-    std::vector<std::string> args{spec.kind->subcommand, "-q", "--config", spec.config, "--" + spec.kind->input, input};
+    std::string hash;
+    for (const auto& file : spec.kind->input_files(options, spec.input)) hash += (hash.empty() ? "" : "+") + input_hash(file);
+    std::vector<std::string> args{spec.kind->subcommand, "-q", "--config", spec.config};
+    spec.kind->input_args(options, spec.input, args);
     for (const auto& s : sets) args.insert(args.end(), {"--set", s});
     Json key_options = Json::object();
     for (const auto& o : spec.kind->options) {
       if (!options.contains(o.name)) continue;
-      o.to_args(options[o.name], args);
+      if (o.to_args) o.to_args(options[o.name], args);
       if (options[o.name] != o.same_as_absent) key_options[o.name] = options[o.name];
     }
     Json key = {{"dfsim", DFSIM_VERSION},

@@ -112,12 +112,22 @@ class Reader {
       spec_.kind = &k;
     }
     if (!spec_.kind) base.fail("expected the input every point runs: one of " + inputs_text);
-    std::vector<std::string> allowed{"config"};
-    for (const auto& o : spec_.kind->option_names()) allowed.push_back(o);
+    std::vector<std::string> allowed{"config", spec_.kind->input};
+    for (const auto& o : spec_.kind->option_names())
+      if (o != spec_.kind->input && !spec_.kind->is_input_option(o)) allowed.push_back(o);
+    for (const auto& o : spec_.kind->input_options)
+      if (base.has(o)) base.fail_at(o, "a " + spec_.kind->input + " option: it belongs in \"" + spec_.kind->input + "\" (or on an axis)");
     only_names(base, allowed, "base key");
-    spec_.input = check_option(*spec_.kind, spec_.kind->input, base.at(spec_.kind->input));
     spec_.config = base.get_string("config", "");
     spec_.base_options = Json::object();
+    if (spec_.kind->input_options.empty()) {
+      spec_.input = check_option(*spec_.kind, spec_.kind->input, base.at(spec_.kind->input));
+    } else {  // "gen": {"model": ..., "batch": 1}: the input's options, each also an axis
+      JsonView in = base.at(spec_.kind->input);
+      in.expect_object();
+      only_names(in, spec_.kind->input_options, spec_.kind->input + " option");
+      for (const auto& [k, _] : in.json().items()) spec_.base_options[k] = check_option(*spec_.kind, k, in.at(k));
+    }
     for (const auto& [k, _] : base.json().items()) {
       if (k == "config" || k == spec_.kind->input) continue;
       if (k == "set") {

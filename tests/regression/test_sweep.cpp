@@ -1,7 +1,8 @@
 // `dfsim sweep` as users run it: the same table whatever the engine (--jobs 1, --jobs 4, a real
 // Dask scheduler with two workers, a Slurm array run task by task), --resume after a kill runs
 // only the missing points, points shared between sweeps are run once, failed points are rows,
-// a bad sweep file exits 2 with one line, and each plot is drawn.
+// a bad sweep file exits 2 with one line, and each plot is drawn; a `gen` base sweeps the
+// generated step of a model over batch and context.
 #include <signal.h>
 
 #include <chrono>
@@ -73,6 +74,28 @@ struct Background {
   }
   bool alive() const { return kill(pid, 0) == 0; }
 };
+
+// Each case replaces `from` in `base` by `to`: the sweep must exit 2 with one line holding
+// `expected` (the file's name then `expected` when it starts with ':') and write nothing.
+struct BadCase {
+  std::string from, to, expected;
+};
+void check_bad_sweeps(const TempDir& d, const std::string& base, const std::vector<BadCase>& cases) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::string text = base;
+    auto at = text.find(cases[i].from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, cases[i].from.size(), cases[i].to);
+    std::string file = write_file(d, "bad" + std::to_string(i) + ".json", text);
+    Result r = dfsim("sweep " + file + " --out " + d.str() + "/out" + std::to_string(i), "2>&1 >/dev/null");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(lines(r.out).size() == 1);
+    CHECK_THAT(r.out, Catch::Contains(cases[i].expected));
+    if (cases[i].expected[0] == ':') CHECK(r.out.rfind(file + cases[i].expected, 0) == 0);
+    CHECK_FALSE(fs::exists(d.path / ("out" + std::to_string(i))));
+  }
+}
 
 template <class F>
 bool wait_until(F done, double seconds) {
@@ -268,18 +291,15 @@ TEST_CASE("sweep: failed points are rows with status and message, and the sweep 
 
 TEST_CASE("sweep: a bad sweep file exits 2 with one line naming the file and JSON path", "[sweep]") {
   TempDir d("sweep_bad");
-  struct Case {
-    std::string from, to, expected;
-  };
-  const Case cases[] = {
+  check_bad_sweeps(d, kGrid, {
       {"\"cores\": [1, 2]", "\"coress\": [1, 2]", ": /axes/coress: unknown axis (did you mean \"cores\"?)"},
       {"\"cores\": [1, 2]", "\"cores\": [1, 0]", ": /axes/cores/1: "},
       {"\"grid\"", "\"zip\"", ": /axes/set/core.lx.usable_bytes: \"zip\" pairs the i-th values of every axis: expected 2"},
       {"\"version\": 1", "\"version\": 2", ": /version: expected 1"},
-      {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"gen\": {\"model\": \"llama\"}",
-       ": /base/gen: sweeps over `dfsim gen` are not available"},
+      {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"gen\": {\"model\": \"llama-3.1-8b\", \"contxt\": 4}",
+       ": /base/gen/contxt: unknown gen option (did you mean \"context\"?)"},
       {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"serve\": \"serve.json\"",
-       ": /base/serve: sweeps over `dfsim serve` are not available"},
+       ": /base/serve: expected an object"},
       {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"workload\": \"workloads/none.json\"",
        "workloads/none.json: "},
       {"\"time_ns\": \"sim_time_ns\", ", "\"cores\": \"sim_time_ns\", ", ": /metrics/cores: the column name"},
@@ -288,21 +308,7 @@ TEST_CASE("sweep: a bad sweep file exits 2 with one line naming the file and JSO
        ": /axes/set/core.lx.usable_byte: unknown config parameter (did you mean \"core.lx.usable_bytes\"?)"},
       {"\"config\": \"configs/small.json\"", "\"config\": \"configs/small.json\", \"set\": {\"core.lx.usable_bytes\": -1}",
        ": /base/set/core.lx.usable_bytes: "},
-  };
-  for (std::size_t i = 0; i < std::size(cases); ++i) {
-    std::string text = kGrid;
-    auto at = text.find(cases[i].from);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, cases[i].from.size(), cases[i].to);
-    std::string file = write_file(d, "bad" + std::to_string(i) + ".json", text);
-    Result r = dfsim("sweep " + file + " --out " + d.str() + "/out" + std::to_string(i), "2>&1 >/dev/null");
-    INFO(r.out);
-    CHECK(r.code == 2);
-    CHECK(lines(r.out).size() == 1);
-    CHECK_THAT(r.out, Contains(cases[i].expected));
-    if (cases[i].expected[0] == ':') CHECK(r.out.rfind(file + cases[i].expected, 0) == 0);
-    CHECK_FALSE(fs::exists(d.path / ("out" + std::to_string(i))));
-  }
+  });
   std::string good = write_file(d, "good.json", kGrid);
   Result r = dfsim("sweep " + good + " --only lx=1 --out " + d.str() + "/o", "2>&1 >/dev/null");
   CHECK(r.code == 2);
@@ -365,4 +371,121 @@ TEST_CASE("sweep: compile options reach dfsim run as its flags, written either w
   for (const auto& a : args) joined += a.get<std::string>() + " ";
   CHECK_THAT(joined, Contains("run -q --config configs/small.json --workload workloads/matmul_1024.json --set sim.trace=false "));
   CHECK_THAT(joined, Contains(" --split M=4,N=8 --tiles M=8 --lx-planning all --no-fuse "));
+}
+
+namespace {
+
+// Llama-3.1-8B decode steps of one layer (plus embedding and head: ~3 s of host time a point).
+const char* kGenGrid = R"({"format": "dfsim.sweep", "version": 1, "name": "gen_grid",
+ "base": {"config": "configs/spyre.json",
+          "gen": {"model": "llama-3.1-8b", "phase": "decode", "layers": 1, "dtype": "fp16"}},
+ "axes": {"batch": [1, 4], "context": [256, 1024]},
+ "metrics": {"time_ns": "sim_time_ns", "read_bytes": "offchip.bytes_read"}})";
+
+}  // namespace
+
+TEST_CASE("sweep: a gen base runs dfsim gen then dfsim run per point, the same table with --jobs 1 and 2", "[sweep]") {
+  TempDir d("sweep_gen");
+  std::string file = write_file(d, "gen.json", kGenGrid);
+  Result r1 = dfsim("sweep " + file + " --jobs 1 --out " + d.str() + "/j1");
+  REQUIRE(r1.code == 0);
+  CHECK_THAT(r1.out, Contains("gen_grid: 4 points (4 run, 0 reused), 0 failed"));
+  REQUIRE(dfsim("sweep -q " + file + " --jobs 2 --out " + d.str() + "/j2").code == 0);
+  std::string csv = slurp(d.path / "j1/results.csv");
+  CHECK(without_host_s(csv) == without_host_s(slurp(d.path / "j2/results.csv")));
+  auto rows = lines(csv);
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0] == "batch,context,time_ns,read_bytes,status,message,host_s");
+  const char* lead[] = {"1,256,", "1,1024,", "4,256,", "4,1024,"};
+  std::vector<double> time;
+  std::vector<long long> bytes;
+  for (int i = 0; i < 4; ++i) {
+    INFO(rows[i + 1]);
+    CHECK(rows[i + 1].rfind(lead[i], 0) == 0);
+    CHECK_THAT(rows[i + 1], Contains(",ok,,"));
+    time.push_back(std::stod(split(rows[i + 1], ',')[2]));
+    bytes.push_back(std::stoll(split(rows[i + 1], ',')[3]));
+  }
+  // A longer context reads more KV cache, so it takes longer, at either batch.
+  CHECK(time[1] > time[0]);
+  CHECK(time[3] > time[2]);
+  // Conservation: 768 more cached tokens per sequence, each K and V of 8 KV heads x 128
+  // (fp16, one layer): B x 768 x 2 x 8 x 128 x 2 bytes more read (3 145 728 at B = 1).
+  CHECK(bytes[1] - bytes[0] == 1LL * 768 * 2 * 8 * 128 * 2);
+  CHECK(bytes[3] - bytes[2] == 4LL * 768 * 2 * 8 * 128 * 2);
+  // A point is `dfsim gen` then `dfsim run` of its graph: the same graph, the same cells.
+  REQUIRE(dfsim("gen llama-3.1-8b --phase decode --batch 4 --context 1024 --layers 1 --dtype fp16 -o " + d.str() +
+                "/direct.json").code == 0);
+  std::string graph = slurp(d.path / "direct.json");
+  int same_graph = 0;
+  for (const auto& [dir, _] : done_points(d.path / "j1/points")) same_graph += slurp(fs::path(dir) / "graph.json") == graph;
+  CHECK(same_graph == 1);
+  REQUIRE(dfsim("run -q -c configs/spyre.json -w " + d.str() + "/direct.json --set sim.trace=false -o " + d.str() + "/direct").code == 0);
+  json s = json::parse(slurp(d.path / "direct/summary.json"));
+  CHECK(split(rows[4], ',')[2] == s["sim_time_ns"].dump());
+  CHECK(split(rows[4], ',')[3] == s["offchip"]["bytes_read"].dump());
+}
+
+TEST_CASE("sweep: a bad gen base or gen axis exits 2 with one line naming the JSON path, before any run", "[sweep]") {
+  TempDir d("sweep_gen_bad");
+  check_bad_sweeps(d, kGenGrid, {
+      {"\"layers\": 1", "\"layer\": 1", ": /base/gen/layer: unknown gen option (did you mean \"layers\"?)"},
+      {"\"llama-3.1-8b\"", "\"llama-3.1\"", ": /base/gen/model: unknown model (did you mean \"llama-3.1-8b\"?)"},
+      {"\"decode\"", "\"decoding\"", ": /base/gen/phase: expected \"prefill\" or \"decode\", got \"decoding\""},
+      {"\"fp16\"", "\"bf16\"", ": /base/gen/dtype: expected \"fp16\" or \"fp8\""},
+      {"[1, 4]", "[1, 0]", ": /axes/batch/1: expected an integer in [1, "},
+      {"[256, 1024]", "[256, \"1024\"]", ": /axes/context/1: "},
+      {"\"layers\": 1", "\"layers\": 33", ": /base/gen/layers: point 0 (batch=1, context=256): \"layers\": expected 1 to 32"},
+      {"[256, 1024]", "[256, 131072]",
+       ": /axes/context: point 1 (batch=1, context=131072): \"context\": 131073 positions exceed the 131072 of llama-3.1-8b"},
+      {"\"context\": [256, 1024]", "\"tokens\": [16]", ": /base/gen: point 0 (batch=1, tokens=16): \"context\": a decode step needs \"context\""},
+      {"\"config\": \"configs/spyre.json\",", "\"config\": \"configs/spyre.json\", \"batch\": 2,", ": /base/batch: a gen option: it belongs in \"gen\" (or on an axis)"},
+  });
+  // The command a point runs checks its step as dfsim gen does, and writes nothing when it is bad.
+  Result r = dfsim("run --gen-step '{\"model\": \"llama-3.1-8b\", \"phase\": \"decode\"}' -o " + d.str() + "/run",
+                   "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("--gen-step: --phase decode needs --context L"));
+  CHECK_FALSE(fs::exists(d.path / "run"));
+}
+
+TEST_CASE("sweep: a serve base runs dfsim serve per point with its options as axes", "[sweep]") {
+  TempDir d("sweep_serve");
+  std::string file = write_file(d, "serve.json", R"({"format": "dfsim.sweep", "version": 1, "name": "serve_grid",
+    "base": {"config": "configs/spyre.json",
+             "serve": {"model": "llama-3.1-8b", "step_table": "workloads/serving/llama-3.1-8b_spyre_steps.csv",
+                       "num_requests": 50}},
+    "axes": {"rate": [0.5, 2], "max_num_seqs": [4, 16]},
+    "metrics": {"req_s": "throughput.requests_per_s", "ttft_p50": "ttft_ms.p50", "completed": "completed"}})");
+  REQUIRE(dfsim("sweep -q " + file + " --jobs 1 --out " + d.str() + "/j1").code == 0);
+  REQUIRE(dfsim("sweep -q " + file + " --jobs 2 --out " + d.str() + "/j2").code == 0);
+  std::string csv = slurp(d.path / "j1/results.csv");
+  CHECK(without_host_s(csv) == without_host_s(slurp(d.path / "j2/results.csv")));
+  auto rows = lines(csv);
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0] == "rate,max_num_seqs,req_s,ttft_p50,completed,status,message,host_s");
+  const char* lead[] = {"0.5,4,", "0.5,16,", "2,4,", "2,16,"};  // rates as written
+  for (int i = 0; i < 4; ++i) {
+    INFO(rows[i + 1]);
+    CHECK(rows[i + 1].rfind(lead[i], 0) == 0);
+    CHECK(split(rows[i + 1], ',')[4] == "50");  // every request completes
+  }
+  // A larger decode batch serves more requests per second at either rate.
+  CHECK(std::stod(split(rows[2], ',')[2]) > std::stod(split(rows[1], ',')[2]));
+  CHECK(std::stod(split(rows[4], ',')[2]) > std::stod(split(rows[3], ',')[2]));
+  // A point's cells are what `dfsim serve` says for it.
+  REQUIRE(dfsim("serve -q --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv "
+                "--num-requests 50 --rate 2 --max-num-seqs 16 --no-trace -o " + d.str() + "/direct").code == 0);
+  json s = json::parse(slurp(d.path / "direct/summary.json"));
+  CHECK(split(rows[4], ',')[2] == s["throughput"]["requests_per_s"].dump());
+  CHECK(split(rows[4], ',')[3] == s["ttft_ms"]["p50"].dump());
+  // Bad serve options exit 2 naming their JSON path, before any run.
+  std::string bad = write_file(d, "bad.json", R"({"format": "dfsim.sweep", "version": 1, "name": "b",
+    "base": {"serve": {"model": "llama-3.1-8b", "rates": 1}}, "axes": {"max_num_seqs": [4]},
+    "metrics": {"t": "ttft_ms.p50"}})");
+  Result r = dfsim("sweep " + bad + " --out " + d.str() + "/bad", "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK(lines(r.out).size() == 1);
+  CHECK(r.out.rfind(bad + ": /base/serve/rates: unknown serve option (did you mean \"rate\"?)", 0) == 0);
+  CHECK_FALSE(fs::exists(d.path / "bad"));
 }
