@@ -1,0 +1,254 @@
+#!/usr/bin/python3
+"""Tests of tools/import_torch.py and tools/import_onnx.py (CTest runs one case per process).
+
+usage: test_importers.py DFSIM CASE   (CASE: one of the test_* names below, without test_)
+Each case builds what it needs in a temporary directory (the tiny Llama block of tiny_llama.py,
+its ONNX export) and exits 0 if it holds; an AssertionError (exit 1) says what did not.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TOOLS = os.path.join(ROOT, "tools")
+sys.path.insert(0, TOOLS)
+sys.path.insert(0, HERE)
+
+import torch  # noqa: E402  (required: Debian's python3-torch, tools/install-deps.sh)
+import tiny_llama as tl  # noqa: E402
+
+PY = sys.executable
+INPUTS = {"x": f"1x{tl.SEQ}x{tl.HIDDEN}", "cos": f"{tl.SEQ}x{tl.HEAD_DIM}", "sin": f"{tl.SEQ}x{tl.HEAD_DIM}",
+          "mask": f"{tl.SEQ}x{tl.SEQ}"}
+ACTIVATIONS = set(INPUTS)
+DTYPE_BYTES = {"fp16": 2, "fp8": 1, "fp32": 4, "int32": 4}
+
+# Projection MACs per token: q 256*256 + k 256*128 + v 256*128 + o 256*256 + gate, up, down 3 * 256*512
+# = 65536 + 32768 + 32768 + 65536 + 393216 = 589824; times 16 tokens = 9437184. Attention per head:
+# scores 16*16*64 + probs @ v 16*16*64 = 32768; times 4 heads = 131072. Total 9568256.
+BLOCK_MACS = 9568256
+
+
+def run(args, expect=0):
+    p = subprocess.run(args, capture_output=True, text=True)
+    assert p.returncode == expect, f"{' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stdout}{p.stderr}"
+    return p
+
+
+def tensor_bytes(graph, name):
+    t = graph["tensors"][name]
+    n = 1
+    for d in t["shape"]:
+        n *= d
+    return n * DTYPE_BYTES[t["dtype"]]
+
+
+def weight_bytes(graph):
+    return sum(tensor_bytes(graph, n) for n in graph["inputs"] if n not in ACTIVATIONS)
+
+
+def import_torch_cli(d, module="TinyLlamaBlock"):
+    out = os.path.join(d, "torch.json" if module == "TinyLlamaBlock" else module + ".json")
+    args = [PY, os.path.join(TOOLS, "import_torch.py"), os.path.join(HERE, "tiny_llama.py"),
+            "--module", module, "-o", out]
+    for k, v in INPUTS.items():
+        args += ["--input", f"{k}={v}"]
+    run(args)
+    return out
+
+
+def export_onnx(d):
+    path = os.path.join(d, "block.onnx")
+    torch.manual_seed(0)
+    example = tuple(torch.randn([int(s) for s in v.split("x")]) for v in INPUTS.values())
+    torch.onnx.export(tl.TinyLlamaBlock().eval(), example, path, input_names=list(INPUTS), output_names=["y"],
+                      opset_version=17)
+    return path
+
+
+def import_onnx_cli(d):
+    out = os.path.join(d, "onnx.json")
+    run([PY, os.path.join(TOOLS, "import_onnx.py"), export_onnx(d), "-o", out])
+    return out
+
+
+def simulate(dfsim, graph_path, d):
+    """dfsim validate, then dfsim run; returns summary.json."""
+    run([dfsim, "validate", graph_path])
+    out = os.path.join(d, os.path.basename(graph_path) + ".out")
+    run([dfsim, "run", "-q", "-w", graph_path, "--trace", "off", "--out", out])
+    with open(os.path.join(out, "summary.json")) as f:
+        return json.load(f)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def ops_of(graph):
+    return sorted(op["op"] for op in graph["ops"])
+
+
+# ---- cases ---------------------------------------------------------------------------------
+
+def test_torch_block(dfsim, d):
+    """The traced block validates, runs, keeps every parameter byte and does the block's MACs."""
+    path = import_torch_cli(d)
+    graph = load(path)
+    params = sum(p.numel() * 2 for p in tl.TinyLlamaBlock().parameters())  # fp16
+    assert weight_bytes(graph) == params, f"weight bytes {weight_bytes(graph)} != parameter bytes {params}"
+    ops = ops_of(graph)
+    assert ops.count("linear") == 7 and ops.count("rmsnorm") == 2 and ops.count("rope") == 2, ops
+    assert "rsqrt" not in ops and "pow" not in ops, f"the RMSNorm pattern was not matched: {ops}"
+    s = simulate(dfsim, path, d)
+    assert s["compute"]["macs"] == BLOCK_MACS, s["compute"]["macs"]
+    # Every weight and input is read from off-chip at least once, the output written once.
+    floor = weight_bytes(graph) + sum(tensor_bytes(graph, n) for n in ACTIVATIONS) + tensor_bytes(graph, graph["outputs"][0])
+    assert s["offchip"]["graph_bytes"] >= floor, (s["offchip"]["graph_bytes"], floor)
+
+
+def test_onnx_matches_torch(dfsim, d):
+    """Through torch.onnx.export the block becomes the same work: the same MACs, off-chip bytes,
+    parameter bytes and op mix (ONNX MatMul weights are [K, N], so linear -> matmul)."""
+    t, o = load(import_torch_cli(d)), load(import_onnx_cli(d))
+    assert weight_bytes(o) == weight_bytes(t), (weight_bytes(o), weight_bytes(t))
+    assert ops_of(o) == sorted(("matmul" if op == "linear" else op) for op in ops_of(t)), (ops_of(o), ops_of(t))
+    st, so = simulate(dfsim, os.path.join(d, "torch.json"), d), simulate(dfsim, os.path.join(d, "onnx.json"), d)
+    assert so["compute"]["macs"] == st["compute"]["macs"] == BLOCK_MACS
+    assert so["offchip"]["graph_bytes"] == st["offchip"]["graph_bytes"], \
+        (so["offchip"]["graph_bytes"], st["offchip"]["graph_bytes"])
+
+
+def test_python_api(dfsim, d):
+    """import_module and import_onnx return what the command lines write, byte for byte."""
+    from import_onnx import import_onnx
+    from import_torch import import_module
+    cli_t, cli_o = import_torch_cli(d), import_onnx_cli(d)
+    api_t = import_module(tl.TinyLlamaBlock(), INPUTS)
+    api_o = import_onnx(os.path.join(d, "block.onnx"))
+    assert api_t == load(cli_t) and api_o == load(cli_o)
+    again = os.path.join(d, "again.json")
+    os.rename(cli_t, again)
+    assert open(import_torch_cli(d)).read() == open(again).read(), "two imports differ"
+    run([PY, os.path.join(TOOLS, "check_schemas.py"), cli_t, cli_o])
+
+
+def test_torch_unpacked_sizes(dfsim, d):
+    """`b, t, _ = x.shape` (the plain tracer fails on it) imports through the meta tracer to the
+    same graph: the same inputs and ops, the same MACs and off-chip bytes."""
+    t, u = load(import_torch_cli(d)), load(import_torch_cli(d, "TinyLlamaBlockUnpacking"))
+    assert u["inputs"] == t["inputs"] and ops_of(u) == ops_of(t), (ops_of(u), ops_of(t))
+    st = simulate(dfsim, os.path.join(d, "torch.json"), d)
+    su = simulate(dfsim, os.path.join(d, "TinyLlamaBlockUnpacking.json"), d)
+    assert (su["compute"]["macs"], su["offchip"]["graph_bytes"]) == (st["compute"]["macs"], st["offchip"]["graph_bytes"])
+
+
+GELU_SRC = """import math
+import torch
+from torch import nn
+
+
+class Gelus(nn.Module):  # nn.GELU, and the erf form BERT code writes by hand
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(32, 64)
+        self.act = nn.GELU()
+
+    def forward(self, x):
+        h = self.fc(x)
+        return self.act(h) + h * 0.5 * (1.0 + torch.erf(h / math.sqrt(2.0)))
+
+
+class Erf(nn.Module):
+    def forward(self, x):
+        return torch.erf(x)
+"""
+
+
+def test_gelu_pattern(dfsim, d):
+    """GELU written with erf becomes one gelu op in both importers; an erf alone is an error."""
+    from import_onnx import import_onnx
+    from import_torch import import_module
+    from opgraph import ImportFailure
+    src = os.path.join(d, "gelus.py")
+    with open(src, "w") as f:
+        f.write(GELU_SRC)
+    sys.path.insert(0, d)
+    import gelus
+    path = os.path.join(d, "gelus.onnx")
+    torch.onnx.export(gelus.Gelus().eval(), (torch.randn(4, 32),), path, opset_version=17)
+    for graph in (import_module(gelus.Gelus(), {"x": "4x32"}), import_onnx(path)):
+        assert ops_of(graph) == ["add", "gelu", "gelu", "linear"], ops_of(graph)
+    p = run([PY, os.path.join(TOOLS, "import_torch.py"), src, "--module", "Erf", "--input", "x=4x32", "-o",
+             os.path.join(d, "erf.json")], expect=2)
+    assert p.stderr.count("\n") == 1 and "node erf (call_function torch.erf)" in p.stderr, p.stderr
+    try:
+        import_module(gelus.Erf(), {"x": "4x32"})
+        raise AssertionError("an erf alone was imported")
+    except ImportFailure:
+        pass
+
+
+def test_torch_unsupported(dfsim, d):
+    """torch.sort is outside the op set: exit 2, one line naming the node and its target, no file."""
+    src = os.path.join(d, "sorts.py")
+    with open(src, "w") as f:
+        f.write("import torch\nfrom torch import nn\n\nclass Sorts(nn.Module):\n"
+                "    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(8, 8)\n\n"
+                "    def forward(self, x):\n        return torch.sort(self.proj(x), dim=-1).values\n")
+    out = os.path.join(d, "sorts.json")
+    p = run([PY, os.path.join(TOOLS, "import_torch.py"), src, "--module", "Sorts", "--input", "x=4x8", "-o", out],
+            expect=2)
+    assert p.stderr.count("\n") == 1 and "node sort (call_function torch.sort)" in p.stderr, p.stderr
+    assert not os.path.exists(out)
+
+
+def test_onnx_unsupported(dfsim, d):
+    """An ONNX TopK: exit 2, one line naming the node, no file."""
+    import onnx
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])
+    outs = [helper.make_tensor_value_info(n, t, None) for n, t in (("v", TensorProto.FLOAT), ("i", TensorProto.INT64))]
+    k = helper.make_tensor("k", TensorProto.INT64, [1], [3])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu0"), helper.make_node("TopK", ["r", "k"], ["v", "i"], name="top3")]
+    path, out = os.path.join(d, "topk.onnx"), os.path.join(d, "topk.json")
+    onnx.save(helper.make_model(helper.make_graph(nodes, "topk", [x], outs, [k]),
+                                opset_imports=[helper.make_opsetid("", 17)]), path)
+    p = run([PY, os.path.join(TOOLS, "import_onnx.py"), path, "-o", out], expect=2)
+    assert p.stderr.count("\n") == 1 and "node top3 (TopK)" in p.stderr, p.stderr
+    assert not os.path.exists(out)
+
+
+def test_bad_input(dfsim, d):
+    """Missing or misspelt inputs and bad shapes: exit 2 with one line, nothing written."""
+    out = os.path.join(d, "bad.json")
+    base = [PY, os.path.join(TOOLS, "import_torch.py"), os.path.join(HERE, "tiny_llama.py"), "--module", "TinyLlamaBlock", "-o", out]
+    for extra, says in ((["--input", "x=1x16x256"], "missing --input cos, sin, mask"),
+                        (["--input", "x=1x16by256"], "expected dims joined by 'x'"),
+                        ([f"--input={k}={v}" for k, v in INPUTS.items() if k != "mask"] + ["--input", "mask=16x17"],
+                         "forward fails on the given input shapes"),
+                        (["--input", "x=1x16x256:bf16"], "dtype 'bf16'")):
+        p = run(base + extra, expect=2)
+        assert p.stderr.count("\n") == 1 and says in p.stderr, p.stderr
+    p = run([PY, os.path.join(TOOLS, "import_onnx.py"), os.path.join(HERE, "tiny_llama.py"), "-o", out], expect=2)
+    assert p.stderr.count("\n") == 1 and "not an ONNX model" in p.stderr, p.stderr
+    assert not os.path.exists(out)
+
+
+def main():
+    dfsim, case = sys.argv[1], sys.argv[2]
+    fn = globals().get("test_" + case)
+    if fn is None:
+        print(f"unknown case {case}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="dfsim-import-") as d:
+        fn(dfsim, d)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

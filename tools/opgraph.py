@@ -1,0 +1,337 @@
+"""Builds a `dfsim.ops` v1 op graph (docs/op-graph-format.md) for the importers, and the
+pattern rewrites they share (RMSNorm, RoPE, transposed matmul operands)."""
+import json
+import os
+import sys
+
+FLOAT_DTYPES = ("fp16", "fp8", "fp32")
+HELPER_OPS = ("erf",)  # emitted only for the rewrites below to replace; an error if left over
+DTYPES = FLOAT_DTYPES + ("int32",)
+
+
+class ImportFailure(Exception):
+    """Bad input or an unsupported node: reported as one line, exit status 2."""
+
+
+def parse_input_spec(spec):
+    """'2x128x4096[:fp16]' -> ([2, 128, 4096], 'fp16'); also accepts (shape[, dtype])."""
+    if isinstance(spec, (list, tuple)):
+        shape, dtype = (spec[0], spec[1]) if len(spec) == 2 and isinstance(spec[1], str) else (spec, "fp16")
+    else:
+        text, _, dtype = str(spec).partition(":")
+        dtype = dtype or "fp16"
+        try:
+            shape = [int(d) for d in text.split("x")]
+        except ValueError:
+            raise ImportFailure(f"shape '{text}': expected dims joined by 'x', e.g. 2x128x4096")
+    shape = [int(d) for d in shape]
+    if not shape or any(d < 1 for d in shape):
+        raise ImportFailure(f"shape {shape}: expected at least one dim, each >= 1")
+    if dtype not in DTYPES:
+        raise ImportFailure(f"dtype '{dtype}': expected one of {', '.join(DTYPES)}")
+    return shape, dtype
+
+
+def parse_input_args(items):
+    """['x=2x16x256:fp16', ...] (the --input flags) -> {'x': ([2, 16, 256], 'fp16')}."""
+    specs = {}
+    for item in items or []:
+        name, eq, spec = item.partition("=")
+        if not eq or not name:
+            raise ImportFailure(f"--input {item}: expected NAME=SHAPE[:DTYPE], e.g. x=2x128x4096:fp16")
+        if name in specs:
+            raise ImportFailure(f"--input {name}: given twice")
+        specs[name] = parse_input_spec(spec)
+    return specs
+
+
+class OpGraph:
+    """Named tensors, graph inputs and ops, in the order they were added."""
+
+    def __init__(self):
+        self.tensors = {}  # name -> {"shape", "dtype"}
+        self.inputs = []
+        self.ops = []
+
+    def tensor(self, name, shape, dtype):
+        if dtype not in DTYPES:
+            raise ImportFailure(f"tensor {name}: dtype {dtype} has no dfsim equivalent")
+        self.tensors[name] = {"shape": [int(d) for d in shape] or [1], "dtype": dtype}
+        return name
+
+    def add_input(self, name, shape, dtype):
+        if name not in self.tensors:
+            self.tensor(name, shape, dtype)
+            self.inputs.append(name)
+        return name
+
+    def op(self, kind, inputs, out, shape, dtype, **attrs):
+        """Adds `out = kind(inputs)`; attrs with value None are left out."""
+        self.tensor(out, shape, dtype)
+        op = {"op": kind, "inputs": list(inputs), "outputs": [out]}
+        attrs = {k: v for k, v in attrs.items() if v is not None}
+        if attrs:
+            op["attrs"] = attrs
+        self.ops.append(op)
+        return out
+
+    def shape(self, name):
+        return self.tensors[name]["shape"]
+
+    def dtype(self, name):
+        return self.tensors[name]["dtype"]
+
+    def document(self, name, outputs, description, cores=32):
+        """The dfsim.ops JSON object (compiled for `cores` cores, the card's 32 by default);
+        tensors no op or output uses are dropped."""
+        outputs = [self._produced(o) for o in outputs]
+        used = {t for op in self.ops for t in op["inputs"] + op["outputs"]} | set(outputs)
+        return {
+            "format": "dfsim.ops", "version": 1, "name": name, "description": description,
+            "tensors": {n: t for n, t in self.tensors.items() if n in used},
+            "inputs": [i for i in self.inputs if i in used], "outputs": outputs, "ops": self.ops,
+            "compile": {"cores": cores},
+        }
+
+    def _produced(self, name):
+        """A graph output must come from an op: an output that is a graph input gets a copy."""
+        if name in self.inputs:
+            return self.op("copy", [name], name + "_out", self.shape(name), self.dtype(name))
+        return name
+
+
+# ---- rewrites on the built graph: patterns that are one dfsim op -------------------------
+
+def _users(ops):
+    users = {}
+    for op in ops:
+        for t in op["inputs"]:
+            users[t] = users.get(t, 0) + 1
+    return users
+
+
+def _producers(ops):
+    return {out: op for op in ops for out in op["outputs"]}
+
+
+class _Matcher:
+    """Looks ops up by output; an intermediate matches only if nothing else reads it."""
+
+    def __init__(self, graph, outputs):
+        self.prod = _producers(graph.ops)
+        self.users = _users(graph.ops)
+        self.keep = set(outputs) | set(graph.inputs)
+        self.graph = graph
+
+    def op(self, tensor, kinds, single_use=True):
+        op = self.prod.get(tensor)
+        if op is None or op["op"] not in kinds:
+            return None
+        if single_use and (self.users.get(tensor, 0) != 1 or tensor in self.keep):
+            return None
+        return op
+
+
+def _scalar(op, value=None):
+    s = op.get("attrs", {}).get("scalar") if len(op["inputs"]) == 1 else None
+    return s if value is None or s == value else None
+
+
+def _rmsnorm_at(m, op):
+    """mul(x, rsqrt(mean(x^2, -1, keepdim) + eps)) [* w] -> rmsnorm(x[, w])."""
+    weight, norm = None, op
+    if op["op"] == "mul" and len(op["inputs"]) == 2:
+        for i in (0, 1):
+            w, y = op["inputs"][i], op["inputs"][1 - i]
+            inner = m.op(y, ("mul",))
+            if w in m.graph.inputs and len(m.graph.shape(w)) == 1 and inner:
+                weight, norm = w, inner
+                break
+    if norm["op"] != "mul" or len(norm["inputs"]) != 2:
+        return None
+    for i in (0, 1):
+        x, r = norm["inputs"][i], norm["inputs"][1 - i]
+        chain = _rsqrt_chain(m, r, x)
+        if chain is not None:
+            eps, fused = chain
+            if weight and m.graph.shape(weight)[0] != m.graph.shape(x)[-1]:
+                return None
+            fused += [norm] + ([op] if weight else [])
+            return fused, {"op": "rmsnorm", "inputs": [x] + ([weight] if weight else []),
+                           "outputs": op["outputs"], "attrs": {"eps": eps}}
+    return None
+
+
+def _rsqrt_chain(m, r, x):
+    """r = rsqrt(mean(x*x) + eps) in any of its spellings -> (eps, ops) or None."""
+    rs = m.op(r, ("rsqrt",))
+    chain = [rs] if rs else []
+    if rs is None:
+        rec = m.op(r, ("reciprocal",))
+        sq = rec and m.op(rec["inputs"][0], ("sqrt",))
+        if not sq:
+            return None
+        chain, rs = [rec, sq], sq
+    add = m.op(rs["inputs"][0], ("add",))
+    eps = add and _scalar(add)
+    mean = add and m.op(add["inputs"][0], ("mean",))
+    if eps is None or not mean or mean.get("attrs", {}).get("keepdim") is not True:
+        return None
+    if mean["attrs"].get("dim", -1) not in (-1, len(m.graph.shape(x)) - 1):
+        return None
+    sq = m.op(mean["inputs"][0], ("pow", "mul"))
+    if not sq or (sq["op"] == "pow" and (sq["inputs"] != [x] or sq["attrs"]["exponent"] != 2)) \
+            or (sq["op"] == "mul" and sq["inputs"] != [x, x]):
+        return None
+    if not 0 <= eps <= 1:
+        return None
+    return eps, chain + [add, mean, sq]
+
+
+def _slice_of(m, t, x):
+    """(start, end) if t = x[..., start:end] along the last dim (step 1), else None."""
+    op = m.op(t, ("slice",))
+    if not op or op["inputs"] != [x]:
+        return None
+    a, shape = op.get("attrs", {}), m.graph.shape(x)
+    if a.get("dim", 0) % len(shape) != len(shape) - 1 or a.get("step", 1) != 1:
+        return None
+    d = shape[-1]
+    start, end = a.get("start", 0), a.get("end", d)
+    start, end = start + d if start < 0 else start, end + d if end < 0 else min(end, d)
+    return op, start, end
+
+
+def _rope_at(m, op):
+    """add(mul(x, cos), mul(cat(-x[..., D/2:], x[..., :D/2]), sin)) -> rope(x, cos, sin)."""
+    if op["op"] != "add" or len(op["inputs"]) != 2:
+        return None
+    for i in (0, 1):
+        a, b = m.op(op["inputs"][i], ("mul",)), m.op(op["inputs"][1 - i], ("mul",))
+        if not a or not b or len(a["inputs"]) != 2 or len(b["inputs"]) != 2:
+            continue
+        for j in (0, 1):
+            for k in (0, 1):
+                found = _rope_parts(m, a["inputs"][j], a["inputs"][1 - j], b["inputs"][k], b["inputs"][1 - k])
+                if found:
+                    x, cos, sin, parts = found
+                    return parts + [a, b, op], {"op": "rope", "inputs": [x, cos, sin], "outputs": op["outputs"]}
+    return None
+
+
+def _rope_parts(m, x, cos, rot, sin):
+    cat = m.op(rot, ("cat",))
+    if not cat or len(cat["inputs"]) != 2 or cat.get("attrs", {}).get("dim", 0) not in (-1, len(m.graph.shape(x)) - 1):
+        return None
+    neg = m.op(cat["inputs"][0], ("neg",))
+    hi, lo = neg and _slice_of(m, neg["inputs"][0], x), _slice_of(m, cat["inputs"][1], x)
+    shape = m.graph.shape(x)
+    d = shape[-1]
+    if not hi or not lo or d % 2 or (hi[1], hi[2], lo[1], lo[2]) != (d // 2, d, 0, d // 2):
+        return None
+    if m.graph.shape(cos) != shape[-2:] or m.graph.shape(sin) != shape[-2:]:
+        return None
+    return x, cos, sin, [cat, neg, hi[0], lo[0]]
+
+
+def _matmul_transpose_at(m, op):
+    """matmul(a, transpose(b) of its last two dims) -> matmul(a, b) with transpose_b."""
+    if op["op"] != "matmul" or op.get("attrs", {}).get("transpose_b"):
+        return None
+    t = m.op(op["inputs"][1], ("transpose",))
+    if not t:
+        return None
+    rank = len(m.graph.shape(t["inputs"][0]))
+    dims = [d % rank for d in t["attrs"]["dims"]]
+    if rank < 2 or dims != list(range(rank - 2)) + [rank - 1, rank - 2]:
+        return None
+    return [t, op], dict(op, inputs=[op["inputs"][0], t["inputs"][0]],
+                         attrs=dict(op.get("attrs", {}), transpose_b=True))
+
+
+def _silu_at(m, op):
+    """mul(x, sigmoid(x)) -> silu(x) (how ONNX exports F.silu)."""
+    if op["op"] != "mul" or len(op["inputs"]) != 2:
+        return None
+    for i in (0, 1):
+        s = m.op(op["inputs"][i], ("sigmoid",))
+        if s and s["inputs"] == [op["inputs"][1 - i]]:
+            return [s, op], {"op": "silu", "inputs": s["inputs"], "outputs": op["outputs"]}
+    return None
+
+
+def _erf_term(m, t, x):
+    """t = 1 + erf(x / sqrt(2)) (or erf(x * 1/sqrt(2)))?"""
+    add = m.op(t, ("add",))
+    erf = add and _scalar(add, 1.0) is not None and m.op(add["inputs"][0], ("erf",))
+    arg = erf and m.op(erf["inputs"][0], ("div", "mul"))
+    if not arg or arg["inputs"] != [x]:
+        return None
+    s = _scalar(arg)
+    if s is None or abs((s if arg["op"] == "div" else 1 / s) - 2 ** 0.5) > 1e-4:
+        return None
+    return [add, erf, arg]
+
+
+def _gelu_at(m, op):
+    """x * (1 + erf(x / sqrt(2))) * 0.5, in the orders exporters and BERT code write it -> gelu(x)."""
+    if op["op"] != "mul":
+        return None
+    if _scalar(op, 0.5) is not None:  # mul(mul(x, 1 + erf(..)), 0.5)
+        inner = m.op(op["inputs"][0], ("mul",))
+        pairs = [(inner, inner["inputs"][i], inner["inputs"][1 - i]) for i in (0, 1)] if inner and len(inner["inputs"]) == 2 else []
+    elif len(op["inputs"]) == 2:  # mul(mul(x, 0.5), 1 + erf(..))
+        pairs = []
+        for i in (0, 1):
+            half = m.op(op["inputs"][i], ("mul",))
+            if half and _scalar(half, 0.5) is not None:
+                pairs.append((half, half["inputs"][0], op["inputs"][1 - i]))
+    else:
+        return None
+    for other, x, term in pairs:
+        parts = _erf_term(m, term, x)
+        if parts:
+            return parts + [other, op], {"op": "gelu", "inputs": [x], "outputs": op["outputs"]}
+    return None
+
+
+REWRITES = (_gelu_at, _silu_at, _rmsnorm_at, _rope_at, _matmul_transpose_at)
+
+
+def fuse_patterns(graph, outputs):
+    """Replaces each matched pattern by its one op, in place of the pattern's last op."""
+    for rewrite in REWRITES:
+        m = _Matcher(graph, outputs)
+        replaced, dropped = {}, set()
+        for op in reversed(graph.ops):  # the outermost match first (a norm's weight mul)
+            hit = None if id(op) in dropped else rewrite(m, op)
+            if hit and not any(id(o) in dropped for o in hit[0]):
+                dropped.update(id(o) for o in hit[0])
+                replaced[id(op)] = hit[1]
+        graph.ops = [replaced.get(id(op), op) for op in graph.ops if id(op) in replaced or id(op) not in dropped]
+    for op in graph.ops:  # a helper op no pattern took (erf outside GELU)
+        if op["op"] in HELPER_OPS:
+            raise ImportFailure(f"{op['description']}: not in the dfsim op set, and not part of a GELU")
+
+
+def write_json(doc, path):
+    """Writes all or nothing: a temporary file renamed over `path`."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise ImportFailure(f"{path}: cannot write: {e.strerror}")
+
+
+def run_cli(source, fn):
+    """Runs fn(); an ImportFailure becomes one line `source: what` and exit status 2."""
+    try:
+        fn()
+    except ImportFailure as e:
+        print(f"{source}: {e}", file=sys.stderr)
+        sys.exit(2)
