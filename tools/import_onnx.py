@@ -234,18 +234,11 @@ def alias(im, node, a):
 def reduction(im, node, a):
     kind = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "amax"}[node.op_type]
     axes = a.get("axes") or im.const(node, 1)
-    x, keep = im.tensor(node.input[0]), bool(a.get("keepdims", 1))
     if not axes:
         raise ImportFailure("a reduction over all dims is not supported")
     rank = len(im.shape(node.input[0]))
-    axes = sorted({ax % rank for ax in axes}, reverse=True)
-    if len(axes) == 1:
-        return im.out(node, kind, [x], dim=axes[0], keepdim=keep)
-    for d in axes:  # several axes: one reduction each, keeping dims, then the result's shape
-        shape = list(im.g.shape(x))
-        shape[d] = 1
-        x = im.g.op(kind, [x], f"{node.output[0]}_d{d}", shape, im.g.dtype(x), dim=d, keepdim=True)
-    im.out(node, "reshape", [x])
+    dims = sorted({ax % rank for ax in axes})
+    im.g.reduce(kind, im.tensor(node.input[0]), dims, node.output[0], im.shape(node.output[0]), a.get("keepdims", 1))
 
 
 def matmul(im, node, a):
@@ -287,11 +280,7 @@ def gather(im, node, a):
     if ids in im.consts and im.consts[ids].size == 1:  # x[..., i, ...]: a slice, then drop the dim
         ax = a.get("axis", 0) % len(im.shape(data))
         i = int(im.consts[ids].reshape(-1)[0]) % im.shape(data)[ax]
-        shape = list(im.shape(data))
-        shape[ax] = 1
-        s = im.g.op("slice", [im.tensor(data)], node.output[0] + "_s", shape, im.g.dtype(data), dim=ax,
-                    start=i, end=i + 1)
-        return im.out(node, "reshape", [s])
+        return im.out(node, "reshape", [im.g.slice(im.tensor(data), ax, i, i + 1, 1, node.output[0] + "_s")])
     raise ImportFailure("only embedding lookups (a 2-D table, axis 0) and constant indices are supported")
 
 
@@ -326,12 +315,8 @@ def slice_(im, node, a):
         s, e, st = slice(s, e, st).indices(shape[ax])
         if st < 1:
             raise ImportFailure("negative slice steps are not supported")
-        if (s, e, st) == (0, shape[ax], 1):
-            continue
-        shape[ax] = len(range(s, e, st))
-        last = n == len(axes) - 1
-        x = im.g.op("slice", [x], node.output[0] if last else f"{node.output[0]}_{n}", shape, im.g.dtype(x),
-                    dim=ax, start=s, end=e, step=st if st != 1 else None)
+        if (s, e, st) != (0, shape[ax], 1):
+            x = im.g.slice(x, ax, s, e, st, node.output[0] if n == len(axes) - 1 else f"{node.output[0]}_{n}")
     if x != node.output[0]:
         if im.g.shape(x) != im.shape(node.output[0]):
             raise ImportFailure("slice shapes disagree with shape inference")
@@ -340,26 +325,13 @@ def slice_(im, node, a):
 
 def split(im, node, a):
     x = im.tensor(node.input[0])
-    ax = a.get("axis", 0) % len(im.g.shape(x))
-    sizes = [im.shape(o)[ax] for o in node.output]
-    for o in node.output:
-        im.g.tensor(o, im.shape(o), im.g.dtype(x))
-    im.g.ops.append({"op": "split", "inputs": [x], "outputs": list(node.output), "attrs": {"dim": ax, "sizes": sizes}})
+    im.g.split(x, a.get("axis", 0) % len(im.g.shape(x)), node.output, [im.shape(o) for o in node.output])
 
 
 def expand(im, node, a):
-    """Broadcast copies along each size-1 dim that grows, as a cat of the input with itself."""
-    x, target = im.tensor(node.input[0]), im.shape(node.output[0])
-    shape = list(im.g.shape(x))
-    if len(shape) < len(target):
-        shape = [1] * (len(target) - len(shape)) + shape
-        x = im.g.op("reshape", [x], node.output[0] + "_r", shape, im.g.dtype(x))
-    grow = [d for d in range(len(target)) if shape[d] != target[d]]
-    for n, d in enumerate(grow):
-        shape[d] = target[d]
-        out = node.output[0] if n == len(grow) - 1 else f"{node.output[0]}_{n}"
-        x = im.g.op("cat", [x] * target[d], out, shape, im.g.dtype(x), dim=d)
-    if not grow:
+    x = im.tensor(node.input[0])
+    y = im.g.expand(x, im.shape(node.output[0]), node.output[0])
+    if y == x:
         im.alias(node, x)
 
 

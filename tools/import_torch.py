@@ -14,6 +14,7 @@ Exit status 2 with one line on stderr for bad input or a node outside the op set
 """
 import argparse
 import contextlib
+import functools
 import importlib.util
 import inspect
 import io
@@ -53,9 +54,9 @@ class Importer:
         return self.g.op(kind, inputs, node.name, meta.shape, self.dtype_of(meta), **attrs)
 
     def param(self, qualname):
-        """A parameter or buffer of the module: a graph input named by its qualified name."""
-        t = self.gm.get_parameter(qualname) if qualname in dict(self.gm.named_parameters()) \
-            else self.gm.get_buffer(qualname)
+        """A parameter, buffer or tensor constant of the module: a graph input named by its
+        qualified name."""
+        t = functools.reduce(getattr, qualname.split("."), self.gm)
         return self.g.add_input(qualname, list(t.shape), self.float_dtype if t.is_floating_point() else "int32")
 
     def arg(self, a):
@@ -131,7 +132,7 @@ BINARY = {"add": "add", "iadd": "add", "sub": "sub", "mul": "mul", "imul": "mul"
           "div": "div", "maximum": "max", "minimum": "min"}
 UNARY = {n: n for n in ("relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg",
                         "abs", "reciprocal")}
-UNARY.update({"sigmoid": "sigmoid", "SiLU": "silu", "ReLU": "relu", "GELU": "gelu", "Tanh": "tanh",
+UNARY.update({"SiLU": "silu", "ReLU": "relu", "GELU": "gelu", "Tanh": "tanh",
               "Sigmoid": "sigmoid"})
 
 
@@ -188,15 +189,8 @@ def reduction(im, node, name, args, kw):
     if dims is None:
         raise ImportFailure("a reduction over all dims is not supported (give dim)")
     rank = len(im.g.shape(args[0]))
-    dims = sorted({d % rank for d in (dims if isinstance(dims, (list, tuple)) else [dims])}, reverse=True)
-    if len(dims) == 1:
-        return im.out(node, name, [args[0]], dim=dims[0], keepdim=bool(keep))
-    x = args[0]  # several dims: one reduction each (keeping dims), then the result's shape
-    for d in dims:
-        shape = list(im.g.shape(x))
-        shape[d] = 1
-        x = im.g.op(name, [x], f"{node.name}_d{d}", shape, im.g.dtype(x), dim=d, keepdim=True)
-    return im.out(node, "reshape", [x])
+    dims = sorted({d % rank for d in (dims if isinstance(dims, (list, tuple)) else [dims])})
+    return im.g.reduce(name, args[0], dims, node.name, node.meta["tensor_meta"].shape, keep)
 
 
 def matmul(im, node, name, args, kw):
@@ -281,18 +275,7 @@ def cat(im, node, name, args, kw):
 
 
 def expand(im, node, name, args, kw):
-    """Broadcast copies along each size-1 dim that grows, as a cat of the input with itself."""
-    x, target = args[0], list(node.meta["tensor_meta"].shape)
-    shape = list(im.g.shape(x))
-    if len(shape) < len(target):
-        shape = [1] * (len(target) - len(shape)) + shape
-        x = im.g.op("reshape", [x], node.name + "_r", shape, im.g.dtype(x))
-    grow = [d for d in range(len(target)) if shape[d] != target[d]]
-    for n, d in enumerate(grow):
-        shape[d] = target[d]
-        out = node.name if n == len(grow) - 1 else f"{node.name}_{n}"
-        x = im.g.op("cat", [x] * target[d], out, shape, im.g.dtype(x), dim=d)
-    return x
+    return im.g.expand(args[0], list(node.meta["tensor_meta"].shape), node.name)
 
 
 def getitem(im, node, name, args, kw):
@@ -319,8 +302,7 @@ def getitem(im, node, name, args, kw):
     need_reshape = _sliced_shape(shape, steps) != target
     for n, (d, start, stop, step) in enumerate(steps):
         last = n == len(steps) - 1 and not need_reshape
-        x = im.g.op("slice", [x], node.name if last else f"{node.name}_s{n}", _sliced_shape(im.g.shape(x), [(d, start, stop, step)]),
-                    im.g.dtype(x), dim=d, start=start, end=stop, step=step if step != 1 else None)
+        x = im.g.slice(x, d, start, stop, step, node.name if last else f"{node.name}_s{n}")
     if need_reshape:  # ints drop dims, None adds them
         x = im.out(node, "reshape", [x])
     return x
@@ -334,15 +316,10 @@ def _sliced_shape(shape, steps):
 
 
 def split(im, node, name, args, kw):
-    x, size = args[0], args[1] if len(args) > 1 else kw.get("split_size_or_sections", kw.get("chunks"))
+    x = args[0]
     dim = (args[2] if len(args) > 2 else kw.get("dim", 0)) % len(im.g.shape(x))
     metas = node.meta["tensor_meta"]
-    sizes = [m.shape[dim] for m in metas]
-    outs = [f"{node.name}_{i}" for i in range(len(sizes))]
-    for o, m in zip(outs, metas):
-        im.g.tensor(o, m.shape, im.dtype_of(m))
-    im.g.ops.append({"op": "split", "inputs": [x], "outputs": outs, "attrs": {"dim": dim, "sizes": sizes}})
-    return outs
+    return im.g.split(x, dim, [f"{node.name}_{i}" for i in range(len(metas))], [m.shape for m in metas])
 
 
 def where(im, node, name, args, kw):

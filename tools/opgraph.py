@@ -78,6 +78,44 @@ class OpGraph:
     def shape(self, name):
         return self.tensors[name]["shape"]
 
+    def reduce(self, kind, x, dims, out, out_shape, keepdim):
+        """sum/mean/amax over `dims` (non-negative): one op, or one per dim then a reshape."""
+        if len(dims) == 1:
+            return self.op(kind, [x], out, out_shape, self.dtype(x), dim=dims[0], keepdim=bool(keepdim))
+        for d in sorted(dims, reverse=True):  # means of equal-size groups: the mean
+            shape = list(self.shape(x))
+            shape[d] = 1
+            x = self.op(kind, [x], f"{out}_d{d}", shape, self.dtype(x), dim=d, keepdim=True)
+        return self.op("reshape", [x], out, out_shape, self.dtype(x))
+
+    def expand(self, x, target, out):
+        """Broadcast copies (torch expand, ONNX Expand): a cat of x with itself along each
+        size-1 dim that grows (a real copy, as the reshape after repeat_kv's expand makes)."""
+        shape = list(self.shape(x))
+        if len(shape) < len(target):
+            shape = [1] * (len(target) - len(shape)) + shape
+            x = self.op("reshape", [x], out + "_r", shape, self.dtype(x))
+        grow = [d for d in range(len(target)) if shape[d] != target[d]]
+        for n, d in enumerate(grow):
+            shape[d] = target[d]
+            x = self.op("cat", [x] * target[d], out if n == len(grow) - 1 else f"{out}_{n}", shape, self.dtype(x), dim=d)
+        return x
+
+    def slice(self, x, dim, start, end, step, out):
+        """x sliced along dim (python range rules already applied)."""
+        shape = list(self.shape(x))
+        shape[dim] = len(range(start, end, step))
+        return self.op("slice", [x], out, shape, self.dtype(x), dim=dim, start=start, end=end,
+                       step=step if step != 1 else None)
+
+    def split(self, x, dim, outs, shapes):
+        """x cut along dim into the given output tensors (their sizes along dim from shapes)."""
+        for o, s in zip(outs, shapes):
+            self.tensor(o, s, self.dtype(x))
+        self.ops.append({"op": "split", "inputs": [x], "outputs": list(outs),
+                         "attrs": {"dim": dim, "sizes": [int(s[dim]) for s in shapes]}})
+        return list(outs)
+
     def dtype(self, name):
         return self.tensors[name]["dtype"]
 
