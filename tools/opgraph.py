@@ -333,7 +333,50 @@ def _gelu_at(m, op):
     return None
 
 
-REWRITES = (_gelu_at, _silu_at, _rmsnorm_at, _rope_at, _matmul_transpose_at)
+def _unrepeated_kv(m, t):
+    """The KV tensor before repeat_kv (reshape(cat([reshape(kv)] * n, dim 2))), or t itself."""
+    r = m.op(t, ("reshape",))
+    c = r and m.op(r["inputs"][0], ("cat",))
+    u = c and len(set(c["inputs"])) == 1 and c["attrs"].get("dim") == 2 and m.op(c["inputs"][0], ("reshape",), single_use=False)
+    if not u:
+        return t, []
+    kv, five = u["inputs"][0], m.graph.shape(u["outputs"][0])
+    if len(five) != 5 or five[2] != 1 or m.graph.shape(kv) != five[:2] + five[3:] or m.users.get(u["outputs"][0]) != len(c["inputs"]):
+        return t, []
+    return kv, [r, c, u]
+
+
+def _sdpa_at(m, op):
+    """matmul(softmax(matmul(q, k^T) * scale [+ mask]), v) -> sdpa(q, k, v[, mask]) with scale;
+    K and V repeated for grouped-query heads (repeat_kv) are taken before the repeat."""
+    if op["op"] != "matmul" or op.get("attrs"):
+        return None
+    sm = m.op(op["inputs"][0], ("softmax",))
+    if not sm or sm.get("attrs", {}).get("dim", -1) not in (-1, 3) or len(m.graph.shape(op["outputs"][0])) != 4:
+        return None
+    parts, t, mask = [sm], sm["inputs"][0], []
+    add = m.op(t, ("add",))
+    for i in (0, 1) if add and len(add["inputs"]) == 2 else ():
+        if len(m.graph.shape(add["inputs"][1 - i])) == 2 and m.op(add["inputs"][i], ("mul", "div", "matmul")):
+            parts, t, mask = parts + [add], add["inputs"][i], [add["inputs"][1 - i]]
+            break
+    scale = 1.0
+    sc = m.op(t, ("mul", "div"))
+    if sc and _scalar(sc) and _scalar(sc) > 0:
+        scale = _scalar(sc) if sc["op"] == "mul" else 1 / _scalar(sc)
+        parts, t = parts + [sc], sc["inputs"][0]
+    qk = m.op(t, ("matmul",))
+    if not qk or qk.get("attrs") != {"transpose_b": True}:
+        return None
+    k, k_parts = _unrepeated_kv(m, qk["inputs"][1])
+    v, v_parts = _unrepeated_kv(m, op["inputs"][1])
+    if m.graph.shape(k) != m.graph.shape(v):
+        return None
+    return parts + [qk] + k_parts + v_parts + [op], {
+        "op": "sdpa", "inputs": [qk["inputs"][0], k, v] + mask, "outputs": op["outputs"], "attrs": {"scale": scale}}
+
+
+REWRITES = (_gelu_at, _silu_at, _rmsnorm_at, _rope_at, _matmul_transpose_at, _sdpa_at)
 
 
 def fuse_patterns(graph, outputs):

@@ -104,6 +104,10 @@ def test_torch_block(dfsim, d):
     ops = ops_of(graph)
     assert ops.count("linear") == 7 and ops.count("rmsnorm") == 2 and ops.count("rope") == 2, ops
     assert "rsqrt" not in ops and "pow" not in ops, f"the RMSNorm pattern was not matched: {ops}"
+    assert ops.count("sdpa") == 1 and "softmax" not in ops and "cat" not in ops, f"attention was not matched: {ops}"
+    sdpa = next(op for op in graph["ops"] if op["op"] == "sdpa")
+    assert sdpa["attrs"] == {"scale": 0.125} and sdpa["inputs"][3] == "mask", sdpa  # 1/sqrt(64)
+    assert graph["tensors"][sdpa["inputs"][1]]["shape"] == [1, tl.KV_HEADS, tl.SEQ, tl.HEAD_DIM], "K not taken before repeat_kv"
     s = simulate(dfsim, path, d)
     assert s["compute"]["macs"] == BLOCK_MACS, s["compute"]["macs"]
     # Every weight and input is read from off-chip at least once, the output written once.
