@@ -141,6 +141,36 @@ def test_python_api(dfsim, d):
     run([PY, os.path.join(TOOLS, "check_schemas.py"), cli_t, cli_o])
 
 
+GEN_VOCAB = 1000  # the LM head's rows: tells its weight apart from the layer's
+
+
+def test_gen_same_weights(dfsim, d):
+    """`dfsim gen` of a one-layer model with the block's hyperparameters holds the same
+    projection weights: the same count per shape and the same bytes, and the same layer weight
+    bytes as the module's parameters (two norm vectors plus seven projections)."""
+    model = {"format": "dfsim.model", "version": 1, "name": "tiny-llama", "source": "tests/import/tiny_llama.py",
+             "architecture": "decoder", "hidden_size": tl.HIDDEN, "num_layers": 1, "num_heads": tl.HEADS,
+             "num_kv_heads": tl.KV_HEADS, "head_dim": tl.HEAD_DIM, "intermediate_size": tl.INTERMEDIATE,
+             "vocab_size": GEN_VOCAB, "max_position_embeddings": 2048, "norm": "rmsnorm", "norm_eps": 1e-6,
+             "tie_word_embeddings": False, "dtype": "fp16"}
+    path, out = os.path.join(d, "tiny-llama.json"), os.path.join(d, "gen.json")
+    with open(path, "w") as f:
+        json.dump(model, f)
+    run([dfsim, "gen", path, "--phase", "prefill", "--tokens", str(tl.SEQ), "--layers", "1", "-o", out])
+    gen, imported = load(out), load(import_torch_cli(d))
+
+    def weights(graph, kinds):  # the weights (input 1) of the given ops, minus the LM head
+        names = {op["inputs"][1] for op in graph["ops"] if op["op"] in kinds and len(op["inputs"]) > 1}
+        return sorted((graph["tensors"][n]["shape"], tensor_bytes(graph, n)) for n in names
+                      if n in graph["inputs"] and graph["tensors"][n]["shape"][0] != GEN_VOCAB)
+    projections = weights(imported, ("linear",))
+    assert len(projections) == 7 and weights(gen, ("linear", "matmul")) == projections, \
+        (weights(gen, ("linear", "matmul")), projections)
+    layer = sum(b for _, b in weights(gen, ("linear", "matmul", "rmsnorm")))
+    assert layer == weight_bytes(imported) == sum(p.numel() * 2 for p in tl.TinyLlamaBlock().parameters()), \
+        (layer, weight_bytes(imported))
+
+
 def test_torch_unpacked_sizes(dfsim, d):
     """`b, t, _ = x.shape` (the plain tracer fails on it) imports through the meta tracer to the
     same graph: the same inputs and ops, the same MACs and off-chip bytes."""
