@@ -146,8 +146,8 @@ GEN_VOCAB = 1000  # the LM head's rows: tells its weight apart from the layer's
 
 def test_gen_same_weights(dfsim, d):
     """`dfsim gen` of a one-layer model with the block's hyperparameters holds the same
-    projection weights: the same count per shape and the same bytes, and the same layer weight
-    bytes as the module's parameters (two norm vectors plus seven projections)."""
+    projection weights (the same shapes and bytes), and its layer's weights (seven projections,
+    two norm vectors) are exactly the module's parameter bytes."""
     model = {"format": "dfsim.model", "version": 1, "name": "tiny-llama", "source": "tests/import/tiny_llama.py",
              "architecture": "decoder", "hidden_size": tl.HIDDEN, "num_layers": 1, "num_heads": tl.HEADS,
              "num_kv_heads": tl.KV_HEADS, "head_dim": tl.HEAD_DIM, "intermediate_size": tl.INTERMEDIATE,
@@ -166,9 +166,11 @@ def test_gen_same_weights(dfsim, d):
     projections = weights(imported, ("linear",))
     assert len(projections) == 7 and weights(gen, ("linear", "matmul")) == projections, \
         (weights(gen, ("linear", "matmul")), projections)
-    layer = sum(b for _, b in weights(gen, ("linear", "matmul", "rmsnorm")))
-    assert layer == weight_bytes(imported) == sum(p.numel() * 2 for p in tl.TinyLlamaBlock().parameters()), \
-        (layer, weight_bytes(imported))
+    # gen's norms: the layer's two and the final norm before the LM head, [D] each.
+    norms_and_projections = sum(b for _, b in weights(gen, ("linear", "matmul", "rmsnorm")))
+    params = sum(p.numel() * 2 for p in tl.TinyLlamaBlock().parameters())
+    assert norms_and_projections - tl.HIDDEN * 2 == weight_bytes(imported) == params, \
+        (norms_and_projections, weight_bytes(imported), params)
 
 
 def test_torch_unpacked_sizes(dfsim, d):
