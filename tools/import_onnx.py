@@ -17,7 +17,8 @@ import sys
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opgraph import ImportFailure, OpGraph, fuse_patterns, parse_input_args, parse_input_spec, run_cli, write_json  # noqa: E402
+from opgraph import ImportFailure, OpGraph, parse_input_args, parse_input_spec, run_cli, write_json  # noqa: E402
+from opgraph_patterns import fuse_patterns  # noqa: E402
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
