@@ -28,7 +28,7 @@ FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProt
 
 
 class Importer:
-    """Walks the ONNX nodes in order: folds constant ones, emits the rest via TABLE."""
+    """Walks the ONNX nodes in order (constants already folded) and emits ops via TABLE."""
 
     def __init__(self, model, float_dtype):
         self.g, self.float_dtype = OpGraph(), float_dtype
