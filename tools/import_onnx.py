@@ -11,13 +11,12 @@ In Python: sys.path.append("tools"); from import_onnx import import_onnx;
     graph = import_onnx(onnx.load("block.onnx"), {"x": "1x16x256"})
 Exit status 2 with one line on stderr for bad input or a node outside the op set.
 """
-import argparse
 import os
 import sys
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opgraph import ImportFailure, OpGraph, parse_input_args, parse_input_spec, run_cli, write_json  # noqa: E402
+from opgraph import ImportFailure, OpGraph, parse_input_spec, parser, run_cli  # noqa: E402
 from opgraph_patterns import fuse_patterns  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -395,24 +394,8 @@ def _load(path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__.split("\n", 2)[2],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("model", metavar="MODEL.onnx")
-    ap.add_argument("--input", action="append", metavar="NAME=SHAPE[:DTYPE]", default=[],
-                    help="fix a graph input's shape, e.g. x=2x128x4096:fp16 (dtype fp16 by default; int32 for ids)")
-    ap.add_argument("-o", "--output", required=True, metavar="OUT.json")
-    ap.add_argument("--cores", type=int, default=32, metavar="N", help="compile.cores of the graph (default 32, the card)")
-    ap.add_argument("--name", help="the graph's name (default: the ONNX graph's name)")
-    a = ap.parse_args()
-
-    def work():
-        specs = parse_input_args(a.input)
-        if a.cores < 1:
-            raise ImportFailure(f"--cores {a.cores}: expected an integer >= 1")
-        write_json(import_onnx(_load(a.model), specs, a.name, a.cores), a.output)
-        print(f"wrote {a.output}")
-
-    run_cli(a.model, work)
+    a = parser(__doc__, "MODEL.onnx", "fix a graph input's shape", "the ONNX graph's name").parse_args()
+    run_cli(a, lambda specs: import_onnx(_load(a.source), specs, a.name, a.cores))
 
 
 if __name__ == "__main__":

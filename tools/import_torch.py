@@ -12,7 +12,6 @@ In Python: sys.path.append("tools"); from import_torch import import_module;
     graph = import_module(module, {"x": "1x16x256:fp16", ...})
 Exit status 2 with one line on stderr for bad input or a node outside the op set.
 """
-import argparse
 import contextlib
 import functools
 import importlib.util
@@ -24,7 +23,7 @@ import sys
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opgraph import ImportFailure, OpGraph, parse_input_args, parse_input_spec, run_cli, write_json  # noqa: E402
+from opgraph import ImportFailure, OpGraph, parse_input_spec, parser, run_cli  # noqa: E402
 from opgraph_patterns import fuse_patterns  # noqa: E402
 
 import torch  # noqa: E402
@@ -466,26 +465,10 @@ def _load_class(path, cls):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__.split("\n", 2)[2],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("file", metavar="FILE.py")
+    ap = parser(__doc__, "FILE.py", "a forward argument's shape", "the class name")
     ap.add_argument("--module", required=True, metavar="NAME", help="nn.Module class in FILE.py (built with no arguments)")
-    ap.add_argument("--input", action="append", metavar="NAME=SHAPE[:DTYPE]", default=[],
-                    help="a forward argument's shape, e.g. x=2x128x4096:fp16 (dtype fp16 by default; int32 for ids)")
-    ap.add_argument("-o", "--output", required=True, metavar="OUT.json")
-    ap.add_argument("--cores", type=int, default=32, metavar="N", help="compile.cores of the graph (default 32, the card)")
-    ap.add_argument("--name", help="the graph's name (default: the class name)")
     a = ap.parse_args()
-
-    def work():
-        specs = parse_input_args(a.input)
-        module = _load_class(a.file, a.module)
-        if a.cores < 1:
-            raise ImportFailure(f"--cores {a.cores}: expected an integer >= 1")
-        write_json(import_module(module, specs, a.name, a.cores), a.output)
-        print(f"wrote {a.output}")
-
-    run_cli(a.file, work)
+    run_cli(a, lambda specs: import_module(_load_class(a.source, a.module), specs, a.name, a.cores))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Builds a `dfsim.ops` v1 op graph (docs/op-graph-format.md) for the importers: input specs,
 the graph builder, all-or-nothing writing, one-line errors. Patterns: opgraph_patterns.py."""
+import argparse
 import json
 import os
 import sys
@@ -153,10 +154,28 @@ def write_json(doc, path):
         raise ImportFailure(f"{path}: cannot write: {e.strerror}")
 
 
-def run_cli(source, fn):
-    """Runs fn(); an ImportFailure becomes one line `source: what` and exit status 2."""
+def parser(doc, source, input_help, name_help):
+    """The importers' command line: SOURCE, --input, -o, --cores, --name (docstring as help)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0], epilog=doc.split("\n", 2)[2],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("source", metavar=source)
+    ap.add_argument("--input", action="append", metavar="NAME=SHAPE[:DTYPE]", default=[],
+                    help=input_help + ", e.g. x=2x128x4096:fp16 (dtype fp16 by default; int32 for ids)")
+    ap.add_argument("-o", "--output", required=True, metavar="OUT.json")
+    ap.add_argument("--cores", type=int, default=32, metavar="N", help="compile.cores of the graph (default 32, the card)")
+    ap.add_argument("--name", help=f"the graph's name (default: {name_help})")
+    return ap
+
+
+def run_cli(args, convert):
+    """convert(input specs) -> graph, written to args.output; an ImportFailure becomes one line
+    `source: what` on stderr and exit status 2, with nothing written."""
     try:
-        fn()
+        specs = parse_input_args(args.input)
+        if args.cores < 1:
+            raise ImportFailure(f"--cores {args.cores}: expected an integer >= 1")
+        write_json(convert(specs), args.output)
     except ImportFailure as e:
-        print(f"{source}: {e}", file=sys.stderr)
+        print(f"{args.source}: {e}", file=sys.stderr)
         sys.exit(2)
+    print(f"wrote {args.output}")
