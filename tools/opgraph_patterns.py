@@ -1,5 +1,6 @@
 """Rewrites on a built op graph: patterns that are one dfsim op (GELU from erf, SiLU, RMSNorm,
-RoPE, a transposed matmul operand, softmax attention as sdpa), shared by both importers."""
+a decomposed LayerNorm, RoPE, a transposed matmul operand, softmax attention as sdpa), shared
+by both importers."""
 from opgraph import ImportFailure
 
 HELPER_OPS = ("erf",)  # emitted only for the rewrites below to replace; an error if left over
@@ -138,18 +139,62 @@ def _rope_parts(m, x, cos, rot, sin):
 
 
 def _matmul_transpose_at(m, op):
-    """matmul(a, transpose(b) of its last two dims) -> matmul(a, b) with transpose_b."""
+    """matmul(a, transpose(y, P)) -> matmul(a, transpose(y, P'), transpose_b) where P' is P
+    with its last two entries swapped: no transpose at all when P' is the identity (x.T @), a
+    cheaper one when P' keeps the last dim, which P moved (ONNX's k.permute(0, 2, 3, 1))."""
     if op["op"] != "matmul" or op.get("attrs", {}).get("transpose_b"):
         return None
     t = m.op(op["inputs"][1], ("transpose",))
     if not t:
         return None
-    rank = len(m.graph.shape(t["inputs"][0]))
+    y, rank = t["inputs"][0], len(m.graph.shape(t["inputs"][0]))
     dims = [d % rank for d in t["attrs"]["dims"]]
-    if rank < 2 or dims != list(range(rank - 2)) + [rank - 1, rank - 2]:
+    swapped = dims[:-2] + [dims[-1], dims[-2]]
+    mm = dict(op, attrs=dict(op.get("attrs", {}), transpose_b=True))
+    if swapped == list(range(rank)):
+        return [t, op], dict(mm, inputs=[op["inputs"][0], y])
+    if swapped[-1] != rank - 1 or dims[-1] == rank - 1:  # only to keep the last (stick) dim in place
         return None
-    return [t, op], dict(op, inputs=[op["inputs"][0], t["inputs"][0]],
-                         attrs=dict(op.get("attrs", {}), transpose_b=True))
+    out = t["outputs"][0] + "_t"
+    m.graph.tensor(out, [m.graph.shape(y)[d] for d in swapped], m.graph.dtype(y))
+    return [t, op], [{"op": "transpose", "inputs": [y], "outputs": [out], "attrs": {"dims": swapped}},
+                     dict(mm, inputs=[op["inputs"][0], out])]
+
+
+def _layernorm_at(m, op):
+    """(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) [* w] [+ b] over the last dim, as
+    exporters before ONNX opset 17 write it -> layernorm(x[, w[, b]])."""
+    bias = weight = None
+    root = op
+    if op["op"] == "add" and len(op["inputs"]) == 2 and op["inputs"][1] in m.graph.inputs:
+        bias, op = op["inputs"][1], m.op(op["inputs"][0], ("mul",))
+    if op and op["op"] == "mul" and len(op["inputs"]) == 2 and op["inputs"][1] in m.graph.inputs:
+        weight, op = op["inputs"][1], m.op(op["inputs"][0], ("div",))
+    if not op or op["op"] != "div" or len(op["inputs"]) != 2 or (bias and not weight):
+        return None
+    d, den = op["inputs"]
+    sub = m.op(d, ("sub",), single_use=False)
+    if not sub or m.users.get(d) != 2 or d in m.keep:
+        return None
+    x, mu = sub["inputs"]
+    mean1 = m.op(mu, ("mean",), single_use=False)
+    sq = m.op(den, ("sqrt",))
+    add = sq and m.op(sq["inputs"][0], ("add",))
+    eps = add and _scalar(add)
+    mean2 = add and m.op(add["inputs"][0], ("mean",))
+    p = mean2 and m.op(mean2["inputs"][0], ("pow",))
+    last = len(m.graph.shape(x)) - 1
+    if not mean1 or mean1["inputs"] != [x] or m.users.get(mu) != 1 or eps is None or not p \
+            or p["inputs"] != [d] or p["attrs"].get("exponent") != 2 or not 0 <= eps <= 1:
+        return None
+    if any(r["attrs"].get("dim", -1) not in (-1, last) or r["attrs"].get("keepdim") is not True for r in (mean1, mean2)):
+        return None
+    if any(w and m.graph.shape(w) != [m.graph.shape(x)[-1]] for w in (weight, bias)):
+        return None
+    parts = [mean1, sub, p, mean2, add, sq, op] + [o for o in (m.prod.get(root["inputs"][0]) if bias else None, root)
+                                                   if o is not None and o is not op]
+    return parts, {"op": "layernorm", "inputs": [x] + [w for w in (weight, bias) if w], "outputs": root["outputs"],
+                   "attrs": {"eps": eps}}
 
 
 def _silu_at(m, op):
@@ -241,11 +286,11 @@ def _sdpa_at(m, op):
         "op": "sdpa", "inputs": [qk["inputs"][0], k, v] + mask, "outputs": op["outputs"], "attrs": {"scale": scale}}
 
 
-REWRITES = (_gelu_at, _silu_at, _rmsnorm_at, _rope_at, _matmul_transpose_at, _sdpa_at)
+REWRITES = (_gelu_at, _silu_at, _rmsnorm_at, _layernorm_at, _rope_at, _matmul_transpose_at, _sdpa_at)
 
 
 def fuse_patterns(graph, outputs):
-    """Replaces each matched pattern by its one op, in place of the pattern's last op."""
+    """Replaces each matched pattern by its op(s), in place of the pattern's last op."""
     for rewrite in REWRITES:
         m = _Matcher(graph, outputs)
         replaced, dropped = {}, set()
@@ -253,8 +298,9 @@ def fuse_patterns(graph, outputs):
             hit = None if id(op) in dropped else rewrite(m, op)
             if hit and not any(id(o) in dropped for o in hit[0]):
                 dropped.update(id(o) for o in hit[0])
-                replaced[id(op)] = hit[1]
-        graph.ops = [replaced.get(id(op), op) for op in graph.ops if id(op) in replaced or id(op) not in dropped]
+                replaced[id(op)] = hit[1] if isinstance(hit[1], list) else [hit[1]]
+        graph.ops = [new for op in graph.ops if id(op) in replaced or id(op) not in dropped
+                     for new in replaced.get(id(op), [op])]
     for op in graph.ops:  # a helper op no pattern took (erf outside GELU)
         if op["op"] in HELPER_OPS:
             raise ImportFailure(f"{op['description']}: not in the dfsim op set, and not part of a GELU")

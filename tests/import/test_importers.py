@@ -18,6 +18,7 @@ sys.path.insert(0, TOOLS)
 sys.path.insert(0, HERE)
 
 import torch  # noqa: E402  (required: Debian's python3-torch, tools/install-deps.sh)
+import tiny_bert  # noqa: E402
 import tiny_llama as tl  # noqa: E402
 
 PY = sys.executable
@@ -139,6 +140,30 @@ def test_python_api(dfsim, d):
     os.rename(cli_t, again)
     assert open(import_torch_cli(d)).read() == open(again).read(), "two imports differ"
     run([PY, os.path.join(TOOLS, "check_schemas.py"), cli_t, cli_o])
+
+
+def test_bert_encoder(dfsim, d):
+    """A BERT-style encoder layer exported at ONNX opset 14 (LayerNorm as ReduceMean/Sub/Pow/
+    Sqrt/Div, GELU through Erf, biases as Adds, K as one permute) imports to the same work as
+    the traced module: two layernorms, one gelu, one sdpa; the same MACs and off-chip bytes."""
+    from import_onnx import import_onnx
+    from import_torch import import_module
+    b, t, h = 2, tiny_bert.SEQ, tiny_bert.HIDDEN
+    path = os.path.join(d, "bert.onnx")
+    torch.onnx.export(tiny_bert.TinyBertLayer().eval(), (torch.randn(b, t, h), torch.randn(t, t)), path,
+                      input_names=["x", "mask"], opset_version=14)
+    inputs = {"x": f"{b}x{t}x{h}", "mask": f"{t}x{t}"}
+    summaries = []
+    for name, graph in (("torch", import_module(tiny_bert.TinyBertLayer(), inputs)), ("onnx", import_onnx(path))):
+        ops = ops_of(graph)
+        assert ops.count("layernorm") == 2 and ops.count("gelu") == 1 and ops.count("sdpa") == 1, (name, ops)
+        with open(os.path.join(d, name + ".json"), "w") as f:
+            json.dump(graph, f)
+        summaries.append(simulate(dfsim, os.path.join(d, name + ".json"), d))
+    # Per token: q, k, v, out 4 * 128*128 + intermediate, output 2 * 128*512 = 196608; 32 tokens:
+    # 6291456. Attention: 2 sequences * 4 heads * (16*16*32 + 16*16*32) = 131072. Total 6422528.
+    assert [s["compute"]["macs"] for s in summaries] == [6422528, 6422528], [s["compute"]["macs"] for s in summaries]
+    assert summaries[0]["offchip"]["graph_bytes"] == summaries[1]["offchip"]["graph_bytes"]
 
 
 GEN_VOCAB = 1000  # the LM head's rows: tells its weight apart from the layer's
