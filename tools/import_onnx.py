@@ -359,7 +359,8 @@ def import_onnx(model, inputs=None, name=None, cores=32):
     specs = {k: parse_input_spec(v) for k, v in (inputs or {}).items()}
     floats = {d for _, d in specs.values() if d != "int32"}
     if len(floats) > 1:
-        raise ImportFailure(f"inputs mix float dtypes {sorted(floats)}: the graph keeps one")
+        raise ImportFailure(f"inputs mix float dtypes {', '.join(sorted(floats))}: give every float input "
+                            "the same one (the graph and its weights keep one)")
     inits = {i.name for i in model.graph.initializer}
     names = [i.name for i in model.graph.input if i.name not in inits]
     unknown = [k for k in specs if k not in names]

@@ -382,7 +382,8 @@ def import_module(module, inputs, name=None, cores=32):
     specs = {k: parse_input_spec(v) for k, v in inputs.items()}
     floats = {d for _, d in specs.values() if d != "int32"}
     if len(floats) > 1:
-        raise ImportFailure(f"inputs mix float dtypes {sorted(floats)}: the graph keeps one")
+        raise ImportFailure(f"inputs mix float dtypes {', '.join(sorted(floats))}: give every float input "
+                            "the same one (the graph and its weights keep one)")
     args = list(inspect.signature(module.forward).parameters)
     missing, extra = [a for a in args if a not in specs], [a for a in specs if a not in args]
     if missing or extra:

@@ -14,7 +14,10 @@ class ImportFailure(Exception):
 
 
 def parse_input_spec(spec):
-    """'2x128x4096[:fp16]' -> ([2, 128, 4096], 'fp16'); also accepts (shape[, dtype])."""
+    """'2x128x4096[:fp16]' -> ([2, 128, 4096], 'fp16'); also accepts (shape[, dtype]), a shape,
+    or an example tensor (its shape; int32 if it holds integers, else fp16)."""
+    if hasattr(spec, "shape") and hasattr(spec, "dtype"):
+        spec = (list(spec.shape), "fp16" if spec.dtype.is_floating_point else "int32")
     if isinstance(spec, (list, tuple)):
         shape, dtype = (spec[0], spec[1]) if len(spec) == 2 and isinstance(spec[1], str) else (spec, "fp16")
     else:
