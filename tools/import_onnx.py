@@ -125,7 +125,7 @@ FOLD = {
     "Unsqueeze": lambda im, n, a, x, *ax: np.reshape(x, _unsqueezed(x.shape, list(ax[0]) if ax else a["axes"])),
     "Squeeze": lambda im, n, a, x, *ax: np.squeeze(x, axis=tuple(ax[0]) if ax else tuple(a.get("axes", ())) or None),
     "Concat": lambda im, n, a, *xs: np.concatenate(xs, axis=a["axis"]),
-    "Cast": lambda im, n, a, x: x.astype(onnx.helper.tensor_dtype_to_np_dtype(a["to"])),
+    "Cast": lambda im, n, a, x: x.astype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[a["to"]]),
     "Identity": lambda im, n, a, x: x,
     "Reshape": lambda im, n, a, x, s: x.reshape([d if d else x.shape[i] for i, d in enumerate(s.tolist())]),
     "Add": lambda im, n, a, x, y: x + y, "Sub": lambda im, n, a, x, y: x - y,
@@ -157,7 +157,10 @@ def fold(im, node):
     if not all(i in im.consts for i in ins):
         return False
     args = [im.consts[i] for i in node.input if i] if node.op_type != "Shape" else [None]
-    im.consts[node.output[0]] = np.asarray(FOLD[node.op_type](im, node, attributes(node), *args))
+    try:
+        im.consts[node.output[0]] = np.asarray(FOLD[node.op_type](im, node, attributes(node), *args))
+    except (ValueError, TypeError, IndexError, KeyError) as e:  # numpy on malformed constants
+        raise ImportFailure(f"node {node.name} ({node.op_type}): cannot evaluate it on its constant inputs: {e}")
     return True
 
 
@@ -165,7 +168,10 @@ def fold_constants(model):
     """Shape inference, then folding of the nodes it makes constant, until nothing changes:
     folded values become initializers, so the next inference sees through them."""
     for _ in range(20):
-        model = shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+        try:
+            model = shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+        except Exception as e:  # onnx raises InferenceError, ValidationError, ...
+            raise ImportFailure(f"ONNX shape inference failed: {str(e).splitlines()[0]}")
         im = Importer(model, "fp16")
         keep = [n for n in model.graph.node if not fold(im, n)]
         if len(keep) == len(model.graph.node):
@@ -285,9 +291,12 @@ def gather(im, node, a):
 
 
 def reshape(im, node, a):
-    x = im.tensor(node.input[0])
-    if im.shape(node.output[0]) == im.g.shape(x):
+    x, shape = im.tensor(node.input[0]), im.shape(node.output[0])
+    if shape == im.g.shape(x):
         return im.alias(node, x)
+    if np.prod(shape) != np.prod(im.g.shape(x)):
+        raise ImportFailure(f"{im.g.shape(x)} cannot become {shape} (sizes fixed when the file was written? "
+                            "export with dynamic axes)")
     im.out(node, "reshape", [x])
 
 
@@ -356,6 +365,8 @@ def import_onnx(model, inputs=None, name=None, cores=32):
     (shape, dtype)} fixing the graph inputs, and returns the dfsim.ops graph as a dict."""
     if isinstance(model, str):
         model = _load(model)
+    else:  # the caller's model stays as it was
+        model = onnx.ModelProto.FromString(model.SerializeToString())
     specs = {k: parse_input_spec(v) for k, v in (inputs or {}).items()}
     floats = {d for _, d in specs.values() if d != "int32"}
     if len(floats) > 1:
@@ -372,10 +383,11 @@ def import_onnx(model, inputs=None, name=None, cores=32):
             del dims[:]
             for d in specs[vi.name][0]:
                 dims.add().dim_value = d
-    try:
-        model = fold_constants(model)
-    except Exception as e:  # onnx raises InferenceError, ValidationError, ...
-        raise ImportFailure(f"ONNX shape inference failed: {str(e).splitlines()[0]}")
+    if specs:  # shapes the file records for other sizes are inferred again
+        del model.graph.value_info[:]
+        for vi in model.graph.output:
+            vi.type.tensor_type.ClearField("shape")
+    model = fold_constants(model)
     im = Importer(model, floats.pop() if floats else "fp16")
     outputs = im.run(model)
     fuse_patterns(im.g, outputs)

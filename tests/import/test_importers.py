@@ -128,6 +128,26 @@ def test_onnx_matches_torch(dfsim, d):
         (so["offchip"]["graph_bytes"], st["offchip"]["graph_bytes"])
 
 
+def test_onnx_dynamic_batch(dfsim, d):
+    """An export with a symbolic batch dim (dynamic_axes) takes its size from --input: the shape
+    arithmetic the exporter wrote (Shape, Gather, Cast, Concat) folds, and batch 4 is four
+    times the work of batch 1, the same work as the traced module at batch 4."""
+    path = os.path.join(d, "dyn.onnx")
+    example = tuple(torch.randn([int(s) for s in v.split("x")]) for v in INPUTS.values())
+    torch.onnx.export(tl.TinyLlamaBlock().eval(), example, path, input_names=list(INPUTS), output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
+    out, t4 = os.path.join(d, "dyn.json"), os.path.join(d, "torch4.json")
+    p = run([PY, os.path.join(TOOLS, "import_onnx.py"), path, "-o", out], expect=2)
+    assert "the shape of x is unknown" in p.stderr, p.stderr
+    run([PY, os.path.join(TOOLS, "import_onnx.py"), path, "--input", f"x=4x{tl.SEQ}x{tl.HIDDEN}", "-o", out])
+    args = [PY, os.path.join(TOOLS, "import_torch.py"), os.path.join(HERE, "tiny_llama.py"), "--module", "TinyLlamaBlock",
+            "-o", t4, "--input", f"x=4x{tl.SEQ}x{tl.HIDDEN}"] + [f"--input={k}={v}" for k, v in INPUTS.items() if k != "x"]
+    run(args)
+    so, st = simulate(dfsim, out, d), simulate(dfsim, t4, d)
+    assert so["compute"]["macs"] == st["compute"]["macs"] == 4 * BLOCK_MACS, (so["compute"]["macs"], st["compute"]["macs"])
+    assert so["offchip"]["graph_bytes"] == st["offchip"]["graph_bytes"]
+
+
 def test_python_api(dfsim, d):
     """import_module and import_onnx return what the command lines write, byte for byte."""
     from import_onnx import import_onnx
