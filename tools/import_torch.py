@@ -278,6 +278,20 @@ def expand(im, node, name, args, kw):
     return im.g.expand(args[0], list(node.meta["tensor_meta"].shape), node.name)
 
 
+def repeat_interleave(im, node, name, args, kw):
+    """x.repeat_interleave(n, dim): a size-1 dim after dim, expanded to n, merged back."""
+    x, n = args[0], args[1] if len(args) > 1 else kw.get("repeats")
+    dim = args[2] if len(args) > 2 else kw.get("dim")
+    if not isinstance(n, int) or dim is None:
+        raise ImportFailure("only a number of repeats along a given dim is supported")
+    shape = list(im.g.shape(x))
+    dim %= len(shape)
+    single = shape[:dim + 1] + [1] + shape[dim + 1:]
+    one = im.g.op("reshape", [x], node.name + "_u", single, im.g.dtype(x))
+    many = im.g.expand(one, single[:dim + 1] + [n] + single[dim + 2:], node.name + "_e")
+    return im.out(node, "reshape", [many])
+
+
 def getitem(im, node, name, args, kw):
     """x[...] with ints, slices, None and ...: a slice op per sliced dim, then a reshape."""
     x, index = args
@@ -345,7 +359,7 @@ for _names, _fn in (
         (("embedding", "Embedding"), embedding),
         (("view", "reshape", "flatten", "unsqueeze", "squeeze", "view_as", "reshape_as"), reshape),
         (("permute", "transpose", "t", "T"), transpose), (("cat", "concat", "stack"), cat),
-        (("expand", "expand_as"), expand), (("getitem",), getitem), (("split", "chunk"), split),
+        (("expand", "expand_as"), expand), (("repeat_interleave",), repeat_interleave), (("getitem",), getitem), (("split", "chunk"), split),
         (("where",), where), (("scaled_dot_product_attention",), sdpa)):
     for _n in _names:
         TABLE[_n] = _fn

@@ -107,7 +107,8 @@ def _slice_of(m, t, x):
 
 
 def _rope_at(m, op):
-    """add(mul(x, cos), mul(cat(-x[..., D/2:], x[..., :D/2]), sin)) -> rope(x, cos, sin)."""
+    """add(mul(x, cos), mul(cat(-x[..., D/2:], x[..., :D/2]), sin)) -> rope(x, cos, sin), with
+    cos and sin reshaped to [T, D] when they come with leading 1s."""
     if op["op"] != "add" or len(op["inputs"]) != 2:
         return None
     for i in (0, 1):
@@ -119,8 +120,19 @@ def _rope_at(m, op):
                 found = _rope_parts(m, a["inputs"][j], a["inputs"][1 - j], b["inputs"][k], b["inputs"][1 - k])
                 if found:
                     x, cos, sin, parts = found
-                    return parts + [a, b, op], {"op": "rope", "inputs": [x, cos, sin], "outputs": op["outputs"]}
+                    td = m.graph.shape(x)[-2:]
+                    tables = [_as_shape(m, t, td, f"{op['outputs'][0]}_{n}") for t, n in ((cos, "cos"), (sin, "sin"))]
+                    rope = {"op": "rope", "inputs": [x] + [t for t, _ in tables], "outputs": op["outputs"]}
+                    return parts + [a, b, op], [r for _, r in tables if r] + [rope]
     return None
+
+
+def _as_shape(m, t, shape, name):
+    """(t, None) if t has the shape, else (a new name, its reshape op): [1, 1, T, D] -> [T, D]."""
+    if m.graph.shape(t) == shape:
+        return t, None
+    m.graph.tensor(name, shape, m.graph.dtype(t))
+    return name, {"op": "reshape", "inputs": [t], "outputs": [name]}
 
 
 def _rope_parts(m, x, cos, rot, sin):
@@ -133,8 +145,10 @@ def _rope_parts(m, x, cos, rot, sin):
     d = shape[-1]
     if not hi or not lo or d % 2 or (hi[1], hi[2], lo[1], lo[2]) != (d // 2, d, 0, d // 2):
         return None
-    if m.graph.shape(cos) != shape[-2:] or m.graph.shape(sin) != shape[-2:]:
-        return None
+    for t in (cos, sin):  # [T, D], or that with leading 1s ([1, 1, T, D] as Hugging Face's unsqueeze makes)
+        ts = m.graph.shape(t)
+        if ts[-2:] != shape[-2:] or any(n != 1 for n in ts[:-2]) or len(ts) > len(shape):
+            return None
     return x, cos, sin, [cat, neg, hi[0], lo[0]]
 
 

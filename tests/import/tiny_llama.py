@@ -46,16 +46,22 @@ class TinyLlamaBlock(nn.Module):
     def sizes(self, x):
         return x.shape[0], x.shape[1]
 
+    def rope_tables(self, cos, sin):
+        return cos, sin
+
+    def repeat(self, kv):
+        return repeat_kv(kv, HEADS // KV_HEADS)
+
     def forward(self, x, cos, sin, mask):
         b, t = self.sizes(x)
         h = self.input_layernorm(x)
         q = self.q_proj(h).view(b, t, HEADS, HEAD_DIM).transpose(1, 2)
         k = self.k_proj(h).view(b, t, KV_HEADS, HEAD_DIM).transpose(1, 2)
         v = self.v_proj(h).view(b, t, KV_HEADS, HEAD_DIM).transpose(1, 2)
+        cos, sin = self.rope_tables(cos, sin)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
-        k = repeat_kv(k, HEADS // KV_HEADS)
-        v = repeat_kv(v, HEADS // KV_HEADS)
+        k, v = self.repeat(k), self.repeat(v)
         scores = torch.matmul(q, k.transpose(2, 3)) / (HEAD_DIM ** 0.5) + mask
         probs = F.softmax(scores, dim=-1)
         attn = torch.matmul(probs, v).transpose(1, 2).reshape(b, t, HIDDEN)
@@ -64,10 +70,17 @@ class TinyLlamaBlock(nn.Module):
         return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
 
 
-class TinyLlamaBlockUnpacking(TinyLlamaBlock):
-    """The same block with sizes unpacked as Hugging Face code does (`b, t, _ = x.shape`), which
-    torch.fx's plain tracer cannot follow: the importer falls back to its meta tracer."""
+class TinyLlamaBlockVariants(TinyLlamaBlock):
+    """The same block written other ways: sizes unpacked as Hugging Face code does
+    (`b, t, _ = x.shape`, which torch.fx's plain tracer cannot follow: the importer falls back
+    to its meta tracer), the rotary tables as [1, 1, T, D], and repeat_interleave for GQA."""
 
     def sizes(self, x):
         b, t, _ = x.shape
         return b, t
+
+    def rope_tables(self, cos, sin):
+        return cos[None, None], sin[None, None]
+
+    def repeat(self, kv):
+        return kv.repeat_interleave(HEADS // KV_HEADS, dim=1)
