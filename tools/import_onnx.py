@@ -362,8 +362,10 @@ for _names, _fn in (
 
 def import_onnx(model, inputs=None, name=None, cores=32):
     """Converts an onnx.ModelProto (or a path) with input shapes {name: '1x16x256[:fp16]' or
-    (shape, dtype)} fixing the graph inputs, and returns the dfsim.ops graph as a dict."""
+    (shape, dtype)} fixing the graph inputs, and returns the dfsim.ops graph as a dict, named
+    `name`, else the file's name without .onnx, else the ONNX graph's name."""
     if isinstance(model, str):
+        name = name or os.path.splitext(os.path.basename(model))[0]
         model = _load(model)
     else:  # the caller's model stays as it was
         model = onnx.ModelProto.FromString(model.SerializeToString())
@@ -407,8 +409,8 @@ def _load(path):
 
 
 def main():
-    a = parser(__doc__, "MODEL.onnx", "fix a graph input's shape", "the ONNX graph's name").parse_args()
-    run_cli(a, lambda specs: import_onnx(_load(a.source), specs, a.name, a.cores))
+    a = parser(__doc__, "MODEL.onnx", "fix a graph input's shape", "the file's name without .onnx").parse_args()
+    run_cli(a, lambda specs: import_onnx(a.source, specs, a.name, a.cores))
 
 
 if __name__ == "__main__":
