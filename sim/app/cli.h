@@ -26,6 +26,7 @@ int cmd_diff(const std::vector<std::string>& args);
 int cmd_accuracy(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
 int cmd_serve(const std::vector<std::string>& args);
+int cmd_gen(const std::vector<std::string>& args);
 
 // Shared by the subcommands.
 std::string default_config_path();

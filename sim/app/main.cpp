@@ -28,6 +28,7 @@ const char* kUsage =
     "  accuracy  simulate the kernels measured on a card and report the error per category\n"
     "  sweep     run a design-space sweep (many runs) locally, on Dask or Slurm; tables for plots\n"
     "  serve     simulate continuous-batching LLM serving (TTFT, ITL, throughput) at a request rate\n"
+    "  gen       write the op graph of one step of a model (llama-3.1-8b, granite-3.3-8b, ...)\n"
     "\n"
     "Run 'dfsim <command> --help' for its options and an example.\n"
     "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
@@ -57,7 +58,8 @@ int sc_main(int argc, char* argv[]) {
     if (cmd == "accuracy") return dfsim::cmd_accuracy(args);
     if (cmd == "sweep") return dfsim::cmd_sweep(args);
     if (cmd == "serve") return dfsim::cmd_serve(args);
-    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info, calibrate, regress, diff, accuracy, sweep or serve)\n";
+    if (cmd == "gen") return dfsim::cmd_gen(args);
+    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info, calibrate, regress, diff, accuracy, sweep, serve or gen)\n";
     return 2;
   } catch (const dfsim::InputError& e) {
     std::cerr << e.what() << "\n";

@@ -32,7 +32,9 @@ void lower_embedding(LowerContext& ctx, const Op& op, const std::string& kernel)
   const auto groups = divide_work(n, ctx.cores);
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const CoreGroup& grp = groups[gi];
-    auto tiles = tile_units(grp.share, row, 0, ctx.budget, kPipelineTiles);
+    // A tile gathers at most the table's V rows (a run of distinct rows): a table smaller than
+    // a core's share of ids (a token-type table of one row) is read once per tile.
+    auto tiles = tile_units(grp.share, row, 0, std::min<std::uint64_t>(ctx.budget, row * u64(v)), kPipelineTiles);
     if (!tiles) fail_fit(ctx, op, row);
     for (std::size_t ti = 0; ti < tiles->size(); ++ti) {
       const TileRange& t = (*tiles)[ti];

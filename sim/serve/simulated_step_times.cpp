@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/common/error.h"
+#include "sim/gen/step_graph.h"
 
 extern char** environ;
 
@@ -37,17 +38,27 @@ std::string slurp(const std::string& file) {
 }  // namespace
 
 Json make_step_graph(const ModelInfo& model, const StepShape& shape, int tp) {
-  (void)shape;
-  (void)tp;
-  throw InputError(model.file, "",
-                   "simulated step times need the model's step graphs from `dfsim gen` (issue #10, not built yet); "
-                   "pass --step-table FILE.csv");
+  if (tp > 1)
+    throw InputError("--tp", "", "simulated step times on more than one card need the multi-card model (not built yet); "
+                                 "pass --step-table FILE.csv");
+  StepSpec s;
+  s.batch = shape.batch;
+  s.dtype = model.spec.dtype;
+  if (shape.phase == Phase::decode) {
+    s.phase = StepPhase::decode;
+    s.context = std::max(0, shape.kv_tokens - 1);  // the KV length includes the new token
+  } else {
+    s.phase = StepPhase::prefill;
+    s.tokens = shape.query_tokens;
+    s.context = std::max(0, shape.kv_tokens - shape.query_tokens);  // earlier chunks of the prompt
+  }
+  return Json::parse(generate_step_graph(model.spec, s));
 }
 
 SimulatedStepTimes::SimulatedStepTimes(ModelInfo model, const ChipConfig& cfg, int tp, std::string cache_dir,
                                        std::string dfsim_binary, StepGraphBuilder builder)
     : model_(std::move(model)), config_json_(cfg.resolved.dump()), cache_dir_(std::move(cache_dir)),
-      binary_(std::move(dfsim_binary)), tp_(tp), builder_(std::move(builder)) {
+      binary_(std::move(dfsim_binary)), tp_(tp), cores_(cfg.cores), builder_(std::move(builder)) {
   key_base_ = "dfsim " DFSIM_VERSION "\nmodel\n" + slurp(model_.file) + "\nconfig\n" + config_json_ +
               fmt::format("\ntp {}\n", tp_);
   std::error_code ec;
@@ -94,7 +105,8 @@ std::int64_t SimulatedStepTimes::simulate(const StepShape& shape, const std::str
   std::ofstream(graph_file) << graph.dump();
   std::ofstream(config_file) << config_json_;
   std::vector<std::string> args = {binary_, "run", "--workload", graph_file, "--config", config_file,
-                                   "--out", dir + "/out", "--set", "sim.trace=false", "--quiet"};
+                                   "--out", dir + "/out", "--set", "sim.trace=false", "--quiet",
+                                   "--cores", std::to_string(cores_)};  // the whole card
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -17,8 +17,8 @@ namespace dfsim::serve {
 // Builds the op graph (dfsim.ops) of one forward step of `model` at `shape` on `tp` cards.
 using StepGraphBuilder = std::function<Json(const ModelInfo& model, const StepShape& shape, int tp)>;
 
-// The builder serving uses: `dfsim gen`'s step graphs. Until `dfsim gen` exists (issue #10) it
-// throws InputError naming the model file and saying so.
+// The builder serving uses: `dfsim gen`'s step graph of the shape (a decode step over the
+// bucket's KV length, or a prefill chunk after the earlier chunks). One card only for now.
 Json make_step_graph(const ModelInfo& model, const StepShape& shape, int tp);
 
 class SimulatedStepTimes : public StepTimeProvider {
@@ -36,7 +36,7 @@ class SimulatedStepTimes : public StepTimeProvider {
   std::int64_t simulate(const StepShape& shape, const std::string& key);
   ModelInfo model_;
   std::string config_json_, key_base_, cache_dir_, binary_;
-  int tp_;
+  int tp_, cores_;
   StepGraphBuilder builder_;
   std::map<std::string, std::int64_t> cache_;
   int children_ = 0, hits_ = 0;

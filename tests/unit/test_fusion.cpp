@@ -395,6 +395,16 @@ TEST_CASE("transformer ops: kv_write, reshape, slice, split, embedding move exac
     ExpandedGraph x = expand_graph(g, chip());
     CHECK(all_equal(coverage(g, x, "e", true), 1));
   }
+  SECTION("a table of fewer rows than a core's ids (a one-row token-type table) is gathered row by row") {
+    G b;
+    b.t("table", {1, 768}).t("ids", {2, 128}, "int32").t("e", {2, 128, 768}).in({"table", "ids"}).out({"e"});
+    b.op("embedding", {"table", "ids"}, {"e"});
+    KernelGraph g = b.compile(32);  // 8 ids per core, each reading the table's one row
+    CHECK(dma(g, "load", "table") == 256u * 768 * 2);
+    CHECK(dma(g, "store") == 256u * 768 * 2);
+    ExpandedGraph x = expand_graph(g, chip());
+    CHECK(all_equal(coverage(g, x, "e", true), 1));
+  }
 }
 
 TEST_CASE("property: fused norms over random shapes and core counts conserve bytes and never over-fill LX") {

@@ -1,0 +1,33 @@
+#pragma once
+// Internal to sim/gen: the building blocks of a step graph and the two generators.
+#include <string>
+
+#include "sim/gen/graph_writer.h"
+#include "sim/gen/model_spec.h"
+#include "sim/gen/step_graph.h"
+
+namespace dfsim {
+
+// Writes the tensors and ops of one step through an OpGraphWriter, in the step's dtype.
+struct StepBuilder {
+  StepBuilder(const ModelSpec& m, const StepSpec& s, OpGraphWriter& w);
+  const ModelSpec& m;
+  const StepSpec& s;  // layers resolved (>= 1)
+  OpGraphWriter& w;
+  Dtype dt;
+  std::int64_t B, T;  // sequences, new tokens per sequence
+
+  std::string weight(const std::string& name, const Shape& shape);
+  // x [..., K] @ weight [N, K]^T (+ bias [N]), the weight named `name`.w.
+  std::string linear(const std::string& x, const std::string& name, std::int64_t out_features, bool bias);
+  std::string scale(const std::string& x, double factor, const std::string& out);  // x unchanged if factor == 1
+  std::string norm(const std::string& x, const std::string& name);                 // the model's norm, weights included
+  std::string to_heads(const std::string& x, std::int64_t heads, const std::string& name);
+  std::string from_heads(const std::string& x, const std::string& name);
+  std::string mlp(const std::string& x, const std::string& prefix);  // gated (SwiGLU) or plain
+};
+
+void write_decoder_step(StepBuilder& b);
+void write_encoder_step(StepBuilder& b);
+
+}  // namespace dfsim

@@ -1,0 +1,114 @@
+// The pieces every generated step graph shares: names, checks of the step against the model,
+// attention's head reshuffles, projections with optional bias, and the dispatch by architecture.
+#include "sim/gen/step_graph.h"
+
+#include <fmt/format.h>
+
+#include "sim/common/error.h"
+#include "sim/gen/step_builders.h"
+
+namespace dfsim {
+
+std::string layer_prefix(std::int64_t layer) { return "l" + std::to_string(layer) + "."; }
+
+std::string step_graph_name(const ModelSpec& m, const StepSpec& s) {
+  std::string n = m.name + (s.phase == StepPhase::decode ? ".decode" : ".prefill") + ".b" + std::to_string(s.batch);
+  if (s.phase == StepPhase::prefill) n += ".s" + std::to_string(s.tokens);
+  if (s.phase == StepPhase::decode || s.context > 0) n += ".ctx" + std::to_string(s.context);
+  if (s.layers > 0 && s.layers < m.layers) n += ".l" + std::to_string(s.layers);
+  if (s.dtype != Dtype::fp16) n += "." + std::string(dtype_name(s.dtype));
+  return n;
+}
+
+StepBuilder::StepBuilder(const ModelSpec& m, const StepSpec& s, OpGraphWriter& w)
+    : m(m), s(s), w(w), dt(s.dtype), B(s.batch), T(s.phase == StepPhase::decode ? 1 : s.tokens) {}
+
+std::string StepBuilder::weight(const std::string& name, const Shape& shape) { return w.input(name, shape, dt); }
+
+std::string StepBuilder::linear(const std::string& x, const std::string& name, std::int64_t out_features, bool bias) {
+  Shape xs = w.shape(x);
+  std::int64_t in_features = xs.back();
+  std::vector<std::string> ins = {x, weight(name + ".w", {out_features, in_features})};
+  if (bias) ins.push_back(weight(name + ".b", {out_features}));
+  Shape ys = xs;
+  ys.back() = out_features;
+  return w.op("linear", ins, name, ys, dt);
+}
+
+std::string StepBuilder::scale(const std::string& x, double factor, const std::string& out) {
+  if (factor == 1.0) return x;
+  return w.op("mul", {x}, out, w.shape(x), dt, {{"scalar", factor}});
+}
+
+std::string StepBuilder::norm(const std::string& x, const std::string& name) {
+  std::int64_t D = w.shape(x).back();
+  std::vector<std::string> ins = {x, weight(name + ".w", {D})};
+  if (m.norm == "layernorm") ins.push_back(weight(name + ".b", {D}));
+  return w.op(m.norm, ins, name, w.shape(x), dt, {{"eps", m.norm_eps}});
+}
+
+// [B, T, H*hd] -> [B, H, T, hd]. One token: the same bytes in the same order (a reshape).
+std::string StepBuilder::to_heads(const std::string& x, std::int64_t H, const std::string& name) {
+  std::int64_t hd = m.head_dim;
+  if (T == 1) return w.op("reshape", {x}, name, {B, H, 1, hd}, dt);
+  std::string r = w.op("reshape", {x}, name + ".bthd", {B, T, H, hd}, dt);
+  return w.op("transpose", {r}, name, {B, H, T, hd}, dt, {{"dims", {0, 2, 1, 3}}});
+}
+
+// [B, H, T, hd] -> [B, T, H*hd].
+std::string StepBuilder::from_heads(const std::string& x, const std::string& name) {
+  Shape xs = w.shape(x);
+  std::int64_t H = xs[1], hd = xs[3];
+  if (T == 1) return w.op("reshape", {x}, name, {B, 1, H * hd}, dt);
+  std::string t = w.op("transpose", {x}, name + ".bthd", {B, T, H, hd}, dt, {{"dims", {0, 2, 1, 3}}});
+  return w.op("reshape", {t}, name, {B, T, H * hd}, dt);
+}
+
+std::string StepBuilder::mlp(const std::string& x, const std::string& p) {
+  const std::int64_t D = m.hidden, F = m.intermediate;
+  std::string act;
+  if (m.gated_mlp) {
+    std::string gate = linear(x, p + "mlp.gate", F, m.mlp_bias);
+    std::string up = linear(x, p + "mlp.up", F, m.mlp_bias);
+    std::string g = w.op(m.activation, {gate}, p + "mlp.act", w.shape(gate), dt);
+    act = w.op("mul", {g, up}, p + "mlp.gated", w.shape(up), dt);
+  } else {
+    std::string up = linear(x, p + "mlp.up", F, m.mlp_bias);
+    act = w.op(m.activation, {up}, p + "mlp.act", w.shape(up), dt);
+  }
+  return linear(act, p + "mlp.down", D, m.mlp_bias);
+}
+
+std::string generate_step_graph(const ModelSpec& m, const StepSpec& s) {
+  if (s.batch < 1) throw InputError("--batch", "", "expected an integer >= 1");
+  if (s.layers < 0 || s.layers > m.layers)
+    throw InputError("--layers", "", fmt::format("expected 1 to {} (the layers of {}), got {}", m.layers, m.name, s.layers));
+  std::int64_t positions = s.context + (s.phase == StepPhase::decode ? 1 : s.tokens);
+  if (s.phase == StepPhase::prefill && s.tokens < 1) throw InputError("--tokens", "", "expected an integer >= 1");
+  if (s.context < 0) throw InputError("--context", "", "expected an integer >= 0");
+  if (m.arch == ModelArch::encoder && s.context > 0)
+    throw InputError("--context", "", m.name + " is an encoder: it has no KV cache to continue from");
+  if (m.max_positions > 0 && positions > m.max_positions)
+    throw InputError(s.phase == StepPhase::decode ? "--context" : "--tokens", "",
+                     fmt::format("{} positions exceed the {} of {} ({}: max_position_embeddings)", positions,
+                                 m.max_positions, m.name, m.file));
+  if (m.arch == ModelArch::encoder && s.phase == StepPhase::decode)
+    throw InputError("--phase", "", m.name + " is an encoder: it has prefill (one forward pass) steps only");
+  std::int64_t layers = s.layers > 0 ? s.layers : m.layers;
+  std::string desc = fmt::format(
+      "{} {} step: batch {}, {}, {} of {} layers, {}; generated by dfsim gen from {}", m.name,
+      s.phase == StepPhase::decode ? "decode" : "prefill", s.batch,
+      s.phase == StepPhase::decode ? fmt::format("context {}", s.context)
+                                   : fmt::format("{} tokens", s.tokens) + (s.context ? fmt::format(" after {}", s.context) : ""),
+      layers, m.layers, dtype_name(s.dtype), m.file.empty() ? m.name : m.file);
+  OpGraphWriter w(step_graph_name(m, s), desc);
+  StepSpec full = s;
+  full.layers = layers;
+  StepBuilder b(m, full, w);
+  if (m.arch == ModelArch::decoder) write_decoder_step(b);
+  else write_encoder_step(b);
+  w.set_compile("cores", s.cores);
+  return w.dump();
+}
+
+}  // namespace dfsim
