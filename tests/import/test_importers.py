@@ -189,10 +189,10 @@ def test_bert_encoder(dfsim, d):
 GEN_VOCAB = 1000  # the LM head's rows: tells its weight apart from the layer's
 
 
-def test_gen_same_weights(dfsim, d):
-    """`dfsim gen` of a one-layer model with the block's hyperparameters holds the same
-    projection weights (the same shapes and bytes), and its layer's weights (seven projections,
-    two norm vectors) are exactly the module's parameter bytes."""
+def test_gen_same_layer(dfsim, d):
+    """`dfsim gen` of a one-layer model with the block's hyperparameters: the same projection
+    weights (shapes and bytes), its layer's weights exactly the module's parameter bytes, the
+    same MACs kernel by kernel, and its layer's off-chip bytes within 5 % of the import's."""
     model = {"format": "dfsim.model", "version": 1, "name": "tiny-llama", "source": "tests/import/tiny_llama.py",
              "architecture": "decoder", "hidden_size": tl.HIDDEN, "num_layers": 1, "num_heads": tl.HEADS,
              "num_kv_heads": tl.KV_HEADS, "head_dim": tl.HEAD_DIM, "intermediate_size": tl.INTERMEDIATE,
@@ -216,6 +216,18 @@ def test_gen_same_weights(dfsim, d):
     params = sum(p.numel() * 2 for p in tl.TinyLlamaBlock().parameters())
     assert norms_and_projections - tl.HIDDEN * 2 == weight_bytes(imported) == params, \
         (norms_and_projections, weight_bytes(imported), params)
+
+    sg, si = simulate(dfsim, out, d), simulate(dfsim, os.path.join(d, "torch.json"), d)
+    # gen adds the LM head of the last token: 1 * 256 * 1000 = 256000 MACs.
+    head = tl.HIDDEN * GEN_VOCAB
+    assert sg["compute"]["macs"] - head == si["compute"]["macs"] == BLOCK_MACS, (sg["compute"]["macs"], si["compute"]["macs"])
+    layer = [k for k in sg["kernels"] if "_l0." in k["name"] and not k["name"].startswith("kv_write")]
+    assert sorted(k["macs"] for k in layer if k["macs"]) == sorted(k["macs"] for k in si["kernels"] if k["macs"])
+    # Off-chip bytes differ only where the graphs do: gen multiplies SwiGLU's halves in a kernel
+    # of their own (the imported order fuses the product into the up projection), and the
+    # imported attention reads its mask; about 2 % here.
+    gen_bytes, imported_bytes = sum(k["offchip_bytes"] for k in layer), si["offchip"]["graph_bytes"]
+    assert abs(gen_bytes - imported_bytes) <= 0.05 * imported_bytes, (gen_bytes, imported_bytes)
 
 
 def test_torch_variants(dfsim, d):
