@@ -359,8 +359,8 @@ for _names, _fn in (
         (("embedding", "Embedding"), embedding),
         (("view", "reshape", "flatten", "unsqueeze", "squeeze", "view_as", "reshape_as"), reshape),
         (("permute", "transpose", "t", "T"), transpose), (("cat", "concat", "stack"), cat),
-        (("expand", "expand_as"), expand), (("repeat_interleave",), repeat_interleave), (("getitem",), getitem), (("split", "chunk"), split),
-        (("where",), where), (("scaled_dot_product_attention",), sdpa)):
+        (("expand", "expand_as"), expand), (("repeat_interleave",), repeat_interleave), (("getitem",), getitem),
+        (("split", "chunk"), split), (("where",), where), (("scaled_dot_product_attention",), sdpa)):
     for _n in _names:
         TABLE[_n] = _fn
 
@@ -404,7 +404,8 @@ def import_module(module, inputs, name=None, cores=32):
         raise ImportFailure(f"forward takes ({', '.join(args)}); "
                             + (f"missing --input {', '.join(missing)}" if missing else f"no argument {', '.join(extra)}"))
     gm = _trace(module.eval(), specs)
-    examples = [_example(*specs[a]) for a in args]
+    rng = torch.Generator().manual_seed(0)  # values do not reach the graph; fixed all the same
+    examples = [_example(*specs[a], rng) for a in args]
     with torch.no_grad():
         try:
             with contextlib.redirect_stderr(io.StringIO()):  # ShapeProp prints a traceback
@@ -452,10 +453,10 @@ def _trace(module, specs):
         raise ImportFailure(f"torch.fx cannot trace {type(module).__name__}: {str(error).splitlines()[0]}")
 
 
-def _example(shape, dtype):
+def _example(shape, dtype, rng):
     if dtype == "int32":
         return torch.zeros(shape, dtype=torch.long)
-    return torch.randn(shape, dtype=TORCH_DTYPES[dtype])
+    return torch.randn(shape, dtype=TORCH_DTYPES[dtype], generator=rng)
 
 
 def _load_class(path, cls):
