@@ -405,7 +405,10 @@ def import_module(module, inputs, name=None, cores=32):
                             + (f"missing --input {', '.join(missing)}" if missing else f"no argument {', '.join(extra)}"))
     gm = _trace(module.eval(), specs)
     rng = torch.Generator().manual_seed(0)  # values do not reach the graph; fixed all the same
-    examples = [_example(*specs[a], rng) for a in args]
+    # A module built on the meta device (weights without memory, for models larger than the
+    # host's RAM) propagates shapes on meta inputs.
+    device = next((t.device for t in list(module.parameters()) + list(module.buffers())), torch.device("cpu"))
+    examples = [_example(*specs[a], rng).to(device) for a in args]
     with torch.no_grad():
         try:
             with contextlib.redirect_stderr(io.StringIO()):  # ShapeProp prints a traceback

@@ -149,11 +149,13 @@ def test_onnx_dynamic_batch(dfsim, d):
 
 
 def test_python_api(dfsim, d):
-    """import_module and import_onnx return what the command lines write, byte for byte."""
+    """import_module and import_onnx return what the command lines write, byte for byte; a
+    module on the meta device (no weight memory) gives the same graph; two imports agree."""
     from import_onnx import import_onnx
     from import_torch import import_module
     cli_t, cli_o = import_torch_cli(d), import_onnx_cli(d)
     api_t = import_module(tl.TinyLlamaBlock(), INPUTS)
+    assert import_module(tl.TinyLlamaBlock().to("meta"), INPUTS) == api_t, "a module on the meta device imports otherwise"
     api_o = import_onnx(os.path.join(d, "block.onnx"))
     assert api_t == load(cli_t) and api_o == load(cli_o)
     again = os.path.join(d, "again.json")
