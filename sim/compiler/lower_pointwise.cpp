@@ -57,9 +57,28 @@ PointwisePlan plan_pointwise(const OpGraph& g, const Op& op, int cores) {
     return p;
   }
   int s = forced < 0 ? outermost_nontrivial(o.shape, -1) : forced;
+  int rank = static_cast<int>(o.shape.size());
+  // An input that does not follow the split dim is read whole by every core. When that is
+  // large (rope's [T, D] tables under q [B, H, T, D] split along H), split the outermost dim
+  // that such inputs have instead; small broadcast operands (a bias row) stay read whole.
+  constexpr std::uint64_t kWholeInputBytes = 64 << 10;
+  auto whole_read_is_large = [&](int dim) {
+    for (int t : op.inputs) {
+      const OpTensor& in = g.tensors[t];
+      int d = dim - (rank - static_cast<int>(in.shape.size()));
+      bool follows = d >= 0 && !(in.shape[d] == 1 && o.shape[dim] != 1);
+      if (!follows && in.bytes() > kWholeInputBytes) return true;
+    }
+    return false;
+  };
+  if (forced < 0 && whole_read_is_large(s))
+    for (int dim = s + 1; dim < rank; ++dim)
+      if (o.shape[dim] > 1 && !whole_read_is_large(dim)) {
+        s = dim;
+        break;
+      }
   p.extent = o.shape[s];
   p.out.dim = s;
-  int rank = static_cast<int>(o.shape.size());
   for (int t : op.inputs) {
     const OpTensor& in = g.tensors[t];
     int d = s - (rank - static_cast<int>(in.shape.size()));

@@ -1,6 +1,8 @@
 // LX tiling pass (see tiling.h).
 #include "sim/compiler/tiling.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <tuple>
 
@@ -58,18 +60,29 @@ std::uint64_t matmul_block_traffic(std::int64_t m, std::int64_t n, std::int64_t 
          dtype_bytes(in, static_cast<std::uint64_t>(k * n)) * tiles(m, t.m) / static_cast<std::uint64_t>(sh.b_sharers);
 }
 
+double effective_run_bytes(double bytes, std::int64_t run, std::int64_t row, Dtype in, std::uint64_t stick_bytes) {
+  if (run >= row) return bytes;
+  const auto rb = static_cast<double>(dtype_bytes(in, static_cast<std::uint64_t>(run)));
+  const auto sb = static_cast<double>(stick_bytes);
+  return bytes * (std::ceil(rb / sb) * sb + kDramRunOverheadBytes) / rb;
+}
+
 namespace {
 
 // The least-traffic tile within [lo, most] per dim (most 0: unbounded).
 std::optional<MatmulTile> best_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in, std::uint64_t budget,
                                     OperandSharing sh, MatmulTile most, MatmulTile lo) {
   // Among the tiles that fit, the one that moves the fewest bytes off-chip for the whole
-  // block; ties prefer more MACs per tile (fewer tasks), then balanced n and k (the
-  // contiguous runs of the B and A bands: the shorter of them is longest), then a longer k,
-  // then a taller m.
+  // block; tiles within 1 % of it are ties, which prefer more MACs per tile (fewer tasks),
+  // then long contiguous runs of A and B in their stored layouts (the shorter of the two is
+  // longest: a run of 64 fp16 elements costs a DRAM row per 128 B), then a longer k, then a
+  // taller m.
   std::optional<MatmulTile> best;
-  std::uint64_t best_traffic = 0;
-  auto key = [](const MatmulTile& t) { return std::make_tuple(t.m * t.n * t.k, std::min(t.n, t.k), t.k, t.m); };
+  double best_traffic = 0;
+  auto key = [&sh](const MatmulTile& t) {
+    const std::int64_t a_run = sh.a_transposed ? t.m : t.k, b_run = sh.b_transposed ? t.k : t.n;
+    return std::make_tuple(t.m * t.n * t.k, std::min(a_run, b_run), t.k, t.m);
+  };
   for (auto mt : halvings(m))
     for (auto nt : halvings(n))
       for (auto kt : halvings(k)) {
@@ -78,8 +91,8 @@ std::optional<MatmulTile> best_tile(std::int64_t m, std::int64_t n, std::int64_t
         if ((most.m && mt > most.m) || (most.n && nt > most.n) || (most.k && kt > most.k)) continue;
         if (matmul_tile_bytes(t, in) > budget) continue;
         if (sh.reduce_partials && 3 * dtype_bytes(Dtype::fp32, static_cast<std::uint64_t>(mt * nt)) > budget) continue;
-        std::uint64_t traffic = matmul_block_traffic(m, n, k, t, in, sh);
-        if (!best || traffic < best_traffic || (traffic == best_traffic && key(t) > key(*best))) {
+        const auto traffic = static_cast<double>(matmul_block_traffic(m, n, k, t, in, sh));
+        if (!best || traffic < 0.99 * best_traffic || (traffic <= 1.01 * best_traffic && key(t) > key(*best))) {
           best = t;
           best_traffic = traffic;
         }

@@ -43,7 +43,20 @@ struct OperandSharing {
   int a_sharers = 1, b_sharers = 1;
   // K split over grids: a tile's fp32 partial, the one received and their sum must fit too.
   bool reduce_partials = false;
+  // Storage: A stored [K, M] (its contiguous runs along m), B stored [N, K] (runs along k, the
+  // weight layout of F.linear). The tile keeps the shorter of the two runs long.
+  bool a_transposed = false, b_transposed = false;
+  std::uint64_t stick_bytes = 128;  // the DMA's unit (core.dma.stick_bytes)
 };
+
+// A contiguous run shorter than a row of the stored matrix moves whole sticks and, being one
+// of many strided runs, opens a DRAM row of its own: charged this many bytes (tRCD + tRP at
+// one channel's rate, about 240 B on LPDDR5-6400).
+inline constexpr double kDramRunOverheadBytes = 256;
+
+// Bytes off-chip memory spends on `bytes` moved in runs of `run` elements when a stored row has
+// `row` elements: the bytes themselves for whole rows, else whole sticks plus the row overhead.
+double effective_run_bytes(double bytes, std::int64_t run, std::int64_t row, Dtype in, std::uint64_t stick_bytes);
 
 // Off-chip bytes of A and B that an m x n x k block loads when tiled by `t` (loop order m, n,
 // k), counting a shared load once per sharer group (divided by the sharers).
