@@ -19,7 +19,7 @@ std::string models_dir() { return default_workloads_dir() + "/models"; }
 
 int cmd_gen(const std::vector<std::string>& args) {
   po::options_description opts("options");
-  std::string model, output, phase, dtype = "fp16";
+  std::string model, output, phase, dtype;
   StepSpec step;
   bool list = false;
   opts.add_options()
@@ -30,7 +30,7 @@ int cmd_gen(const std::vector<std::string>& args) {
       ("context", po::value(&step.context),
        "tokens already in each sequence's KV cache (decode: required; prefill: earlier chunks, default 0)")
       ("layers", po::value(&step.layers), "only the first N layers (default: all)")
-      ("dtype", po::value(&dtype), "fp16 (default) or fp8: weights, KV cache and activations")
+      ("dtype", po::value(&dtype), "fp16 or fp8: weights, KV cache and activations (default: the model file's)")
       ("cores,n", po::value(&step.cores)->default_value(32), "compile.cores of the graph (dfsim run --cores overrides it)")
       ("output,o", po::value(&output), "op graph to write (dfsim.ops)")
       ("list", po::bool_switch(&list), "list the models in workloads/models/ and exit");
@@ -66,12 +66,13 @@ int cmd_gen(const std::vector<std::string>& args) {
     if (vm.count("tokens")) throw UsageError("--tokens applies to --phase prefill (a decode step makes one token)");
     step.tokens = 1;
   }
-  if (dtype != "fp16" && dtype != "fp8") throw UsageError("--dtype: expected fp16 or fp8, got \"" + dtype + "\"");
-  step.dtype = dtype == "fp8" ? Dtype::fp8 : Dtype::fp16;
+  if (!dtype.empty() && dtype != "fp16" && dtype != "fp8")
+    throw UsageError("--dtype: expected fp16 or fp8, got \"" + dtype + "\"");
   if (step.cores < 1) throw UsageError("--cores must be >= 1");
   if (vm.count("layers") && step.layers < 1) throw UsageError("--layers must be >= 1");
   if (output.empty()) throw UsageError("-o FILE is required");
   ModelSpec m = find_model_spec(model, models_dir());
+  step.dtype = dtype.empty() ? m.dtype : dtype == "fp8" ? Dtype::fp8 : Dtype::fp16;
   std::string text = generate_step_graph(m, step);
   write_file_atomically(output, [&](std::ostream& f) { f << text; });
   std::cout << output << ": " << step_graph_name(m, step) << "\n";

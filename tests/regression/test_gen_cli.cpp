@@ -166,3 +166,21 @@ TEST_CASE("gen cli: a whole Llama-3.1-8B decode step reads its weights once, no 
   CHECK(ns(s) >= read_bytes(s) / 204.8);
   CHECK(s["roofline"]["bound_by"] == "memory");
 }
+
+TEST_CASE("gen cli: dfsim serve simulates each step shape with gen's graphs, once", "[gen][cli][serve]") {
+  TempDir d("gen_serve");
+  fs::create_directories(d.path);
+  std::ofstream(d.path / "tiny.json") << R"({"format": "dfsim.model", "version": 1, "name": "tiny",
+    "source": "a test model", "hidden_size": 256, "num_layers": 2, "num_heads": 4, "num_kv_heads": 2,
+    "intermediate_size": 512, "vocab_size": 1000, "max_position_embeddings": 4096})";
+  const std::string cmd = "serve --model " + (d.path / "tiny.json").string() +
+                          " --rate 2 -n 8 --prompt-len normal:100,20 --output-len normal:20,5 --step-cache " +
+                          (d.path / "cache").string() + " -o ";
+  Result first = dfsim(cmd + (d.path / "a").string());
+  REQUIRE(first.code == 0);
+  CHECK_THAT(first.out, Contains("Step times: simulated by dfsim (3 shapes run"));
+  Result again = dfsim(cmd + (d.path / "b").string());
+  REQUIRE(again.code == 0);
+  CHECK_THAT(again.out, Contains("Step times: simulated by dfsim (0 shapes run"));  // all from the cache
+  CHECK(slurp(d.path / "a" / "steps.csv") == slurp(d.path / "b" / "steps.csv"));
+}

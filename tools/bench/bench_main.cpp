@@ -21,6 +21,7 @@
 #include "sim/app/cli.h"
 #include "sim/common/error.h"
 #include "sim/compiler/compile.h"
+#include "sim/gen/step_graph.h"
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph.h"
 #include "sim/graph/op_graph.h"
@@ -39,6 +40,21 @@ KernelGraph stream_graph(const ChipConfig& cfg, const std::string& name, int row
     "inputs": ["x"], "outputs": ["y"], "ops": [{{"op": "copy", "inputs": ["x"], "outputs": ["y"]}}]}})",
                                      name, rows, cols, rows, cols));
   return compile_ops(read_op_graph(ops, name), cfg, cfg.cores);
+}
+
+// One step of a shipped model (dfsim gen), compiled for the whole card.
+KernelGraph model_step(const ChipConfig& cfg, const std::string& src, const std::string& model, StepSpec step) {
+  step.cores = cfg.cores;
+  ModelSpec m = find_model_spec(model, src + "/workloads/models");
+  return compile_ops(read_op_graph(Json::parse(generate_step_graph(m, step)), model), cfg, cfg.cores);
+}
+
+StepSpec llama_step(StepPhase phase, std::int64_t tokens, std::int64_t context) {
+  StepSpec s;
+  s.phase = phase;
+  s.tokens = tokens;
+  s.context = context;
+  return s;
 }
 
 struct Case {
@@ -63,9 +79,10 @@ std::vector<Case> cases(const std::string& src) {
       {"long_6task", "6-task kernel graph simulating about 7 s at a 1 MHz clock (footprint)",
        [src](const ChipConfig& c) { return load_workload(src + "/tools/bench/long_6task.kernels.json", c, 0, nullptr); },
        {"core.clock_mhz=1"}},
-      // Model cases: they need `dfsim gen` (the models issue); rows stay empty until then.
-      {"llama8b_decode", "Llama-3.1-8B decode step, batch 1, context 2048 (needs dfsim gen)", nullptr},
-      {"llama8b_prefill", "Llama-3.1-8B prefill of 2048 tokens (needs dfsim gen)", nullptr},
+      {"llama8b_decode", "Llama-3.1-8B decode step, batch 1, context 2048 (dfsim gen)",
+       [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::decode, 1, 2048)); }},
+      {"llama8b_prefill", "Llama-3.1-8B prefill of 2048 tokens (dfsim gen)",
+       [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::prefill, 2048, 0)); }},
   };
 }
 
