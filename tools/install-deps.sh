@@ -14,6 +14,7 @@ packages=(
   python3-numpy python3-matplotlib   # tools/: plots (Debian's python3)
   python3-jsonschema        # tests: shipped configs and graphs validate against docs/schemas
   python3-distributed       # dfsim sweep --dask (tools/sweep_dask.py) and its test's scheduler and workers
+  python3-torch python3-onnx  # tools/import_torch.py, tools/import_onnx.py (torch.fx, ONNX shape inference) and their tests
   clang libclang-rt-14-dev  # fuzzing (.ci/run): clang with the libFuzzer and sanitizer runtimes
 )
 
