@@ -2,7 +2,12 @@
 PRESET ?= release
 JOBS ?= $(shell nproc)
 CONFIG ?= configs/spyre.json
-WORKLOAD ?= workloads/add_2048x1024.json
+WORKLOAD ?=
+# The demo: one decode step of Llama-3.1-8B (batch 1, context 2048), its first DEMO_LAYERS
+# layers (the whole step takes ~8 s of host time: docs/performance.md). WORKLOAD=FILE runs
+# that workload instead.
+DEMO_LAYERS ?= 4
+DEMO_GRAPH = out/llama-3.1-8b-decode-$(DEMO_LAYERS)l.json
 
 .PHONY: deps configure build demo test bench accuracy asan-test clean
 
@@ -16,7 +21,14 @@ build: configure
 	@cmake --build --preset $(PRESET) -j $(JOBS)
 
 demo: build
+ifeq ($(WORKLOAD),)
+	@echo "demo: one decode step of Llama-3.1-8B, batch 1, context 2048: its first $(DEMO_LAYERS) of 32 layers"
+	@mkdir -p out
+	@build/$(PRESET)/dfsim gen llama-3.1-8b --phase decode --batch 1 --context 2048 --layers $(DEMO_LAYERS) -q -o $(DEMO_GRAPH)
+	@build/$(PRESET)/dfsim run --config $(CONFIG) --workload $(DEMO_GRAPH)
+else
 	@build/$(PRESET)/dfsim run --config $(CONFIG) --workload $(WORKLOAD)
+endif
 
 test: build
 	@ctest --preset $(PRESET)

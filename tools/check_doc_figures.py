@@ -3,7 +3,7 @@
 
 usage: tools/check_doc_figures.py DFSIM   (from the repository root; exit 1 on a mismatch)
 
-Checked: the terminal summary quoted in README.md and docs/outputs.md (the `make demo` run);
+Checked: the terminal summaries quoted in README.md (the `make demo` run) and docs/outputs.md;
 the task templates and instances of every row of docs/compiler.md's "Sizes of the shipped
 workloads" table; the 4096^3 trace size in docs/outputs.md; the simulated time quoted in
 workload descriptions ("~N us simulated"); the PT dataflow of configs/spyre.json in docs/config.md;
@@ -30,14 +30,22 @@ def check(what, quoted, actual):
         failures.append(f"{what}: the docs say {quoted!r}, a run gives {actual!r}")
 
 
-# 1. The demo summary (all lines but the output paths, which depend on --out).
-demo = run("run", "--config", "configs/spyre.json", "--workload", "workloads/add_2048x1024.json", "--out", f"{tmp}/demo")
-demo_lines = [l for l in demo.splitlines() if not l.startswith("outputs:")]
-for doc in ("README.md", "docs/outputs.md"):
+# 1. The quoted terminal summaries (all lines but the output paths, which depend on --out):
+# README's `make demo` (the first 4 layers of a Llama-3.1-8B decode step, as the Makefile runs
+# it) and docs/outputs.md's add_2048x1024.
+run("gen", "llama-3.1-8b", "--phase", "decode", "--batch", "1", "--context", "2048", "--layers", "4", "-q",
+    "-o", f"{tmp}/llama-demo.json")
+summaries = {
+    "README.md": ("llama-3.1-8b.decode.b1.ctx2048.l4 on spyre:", f"{tmp}/llama-demo.json"),
+    "docs/outputs.md": ("add_2048x1024 on spyre:", "workloads/add_2048x1024.json"),
+}
+for doc, (head, workload) in summaries.items():
+    out = run("run", "--config", "configs/spyre.json", "--workload", workload, "--out", f"{tmp}/demo")
+    demo_lines = [l for l in out.splitlines() if not l.startswith("outputs:")]
     text = open(doc).read()
-    m = re.search(r"```\n(add_2048x1024 on spyre:.*?)\n```", text, re.S)
+    m = re.search(r"```\n(" + re.escape(head) + r".*?)\n```", text, re.S)
     if not m:
-        failures.append(f"{doc}: the quoted add_2048x1024 summary is missing")
+        failures.append(f"{doc}: the quoted {head} summary is missing")
         continue
     quoted = [l for l in m.group(1).splitlines() if not l.startswith("outputs:")]
     check(f"{doc}: terminal summary", quoted, demo_lines)

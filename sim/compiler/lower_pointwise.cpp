@@ -71,12 +71,19 @@ PointwisePlan plan_pointwise(const OpGraph& g, const Op& op, int cores) {
     }
     return false;
   };
-  if (forced < 0 && whole_read_is_large(s))
-    for (int dim = s + 1; dim < rank; ++dim)
-      if (o.shape[dim] > 1 && !whole_read_is_large(dim)) {
-        s = dim;
-        break;
-      }
+  // The outermost dim of extent >= cores (before the stick dim) keeps every core busy: q
+  // [B, H, T, D] of a batch-2 prefill splits H, not B over 2 cores.
+  auto usable = [&](int dim) { return o.shape[dim] > 1 && !whole_read_is_large(dim); };
+  if (forced < 0) {
+    int pick = -1;
+    if (o.shape[s] < cores)
+      for (int dim = s + 1; dim < rank - 1 && pick < 0; ++dim)
+        if (usable(dim) && o.shape[dim] >= cores) pick = dim;
+    if (pick < 0 && !usable(s))
+      for (int dim = s + 1; dim < rank && pick < 0; ++dim)
+        if (usable(dim)) pick = dim;
+    if (pick >= 0) s = pick;
+  }
   p.extent = o.shape[s];
   p.out.dim = s;
   for (int t : op.inputs) {

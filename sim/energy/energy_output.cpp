@@ -81,8 +81,13 @@ std::string energy_text(const OJson& summary) {
   double total = e["total_j"].get<double>();
   std::string big = e["biggest_component"].get<std::string>();
   double part = e["by_component_j"][big].get<double>();
-  return fmt::format("  energy    {}, {:.1f} W average, {:.1f} W peak; most in {} ({:.0f}%)\n", joules(total),
-                     e["average_w"].get<double>(), e["peak_w"].get<double>(), big, total > 0 ? 100 * part / total : 0.0);
+  std::string per_token = e.contains("j_per_token") ? fmt::format("; {} per token, {:.1f} tokens/J",
+                                                                  joules(e["j_per_token"].get<double>()),
+                                                                  e["tokens_per_j"].get<double>())
+                                                    : "";
+  return fmt::format("  energy    {}, {:.1f} W average, {:.1f} W peak; most in {} ({:.0f}%){}\n", joules(total),
+                     e["average_w"].get<double>(), e["peak_w"].get<double>(), big, total > 0 ? 100 * part / total : 0.0,
+                     per_token);
 }
 
 std::string power_budget_warning(const EnergyReport& e) {

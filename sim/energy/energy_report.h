@@ -46,8 +46,8 @@ std::string power_budget_warning(const EnergyReport& e);
 // The power counter of the card: a series of the recorder (trace counter, utilization column).
 void record_power(Recorder& rec, const EnergyReport& e);
 
-// Hook for model and serving runs (not called yet: no model runs exist): adds "j_per_token" and
-// "tokens_per_j" to an "energy" section for `tokens` generated tokens.
+// For model runs (dfsim gen graphs): adds "j_per_token" and "tokens_per_j" to an "energy"
+// section for the step's `tokens` (decode: one per sequence; prefill: the prompt tokens).
 void add_energy_per_token(nlohmann::ordered_json& energy, std::uint64_t tokens);
 
 }  // namespace dfsim

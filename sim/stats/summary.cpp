@@ -201,7 +201,11 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
                           {"busy_ns", busy_map(cp.busy_by_unit)}, {"waiting_ns", round6(ns(cp.waiting))},
                           {"last_tasks", tail}};
   }
-  if (g.model && res.ok()) s["model"] = model_report_json(g, x, breakdown, end, cfg);
+  if (g.model && res.ok()) {
+    s["model"] = model_report_json(g, x, breakdown, end, cfg);
+    const ModelStep& m = *g.model;
+    add_energy_per_token(s["energy"], static_cast<std::uint64_t>(m.batch * (m.decode() ? 1 : m.tokens)));
+  }
   s["config_resolved"] = cfg.resolved;
   double wall = res.wall_seconds;
   s["host"] = {{"wall_seconds", wall},

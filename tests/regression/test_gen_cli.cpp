@@ -184,3 +184,19 @@ TEST_CASE("gen cli: dfsim serve simulates each step shape with gen's graphs, onc
   CHECK_THAT(again.out, Contains("Step times: simulated by dfsim (0 shapes run"));  // all from the cache
   CHECK(slurp(d.path / "a" / "steps.csv") == slurp(d.path / "b" / "steps.csv"));
 }
+
+TEST_CASE("gen cli: a model step reports its energy per token", "[gen][cli][energy]") {
+  TempDir d("gen_energy");
+  json dec = gen_run(d, "d", "llama-3.1-8b --phase decode --batch 4 --context 512 --layers 1");
+  const json& e = dec["energy"];
+  // Decode: 4 sequences, one token each.
+  CHECK(e["j_per_token"].get<double>() == Approx(e["total_j"].get<double>() / 4));
+  CHECK(e["tokens_per_j"].get<double>() == Approx(4 / e["total_j"].get<double>()));
+  // Prefill: the prompt tokens of every sequence (2 x 64).
+  json pre = gen_run(d, "p", "llama-3.1-8b --phase prefill --batch 2 --tokens 64 --layers 1");
+  CHECK(pre["energy"]["j_per_token"].get<double>() == Approx(pre["energy"]["total_j"].get<double>() / 128));
+  // A kernel workload has no tokens.
+  TempDir k("gen_energy_kernel");
+  REQUIRE(dfsim("run -q -w workloads/add_2048x1024.json --trace off -o " + k.str()).code == 0);
+  CHECK_FALSE(read_json(k.path / "summary.json")["energy"].contains("j_per_token"));
+}
