@@ -61,7 +61,7 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   MatmulTile most;
   if (auto t = c.tiles.find("M"); t != c.tiles.end()) most.m = ceil_div(plan.mshare, t->second);
   if (auto t = c.tiles.find("K"); t != c.tiles.end()) most.k = ceil_div(plan.kpart, t->second);
-  OperandSharing sharing{cols, rows, ksplit > 1, p.a.transposed, p.b.transposed, chip.core.dma.stick_bytes};
+  OperandSharing sharing{cols, rows, ksplit > 1, p.a.transposed, p.b.transposed, static_cast<std::uint64_t>(chip.core.dma.stick_bytes)};
   const bool ta = p.a.transposed, tb = p.b.transposed;
   const MatmulTile least{ta ? stick : 0, stick, !ta || tb ? stick : 0};
   // Loop-invariant operands kept in LX take their whole per-core block out of the tile budget
