@@ -58,7 +58,7 @@ if not rows:
 for name, cores, how, instances in rows:
     out = f"{tmp}/{name}.json"
     line = run("compile", f"workloads/{name}.json", "--cores", cores, "-o", out)
-    templates = re.search(r": (\d+) task templates", line).group(1)
+    templates = re.search(r": (\d+) task templates?", line).group(1)
     got = re.search(r"(\d+) task instances", run("validate", out)).group(1)
     check(f"docs/compiler.md: {name} on {cores} cores, instances", instances.replace(" ", ""), got)
     m = re.search(r"(\d+) in all\s*$", how) or re.search(r"= (\d+)\s*$", how)

@@ -60,8 +60,9 @@ int cmd_compile(const std::vector<std::string>& args) {
   expand_graph(g, cfg);  // the compiled graph must pass the loader's checks
   set_phase(Phase::writing);
   write_file_atomically(output, [&](std::ostream& f) { f << write_kernel_graph(g).dump(1) << "\n"; });
-  std::cout << output << ": " << g.tasks.size() << " task templates in " << g.kernels.size() << " kernels, "
-            << g.buffers.size() << " buffers, " << g.cores << " cores\n";
+  auto count = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  std::cout << output << ": " << count(g.tasks.size(), "task template") << " in " << count(g.kernels.size(), "kernel")
+            << ", " << count(g.buffers.size(), "buffer") << ", " << count(static_cast<std::size_t>(g.cores), "core") << "\n";
   if (explain) std::cout << report.text();
   return 0;
 }
