@@ -18,6 +18,7 @@
 #include "sim/app/options.h"
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
+#include "sim/common/self_executable.h"
 
 namespace dfsim {
 
@@ -52,7 +53,7 @@ class Runner {
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     std::string out = fmt::format("{}/{}-{}", dir_, fs::path(workload).stem().string(), cores);
     std::string cmd = fmt::format("'{}' run -q --config '{}' --workload '{}/{}' --cores {} --out '{}' --set sim.trace=false",
-                                  self(), config_, workloads_, workload, cores, out);
+                                  self_executable(), config_, workloads_, workload, cores, out);
     for (const auto& s : sets_) cmd += fmt::format(" --set '{}'", s);
     int rc = std::system(cmd.c_str());
     if (rc != 0) {
@@ -66,11 +67,6 @@ class Runner {
   }
 
  private:
-  static std::string self() {
-    std::error_code ec;
-    auto p = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string("dfsim") : p.string();
-  }
   std::string config_;
   std::vector<std::string> sets_;
   std::string workloads_, dir_;

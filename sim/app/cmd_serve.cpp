@@ -14,6 +14,7 @@
 #include "sim/app/options.h"
 #include "sim/app/output_dir.h"
 #include "sim/common/error.h"
+#include "sim/common/self_executable.h"
 #include "sim/serve/serve_report.h"
 #include "sim/serve/serve_setup.h"
 #include "sim/serve/simulated_step_times.h"
@@ -49,12 +50,6 @@ std::vector<int> parse_int_list(const std::string& s, const std::string& option)
     out.push_back(static_cast<int>(v));
   }
   return out;
-}
-
-std::string self_binary() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("dfsim") : p.string();
 }
 
 std::string rate_text(double r) { return fmt::format("{:g}", r); }
@@ -199,7 +194,7 @@ int cmd_serve(const std::vector<std::string>& args) {
     table_meta_source = src == t.meta.end() ? "table " + step_table : src->second;
     source = std::make_unique<TableStepTimes>(std::move(t));
   } else {
-    source = std::make_unique<SimulatedStepTimes>(model, cfg, tp, step_cache, self_binary());
+    source = std::make_unique<SimulatedStepTimes>(model, cfg, tp, step_cache, self_executable());
     table_meta_source = fmt::format("simulated by dfsim {} on {}", DFSIM_VERSION, cfg.name);
   }
   MemoStepTimes times(*source);

@@ -12,7 +12,7 @@
 #include "sim/app/options.h"
 #include "sim/app/output_dir.h"
 #include "sim/common/error.h"
-#include "sim/common/json_path.h"
+#include "sim/common/self_executable.h"
 #include "sim/sweep/child_process.h"
 #include "sim/sweep/engines.h"
 #include "sim/sweep/results_table.h"

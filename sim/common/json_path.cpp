@@ -1,9 +1,5 @@
 #include "sim/common/json_path.h"
 
-#include <filesystem>
-
-#include "sim/common/error.h"
-
 namespace dfsim {
 
 const Json* find_json_path(const Json& doc, const std::string& path) {
@@ -35,13 +31,6 @@ const Json* find_json_path(const Json& doc, const std::string& path) {
     start = end + 1;
   }
   return j;
-}
-
-std::string self_executable() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw SimError("cannot find this executable (/proc/self/exe): " + ec.message());
-  return p.string();
 }
 
 }  // namespace dfsim

@@ -10,7 +10,4 @@ namespace dfsim {
 // The node at `path` in `doc` (object, array or scalar), or nullptr when the path names nothing.
 const Json* find_json_path(const Json& doc, const std::string& path);
 
-// The path of this executable (/proc/self/exe), to start child runs of dfsim itself.
-std::string self_executable();
-
 }  // namespace dfsim

@@ -13,16 +13,14 @@ std::string decoder_layer(StepBuilder& b, const std::string& h, std::int64_t i, 
   const ModelSpec& m = b.m;
   OpGraphWriter& w = b.w;
   const std::string p = layer_prefix(i);
-  const std::int64_t B = b.B, hd = m.head_dim, Hq = m.heads, Hkv = m.kv_heads;
+  const std::int64_t B = b.B, hd = m.head_dim, Hkv = m.kv_heads;
   const bool decode = b.s.phase == StepPhase::decode;
   // Cache rows: the context already there (a decode's earlier tokens, or a chunked prefill's
   // earlier chunks) plus this step's tokens, written at `context`.
   const std::int64_t cached = b.s.context, rows = cached + b.T;
 
   std::string n1 = b.norm(h, p + "attn_norm");
-  std::string q = b.to_heads(b.linear(n1, p + "attn.q", Hq * hd, m.attention_bias), Hq, p + "attn.qh");
-  std::string k = b.to_heads(b.linear(n1, p + "attn.k", Hkv * hd, m.attention_bias), Hkv, p + "attn.kh");
-  std::string v = b.to_heads(b.linear(n1, p + "attn.v", Hkv * hd, m.attention_bias), Hkv, p + "attn.vh");
+  auto [q, k, v] = b.qkv(n1, p);
   q = w.op("rope", {q, cos, sin}, p + "attn.q_rope", w.shape(q), b.dt);
   k = w.op("rope", {k, cos, sin}, p + "attn.k_rope", w.shape(k), b.dt);
   std::string kc = w.input(p + "attn.k_cache", {B, Hkv, rows, hd}, b.dt);

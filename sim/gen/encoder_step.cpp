@@ -12,10 +12,7 @@ std::string encoder_layer(StepBuilder& b, const std::string& h, std::int64_t i) 
   const ModelSpec& m = b.m;
   OpGraphWriter& w = b.w;
   const std::string p = layer_prefix(i);
-  const std::int64_t hd = m.head_dim, H = m.heads, Hkv = m.kv_heads;
-  std::string q = b.to_heads(b.linear(h, p + "attn.q", H * hd, m.attention_bias), H, p + "attn.qh");
-  std::string k = b.to_heads(b.linear(h, p + "attn.k", Hkv * hd, m.attention_bias), Hkv, p + "attn.kh");
-  std::string v = b.to_heads(b.linear(h, p + "attn.v", Hkv * hd, m.attention_bias), Hkv, p + "attn.vh");
+  auto [q, k, v] = b.qkv(h, p);
   std::string a = w.op("sdpa", {q, k, v}, p + "attn.sdpa", w.shape(q), b.dt, {{"causal", false}});
   std::string o = b.linear(b.from_heads(a, p + "attn.merged"), p + "attn.o", m.hidden, m.attention_bias);
   std::string h1 = b.norm(w.op("add", {h, o}, p + "attn.residual", w.shape(h), b.dt), p + "attn_norm");

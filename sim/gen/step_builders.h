@@ -25,6 +25,11 @@ struct StepBuilder {
   std::string norm(const std::string& x, const std::string& name);                 // the model's norm, weights included
   std::string to_heads(const std::string& x, std::int64_t heads, const std::string& name);
   std::string from_heads(const std::string& x, const std::string& name);
+  // The Q, K and V projections of x [B, T, D] in heads: [B, H, T, hd] and [B, Hkv, T, hd] x 2.
+  struct Heads {
+    std::string q, k, v;
+  };
+  Heads qkv(const std::string& x, const std::string& prefix);
   std::string mlp(const std::string& x, const std::string& prefix);  // gated (SwiGLU) or plain
 };
 

@@ -68,6 +68,13 @@ std::string StepBuilder::from_heads(const std::string& x, const std::string& nam
   return w.op("reshape", {t}, name, {B, T, H * hd}, dt);
 }
 
+StepBuilder::Heads StepBuilder::qkv(const std::string& x, const std::string& p) {
+  const std::int64_t hd = m.head_dim;
+  return {to_heads(linear(x, p + "attn.q", m.heads * hd, m.attention_bias), m.heads, p + "attn.qh"),
+          to_heads(linear(x, p + "attn.k", m.kv_heads * hd, m.attention_bias), m.kv_heads, p + "attn.kh"),
+          to_heads(linear(x, p + "attn.v", m.kv_heads * hd, m.attention_bias), m.kv_heads, p + "attn.vh")};
+}
+
 std::string StepBuilder::mlp(const std::string& x, const std::string& p) {
   const std::int64_t D = m.hidden, F = m.intermediate;
   std::string act;

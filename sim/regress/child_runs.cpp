@@ -11,7 +11,7 @@
 #include <map>
 
 #include "sim/common/error.h"
-#include "sim/common/json_path.h"
+#include "sim/common/self_executable.h"
 
 namespace dfsim {
 

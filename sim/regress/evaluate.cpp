@@ -7,17 +7,11 @@
 #include <sstream>
 
 #include "sim/common/error.h"
+#include "sim/common/text_file.h"
 
 namespace dfsim {
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 MetricRow check_row(const std::string& name, bool pass, std::string expected, std::string got) {
   MetricRow r;
@@ -85,7 +79,7 @@ MetricRow check_determinism(const std::string& a, const std::string& b) {
     return j.dump();
   };
   bool summary_same = strip(a) == strip(b);
-  bool trace_same = slurp(a + "/trace.json") == slurp(b + "/trace.json");
+  bool trace_same = read_text_file(a + "/trace.json") == read_text_file(b + "/trace.json");
   std::string got = summary_same && trace_same ? "identical"
                     : !summary_same           ? "summary.json differs"
                                               : "trace.json differs";

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/common/error.h"
+#include "sim/common/text_file.h"
 #include "sim/gen/step_graph.h"
 
 extern char** environ;
@@ -20,22 +21,6 @@ extern char** environ;
 namespace dfsim::serve {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string slurp(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
 
 Json make_step_graph(const ModelInfo& model, const StepShape& shape, int tp) {
   if (tp > 1)
@@ -59,7 +44,7 @@ SimulatedStepTimes::SimulatedStepTimes(ModelInfo model, const ChipConfig& cfg, i
                                        std::string dfsim_binary, StepGraphBuilder builder)
     : model_(std::move(model)), config_json_(cfg.resolved.dump()), cache_dir_(std::move(cache_dir)),
       binary_(std::move(dfsim_binary)), tp_(tp), cores_(cfg.cores), builder_(std::move(builder)) {
-  key_base_ = "dfsim " DFSIM_VERSION "\nmodel\n" + slurp(model_.file) + "\nconfig\n" + config_json_ +
+  key_base_ = "dfsim " DFSIM_VERSION "\nmodel\n" + read_text_file(model_.file) + "\nconfig\n" + config_json_ +
               fmt::format("\ntp {}\n", tp_);
   std::error_code ec;
   fs::create_directories(cache_dir_, ec);
@@ -76,7 +61,7 @@ SimulatedStepTimes::SimulatedStepTimes(ModelInfo model, const ChipConfig& cfg, i
 }
 
 std::string SimulatedStepTimes::key_of(const StepShape& shape) const {
-  return fmt::format("{:016x}", fnv1a(key_base_ + shape.text()));
+  return hash_hex(key_base_ + shape.text());
 }
 
 std::int64_t SimulatedStepTimes::step_ns(const StepShape& shape) {
@@ -119,10 +104,10 @@ std::int64_t SimulatedStepTimes::simulate(const StepShape& shape, const std::str
   posix_spawn_file_actions_destroy(&fa);
   int status = 0;
   if (rc == 0) waitpid(pid, &status, 0);
-  std::string out_log = slurp(log);
+  std::string out_log = read_text_file(log);
   std::int64_t ns = -1;
   if (rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    Json s = Json::parse(slurp(dir + "/out/summary.json"), nullptr, false);
+    Json s = Json::parse(read_text_file(dir + "/out/summary.json"), nullptr, false);
     if (s.is_object() && s.contains("sim_time_ns")) ns = std::llround(s["sim_time_ns"].get<double>());
   }
   ++children_;

@@ -8,21 +8,13 @@
 #include <sstream>
 
 #include "sim/common/error.h"
+#include "sim/common/text_file.h"
 #include "sim/config/chip_config.h"
 #include "sim/sweep/point_store.h"
 
 namespace dfsim {
 
 namespace fs = std::filesystem;
-
-std::string hash_hex(const std::string& text) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return fmt::format("{:016x}", h);
-}
 
 namespace {
 

@@ -27,7 +27,5 @@ struct SweepPlan {
 // otherwise; a point whose own overrides are rejected gets `error` instead.
 SweepPlan plan_sweep(SweepSpec spec, const std::string& store);
 
-// FNV-1a, 64 bits, as 16 hex digits.
-std::string hash_hex(const std::string& text);
 
 }  // namespace dfsim
