@@ -4,9 +4,13 @@
 
 namespace dfsim {
 
-Card::Card(sc_core::sc_module_name n, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
-           const std::vector<std::uint64_t>& hbm_base)
-    : sc_core::sc_module(n), mem_(MemoryRegistry::create(cfg.memory.impl, "memory")), ring_("ring") {
+Card::Card(sc_core::sc_module_name n, int id, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
+           const std::vector<std::uint64_t>& hbm_base, PcieFabric& fabric, CollectiveEngine& engine)
+    : sc_core::sc_module(n),
+      id_(id),
+      mem_(MemoryRegistry::create(cfg.memory.impl, "memory")),
+      ring_("ring"),
+      link_("link", sched, rec, id, fabric, engine) {
   mem_->attach(rec);
   mem_->init(cfg, rec);
   ring_.init(cfg, rec);
@@ -15,14 +19,25 @@ Card::Card(sc_core::sc_module_name n, const ChipConfig& cfg, TaskHost& sched, Re
     std::string name = "core" + std::to_string(i);
     cores_.push_back(std::make_unique<Core>(name.c_str(), i, cfg, sched, rec, *mem_, ring_, lx_, hbm_base));
     lx_[i] = &cores_.back()->lx();
-    sched.set_lx(i, lx_[i]);
+    sched.set_lx(id * cfg.cores + i, lx_[i]);  // the scheduler numbers LX card by card
   }
 }
 
-System::System(sc_core::sc_module_name n, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
+TaskUnit& Card::unit(const KernelGraph& g, const TaskInstance& t) {
+  if (g.tasks[t.task].unit == UnitKind::link) return link_;
+  return core(t.core).unit(g, t);
+}
+
+System::System(sc_core::sc_module_name n, int cards, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
                const std::vector<std::uint64_t>& hbm_base)
-    : sc_core::sc_module(n) {
-  cards_.push_back(std::make_unique<Card>("card0", cfg, sched, rec, hbm_base));
+    : sc_core::sc_module(n), fabric_(cfg, rec), engine_("collectives", cfg, sched, rec, fabric_) {
+  for (int c = 0; c < cards; ++c) {
+    // One card keeps the groups it always had ("core 3", "memory"); several are told apart.
+    rec.set_group_prefix(cards > 1 ? "card " + std::to_string(c) + " " : "");
+    std::string name = "card" + std::to_string(c);
+    cards_.push_back(std::make_unique<Card>(name.c_str(), c, cfg, sched, rec, hbm_base, fabric_, engine_));
+  }
+  rec.set_group_prefix("");
 }
 
 }  // namespace dfsim

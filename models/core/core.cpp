@@ -23,6 +23,7 @@ TaskUnit& Core::unit(const KernelGraph& g, const TaskInstance& t) {
     case UnitKind::sfp: return sfp_;
     case UnitKind::dma: return dma_out_ && DmaEngine::outbound(g, t) ? *dma_out_ : dma_;
     case UnitKind::ring: return ring_port_;
+    case UnitKind::link: break;  // the card's PCIe port (Card::unit)
   }
   return sfp_;
 }

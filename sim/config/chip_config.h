@@ -134,6 +134,23 @@ struct RingConfig {
   int hop_cycles = 2;                      // latency per hop
 };
 
+// The PCIe fabric of a system of cards (models/pcie/): each card's Gen5 x16 link to its
+// drawer's switch, and each switch's uplink to the host. Rates are per direction.
+struct PcieConfig {
+  double link_gbps = 63.0;                 // nominal per direction: 32 GT/s x 16 lanes x 128/130 / 8
+  double uplink_gbps = 63.0;               // switch to host (root complex), per drawer
+  double efficiency = 0.8;                 // placeholder: share of the nominal rate a DMA achieves
+  double latency_ns = 1000;                // placeholder: per transfer (descriptor, switch, completion)
+};
+
+// Several cards: how many, how they sit in drawers, and their PCIe fabric.
+struct SystemConfig {
+  int cards = 1;                           // cards in the system
+  int cards_per_drawer = 8;                // cards behind one PCIe switch (an I/O drawer)
+  PcieConfig pcie;
+  int drawers() const { return (cards + cards_per_drawer - 1) / cards_per_drawer; }
+};
+
 // Energy coefficients of the power model (sim/energy/, docs/energy.md) and the card's power
 // budget. Defaults are estimates from published figures (docs/calibration.md, "Energy").
 struct EnergyConfig {
@@ -153,7 +170,7 @@ struct EnergyConfig {
   double dram_write_pj_per_byte = 26;      // LPDDR5 write
   double dram_activate_nj = 1.0;           // one ACT + PRE of a channel
   double dram_refresh_nj = 160;            // one all-bank refresh of a channel (all its dies)
-  double pcie_pj_per_byte = 40;            // host / card-to-card link (no PCIe model yet: 0 bytes)
+  double pcie_pj_per_byte = 40;            // host / card-to-card link, per byte sent
   double core_static_w = 0.25;             // leakage and clocks of each core the program uses
   double card_static_w = 12;               // always-on: LPDDR5 background, PHYs, PCIe, board
   double power_budget_w = 75;              // card power budget (card.power_budget_w)
@@ -175,6 +192,7 @@ struct ChipConfig {
   CoreConfig core;
   MemoryConfig memory;
   RingConfig ring;
+  SystemConfig system;
   EnergyConfig energy;
   SimConfig sim;
   // The fully merged JSON: every registered parameter (defaults filled in), extends and --set

@@ -44,10 +44,10 @@ double refreshes_in(const ChipConfig& cfg, Tick duration) {
          cfg.memory.channels;
 }
 
-double static_power_w(const ChipConfig& cfg, int active_cores) {
+double static_power_w(const ChipConfig& cfg, int active_cores, int cards) {
   const EnergyConfig& e = cfg.energy;
   Tick second = ns_to_ticks(1e9);
-  return e.card_static_w + e.core_static_w * active_cores + refreshes_in(cfg, second) * e.dram_refresh_nj * kNano;
+  return (e.card_static_w + refreshes_in(cfg, second) * e.dram_refresh_nj * kNano) * cards + e.core_static_w * active_cores;
 }
 
 DramEnergy dram_energy_of(const EnergyConfig& e, const EnergyCounts& n) {
@@ -61,7 +61,7 @@ DramEnergy dram_energy_of(const EnergyConfig& e, const EnergyCounts& n) {
 StaticEnergy static_energy_of(const EnergyConfig& e, const EnergyCounts& n) {
   double seconds = ticks_to_ns(n.duration) * kNano;
   StaticEnergy s;
-  s.card_j = e.card_static_w * seconds;
+  s.card_j = e.card_static_w * seconds * n.cards;
   s.cores_j = e.core_static_w * n.active_cores * seconds;
   s.dram_refresh_j = n.dram_refreshes * e.dram_refresh_nj * kNano;
   return s;

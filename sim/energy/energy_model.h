@@ -42,7 +42,8 @@ struct EnergyCounts {
   std::uint64_t dram_activates = 0;
   double dram_refreshes = 0;                               // all-bank refreshes over the run, all channels
   std::uint64_t pcie_bytes = 0;
-  int active_cores = 0;                                    // cores the program uses
+  int active_cores = 0;                                    // cores the program uses (all its cards)
+  int cards = 1;                                           // cards the program uses
   Tick duration = 0;                                       // the run's simulated time
 };
 
@@ -66,7 +67,7 @@ double sfp_energy_j(const EnergyConfig& e, const std::string& function_class, st
 // All-bank refreshes the off-chip memory performs in `duration` (every channel, one per tREFI).
 double refreshes_in(const ChipConfig& cfg, Tick duration);
 // The idle floor: static power of the card with `active_cores` cores powered, refresh included.
-double static_power_w(const ChipConfig& cfg, int active_cores);
+double static_power_w(const ChipConfig& cfg, int active_cores, int cards = 1);
 
 // Power over time from energy per bucket of width `bucket` up to `end` (the last bucket may be
 // partial).

@@ -62,19 +62,23 @@ Weights instance_weights(const KernelGraph& g, const TaskInstance& t, const Ener
 }
 
 void gather_model_counts(Simulation& sim, EnergyCounts& n) {
-  Card& card = sim.system().card();
-  for (int c = 0; c < card.cores(); ++c) {
-    n.lx_bytes_read += card.core(c).lx().bytes_read;
-    n.lx_bytes_written += card.core(c).lx().bytes_written;
-    DmaStats d = card.core(c).dma_stats();
-    n.dma_bytes += d.hbm_to_lx + d.lx_to_hbm + d.lx_to_lx + d.hbm_to_hbm;
+  for (int k = 0; k < sim.system().cards(); ++k) {
+    Card& card = sim.system().card(k);
+    for (int c = 0; c < card.cores(); ++c) {
+      n.lx_bytes_read += card.core(c).lx().bytes_read;
+      n.lx_bytes_written += card.core(c).lx().bytes_written;
+      DmaStats d = card.core(c).dma_stats();
+      n.dma_bytes += d.hbm_to_lx + d.lx_to_hbm + d.lx_to_lx + d.hbm_to_hbm;
+    }
+    n.ring_byte_hops += card.ring().byte_hops();
+    const MemStats& ms = card.memory().stats();
+    n.dram_bytes_read += ms.bytes_read;
+    n.dram_bytes_written += ms.bytes_written;
+    for (const MemStats& c : card.memory().channel_stats()) n.dram_activates += c.row_misses + c.row_conflicts;
+    n.dram_refreshes += refreshes_in(sim.config(), n.duration);
   }
-  n.ring_byte_hops = card.ring().byte_hops();
-  const MemStats& ms = card.memory().stats();
-  n.dram_bytes_read = ms.bytes_read;
-  n.dram_bytes_written = ms.bytes_written;
-  for (const MemStats& c : card.memory().channel_stats()) n.dram_activates += c.row_misses + c.row_conflicts;
-  n.dram_refreshes = refreshes_in(sim.config(), n.duration);
+  n.pcie_bytes = sim.system().fabric().bytes_sent();
+  n.sfp_elements["add"] += sim.system().collectives().reduced_elements();  // collective reductions
 }
 
 // Adds `total` to `out` in the proportions of `shape` (uniformly over the run when the shape is empty).
@@ -98,7 +102,8 @@ EnergyReport compute_energy(Simulation& sim, const RunResult& res) {
   EnergyReport r;
   EnergyCounts& n = r.counts;
   n.duration = res.end;
-  n.active_cores = g.cores;
+  n.active_cores = g.cores * g.cards;
+  n.cards = g.cards;
 
   const Tick bucket = rec.bucket();
   const std::size_t buckets = res.end == 0 ? 0 : static_cast<std::size_t>((res.end + bucket - 1) / bucket);
@@ -126,7 +131,7 @@ EnergyReport compute_energy(Simulation& sim, const RunResult& res) {
   r.total_j = r.by_component.total();
   double seconds = ticks_to_ns(res.end) * 1e-9;
   r.average_w = seconds > 0 ? r.total_j / seconds : 0.0;
-  r.static_w = static_power_w(sim.config(), n.active_cores);
+  r.static_w = static_power_w(sim.config(), n.active_cores, n.cards);
 
   // Power over time: each component's total in the shape of its activity. Off-chip access
   // energy follows the bytes the memory completed per bucket; PCIe and static are even.
@@ -140,7 +145,7 @@ EnergyReport compute_energy(Simulation& sim, const RunResult& res) {
   static const std::vector<std::uint64_t> none;
   const std::vector<std::uint64_t>* mbp = &none;  // the memory's "off-chip GB/s" bytes per bucket
   for (const Series& s : sim.recorder().series())
-    if (s.group == "memory" && s.name == "off-chip GB/s") mbp = &s.per_bucket;
+    if ((s.group == "memory" || s.group == "card 0 memory") && s.name == "off-chip GB/s") mbp = &s.per_bucket;
   const auto& mb = *mbp;
   for (std::size_t b = 0; b < mb.size() && buckets > 0; ++b) {
     mem_shape[std::min(b, buckets - 1)] += static_cast<double>(mb[b]);
@@ -149,7 +154,7 @@ EnergyReport compute_energy(Simulation& sim, const RunResult& res) {
   add_shaped(r.profile.bucket_j, mem_shape, mem_sum, r.by_component[C::dram], bucket, res.end);
   add_shaped(r.profile.bucket_j, {}, 0, r.by_component[C::pcie] + r.by_component[C::static_power], bucket, res.end);
   r.peak_w = r.profile.peak_w();
-  r.budget_w = e.power_budget_w;
+  r.budget_w = e.power_budget_w * g.cards;  // the budget of every card the program uses
   r.window = ns_to_ticks(e.power_window_ns);
   r.max_window_w = r.profile.max_window_w(r.window, &r.max_window_start);
 

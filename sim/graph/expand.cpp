@@ -18,14 +18,16 @@ void instantiate(const KernelGraph& g, ExpandedGraph& eg) {
   for (std::size_t t = 0; t < g.tasks.size(); ++t) {
     const Task& task = g.tasks[t];
     eg.first_instance.push_back(static_cast<int>(eg.instances.size()));
-    for (int c = task.first_core; c < task.first_core + task.core_count; ++c) {
-      TaskInstance inst;
-      inst.task = static_cast<int>(t);
-      inst.core = c;
-      for (const auto& a : task.reads) inst.reads.push_back(instance_region(g, a, c));
-      for (const auto& a : task.writes) inst.writes.push_back(instance_region(g, a, c));
-      eg.instances.push_back(std::move(inst));
-    }
+    for (int card : g.cards_of(task))
+      for (int c = task.first_core; c < task.first_core + task.core_count; ++c) {
+        TaskInstance inst;
+        inst.task = static_cast<int>(t);
+        inst.core = c;
+        inst.card = card;
+        for (const auto& a : task.reads) inst.reads.push_back(instance_region(g, a, c, card));
+        for (const auto& a : task.writes) inst.writes.push_back(instance_region(g, a, c, card));
+        eg.instances.push_back(std::move(inst));
+      }
   }
 }
 
@@ -50,7 +52,8 @@ RegionIndex index_writers(const KernelGraph& g, const ExpandedGraph& eg) {
         if (e.inst == static_cast<int>(i) && e.slot == static_cast<int>(w)) return;
         const Region& r = inst.writes[w];
         std::string where = "buffer \"" + g.buffers[r.buffer].name + "\"" +
-                            (r.core >= 0 ? " of core " + std::to_string(r.core) : "");
+                            (r.core >= 0 ? " of core " + std::to_string(r.core) : "") +
+                            (g.cards > 1 ? " of card " + std::to_string(r.card) : "");
         // Name the earlier writer first; the path points at the later one.
         int first = std::min(e.inst, static_cast<int>(i)), second = std::max(e.inst, static_cast<int>(i));
         int slot = second == static_cast<int>(i) ? static_cast<int>(w) : e.slot;
@@ -103,9 +106,10 @@ void check_acyclic(const KernelGraph& g, const ExpandedGraph& eg) {
 
 }  // namespace
 
-Region instance_region(const KernelGraph& g, const Access& a, int core) {
+Region instance_region(const KernelGraph& g, const Access& a, int core, int card) {
   Region r;
   r.buffer = a.buffer;
+  r.card = card;
   r.core = g.buffers.at(a.buffer).space == Space::hbm ? -1 : static_cast<int>(a.core ? a.core->at(core) : core);
   r.offset = static_cast<std::uint64_t>(a.offset.at(core));
   r.bytes = a.bytes;
@@ -116,7 +120,8 @@ Region instance_region(const KernelGraph& g, const Access& a, int core) {
 }
 
 std::string instance_label(const KernelGraph& g, const TaskInstance& inst) {
-  return "task " + g.tasks.at(inst.task).name + " core " + std::to_string(inst.core);
+  return "task " + g.tasks.at(inst.task).name + (g.cards > 1 ? " card " + std::to_string(inst.card) : "") +
+         " core " + std::to_string(inst.core);
 }
 
 ExpandedGraph expand_graph(const KernelGraph& g, const ChipConfig& config) {

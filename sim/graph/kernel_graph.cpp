@@ -13,6 +13,7 @@ const char* unit_name(UnitKind u) {
     case UnitKind::sfp: return "sfp";
     case UnitKind::dma: return "dma";
     case UnitKind::ring: return "ring";
+    case UnitKind::link: return "link";
   }
   return "?";
 }
@@ -24,7 +25,7 @@ std::optional<Space> space_from_name(const std::string& s) {
 }
 
 std::optional<UnitKind> unit_from_name(const std::string& s) {
-  for (UnitKind u : {UnitKind::pt, UnitKind::sfp, UnitKind::dma, UnitKind::ring})
+  for (UnitKind u : {UnitKind::pt, UnitKind::sfp, UnitKind::dma, UnitKind::ring, UnitKind::link})
     if (s == unit_name(u)) return u;
   return std::nullopt;
 }
@@ -51,8 +52,16 @@ std::string KernelGraph::task_path(int task) const {
 
 std::size_t KernelGraph::instance_count() const {
   std::size_t n = 0;
-  for (const auto& t : tasks) n += static_cast<std::size_t>(t.core_count);
+  for (const auto& t : tasks)
+    n += static_cast<std::size_t>(t.core_count) * (t.cards.empty() ? static_cast<std::size_t>(cards) : t.cards.size());
   return n;
+}
+
+std::vector<int> KernelGraph::cards_of(const Task& t) const {
+  if (!t.cards.empty()) return t.cards;
+  std::vector<int> all(static_cast<std::size_t>(cards));
+  for (int c = 0; c < cards; ++c) all[static_cast<std::size_t>(c)] = c;
+  return all;
 }
 
 }  // namespace dfsim

@@ -19,7 +19,7 @@ struct Affine {
 };
 
 enum class Space { hbm, lx };
-enum class UnitKind { pt, sfp, dma, ring };
+enum class UnitKind { pt, sfp, dma, ring, link };
 
 const char* space_name(Space s);
 const char* unit_name(UnitKind u);
@@ -58,6 +58,11 @@ struct Task {
   std::uint64_t elements = 0;          // sfp elements per instance
   std::vector<Access> reads, writes;
   int kernel = -1;              // index into KernelGraph::kernels
+  // Cards that run this task (each runs the same template on its own buffers); empty: every
+  // card of the graph. For a collective, the group in ring order.
+  std::vector<int> cards;
+  std::string algorithm;        // link collectives: "ring" (default) or "tree"
+  int root = 0;                 // link broadcast: position in `cards` of the sending card
 };
 
 struct Kernel {
@@ -68,7 +73,8 @@ struct Kernel {
 struct KernelGraph {
   std::string name;
   std::string file;             // where it came from ("" if compiled in memory)
-  int cores = 1;                // cores the program uses
+  int cores = 1;                // cores the program uses on each card
+  int cards = 1;                // cards the program uses: every task runs on each of its cards
   std::vector<Buffer> buffers;
   std::vector<Task> tasks;
   std::vector<Kernel> kernels;
@@ -82,13 +88,16 @@ struct KernelGraph {
   int find_task(const std::string& name) const;    // -1 if absent
   // JSON pointer of a task in the file form: /kernels/<k>/tasks/<position in kernel>.
   std::string task_path(int task) const;
-  std::size_t instance_count() const;              // sum of core_count over tasks
+  std::size_t instance_count() const;              // sum of core_count x cards over tasks
+  // The cards that run task t (its `cards`, or every card of the graph).
+  std::vector<int> cards_of(const Task& t) const;
 };
 
 // One task template instantiated on one core, with its concrete byte ranges.
 struct Region {
   int buffer = -1;
   int core = -1;                // LX instance; -1 for HBM
+  int card = 0;                 // the card whose buffer instance this is
   std::uint64_t offset = 0, bytes = 0, rows = 1, stride = 0;
   bool streaming = false;
   std::uint64_t total_bytes() const { return bytes * rows; }
@@ -97,6 +106,7 @@ struct Region {
 struct TaskInstance {
   int task = -1;                // template
   int core = 0;
+  int card = 0;
   std::vector<Region> reads, writes;
   std::vector<int> deps;        // instances that write what this one reads (sorted, unique)
   std::vector<int> consumers;   // inverse of deps
@@ -104,7 +114,7 @@ struct TaskInstance {
 
 // The whole program as task instances with data dependencies (a reader depends on every
 // writer of an overlapping range of the same buffer instance). Instances are ordered by
-// template, then core: that order is the tie-break when several are ready at once.
+// template, then card, then core: that order is the tie-break when several are ready at once.
 struct ExpandedGraph {
   std::vector<TaskInstance> instances;
   std::vector<int> first_instance;  // per template: index of its instance on its first core

@@ -4,6 +4,7 @@
 #include "sim/common/error.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/kernel_graph_io.h"
+#include "models/pcie/collective_schedule.h"
 #include "sim/graph/unit_ops.h"
 
 namespace dfsim {
@@ -72,10 +73,41 @@ void check_work_fits_accesses(const KernelGraph& g, const Task& t, const std::st
   }
 }
 
+// A PCIe link task: one instance per card, HBM in and out, sizes that fit its collective.
+void check_link_rules(const KernelGraph& g, const Task& t, const std::string& path) {
+  auto fail = [&](const std::string& msg) { throw InputError(g.file, path, msg); };
+  std::string what = "link " + t.op + " task";
+  if (t.core_count != 1) fail("a " + what + " runs once per card: give it \"core\", not \"cores\"");
+  bool from = t.op == "from_host", to = t.op == "to_host";
+  std::size_t nr = from ? 0 : 1, nw = to ? 0 : 1;
+  if (t.reads.size() != nr || t.writes.size() != nw)
+    fail("a " + what + " needs " + std::to_string(nr) + " read(s) and " + std::to_string(nw) + " write(s)");
+  for (std::size_t i = 0; i < t.reads.size() + t.writes.size(); ++i) {
+    bool rd = i < t.reads.size();
+    const Access& a = rd ? t.reads[i] : t.writes[i - t.reads.size()];
+    if (space_of(g, a) != Space::hbm)
+      throw InputError(g.file, path + (rd ? "/reads/0" : "/writes/0") + "/buffer",
+                       "a " + what + " moves off-chip (HBM) data, but buffer \"" + g.buffers[a.buffer].name + "\" is in LX");
+  }
+  if (from || to) return;
+  auto n = static_cast<std::uint64_t>(g.cards_of(t).size());
+  std::uint64_t in = t.reads[0].total_bytes(), out = t.writes[0].total_bytes();
+  bool ok = t.op == "all_gather" ? out == n * in : t.op == "reduce_scatter" ? in == n * out : in == out;
+  if (!ok)
+    fail("a " + what + " over " + std::to_string(n) + " card(s) reads " + std::to_string(in) + " bytes and writes " +
+         std::to_string(out) + (t.op == "all_gather" ? " (expected the read x cards)" : t.op == "reduce_scatter" ? " (expected the read / cards)" : " (expected the same)"));
+  std::string why = collective_unsupported(t.op, t.algorithm, static_cast<int>(n));
+  if (!why.empty()) throw InputError(g.file, path + "/algorithm", why);
+  if (t.root >= static_cast<int>(n))
+    throw InputError(g.file, path + "/root", "root position " + std::to_string(t.root) + " outside the group of " + std::to_string(n));
+}
+
 // Unit-specific shape of a task: which spaces its accesses use, the fields it needs.
 void check_unit_rules(const KernelGraph& g, const Task& t, const std::string& path) {
   auto fail = [&](const std::string& msg) { throw InputError(g.file, path, msg); };
   std::string what = std::string(unit_name(t.unit)) + " " + t.op + " task";
+  if (t.unit == UnitKind::link) return check_link_rules(g, t, path);
+  if (!t.algorithm.empty()) throw InputError(g.file, path + "/algorithm", "only a link collective has an algorithm");
   if (t.unit == UnitKind::pt && (t.m == 0 || t.n == 0 || t.k == 0))
     fail("a pt task needs \"m\", \"n\" and \"k\" (its matmul shape per instance)");
   if (t.unit == UnitKind::sfp && t.elements == 0)
@@ -134,6 +166,10 @@ void check_kernel_graph(const KernelGraph& g) {
       throw InputError(g.file, path + (t.core_count == 1 ? "/core" : "/cores"),
                        "cores " + range + " outside the graph's [0, " + std::to_string(g.cores) + ")");
     }
+    for (std::size_t i = 0; i < t.cards.size(); ++i)
+      if (t.cards[i] >= g.cards)
+        throw InputError(g.file, path + "/cards/" + std::to_string(i),
+                         "card " + std::to_string(t.cards[i]) + " outside the graph's " + std::to_string(g.cards) + " card(s)");
     if (!unit_accepts(t.unit, t.op))
       throw InputError(g.file, path + "/op", "unit " + std::string(unit_name(t.unit)) + " has no op \"" + t.op + "\"");
     check_unit_rules(g, t, path);
@@ -145,6 +181,9 @@ void check_kernel_graph(const KernelGraph& g) {
 }
 
 void check_kernel_graph_fits(const KernelGraph& g, const ChipConfig& config) {
+  if (g.cards > config.system.cards)
+    throw InputError(g.file, "/cards", "the graph uses " + std::to_string(g.cards) + " cards but the system has " +
+                                           std::to_string(config.system.cards) + " (system.cards)");
   if (g.cores > config.cores)
     throw InputError(g.file, "/cores", "the graph uses " + std::to_string(g.cores) +
                                            " cores but the chip has " + std::to_string(config.cores));

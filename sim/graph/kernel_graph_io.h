@@ -9,7 +9,9 @@ namespace dfsim {
 
 struct ChipConfig;
 
-inline constexpr int kKernelGraphVersion = 1;
+// Version 2 added several cards ("cards", a task's "cards") and the PCIe "link" unit; a graph
+// that uses neither is written as version 1, which every version reads.
+inline constexpr int kKernelGraphVersion = 2;
 
 // "dfsim.ops", "dfsim.kernels", or "" (configs and anything else carry no known "format").
 std::string detect_format(const Json& j);

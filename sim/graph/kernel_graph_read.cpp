@@ -1,4 +1,5 @@
 // Parser of the "dfsim.kernels" format into KernelGraph (syntax and name resolution).
+#include <algorithm>
 #include <unordered_map>
 
 #include "sim/common/error.h"
@@ -65,13 +66,13 @@ Access read_access(const JsonView& v, const BufferNames& names) {
 
 Task read_task(const JsonView& v, const BufferNames& names, const std::vector<Buffer>& bufs) {
   v.only_keys({"name", "unit", "op", "core", "cores", "corelet", "dtype", "m", "n", "k",
-               "elements", "reads", "writes", "description"});
+               "elements", "reads", "writes", "description", "cards", "algorithm", "root"});
   Task t;
   t.name = v.at("name").as_string();
   if (t.name.empty()) v.at("name").fail("task name must not be empty");
   std::string un = v.at("unit").as_string();
   auto u = unit_from_name(un);
-  if (!u) v.at("unit").fail("unknown unit \"" + un + "\", expected one of pt, sfp, dma, ring");
+  if (!u) v.at("unit").fail("unknown unit \"" + un + "\", expected one of pt, sfp, dma, ring, link");
   t.unit = *u;
   t.op = v.at("op").as_string();
   if (!unit_accepts(t.unit, t.op)) {
@@ -102,6 +103,21 @@ Task read_task(const JsonView& v, const BufferNames& names, const std::vector<Bu
     auto& out = std::string(key) == "reads" ? t.reads : t.writes;
     for (std::size_t i = 0; i < list.size(); ++i) out.push_back(read_access(list.at(i), names));
   }
+  if (v.has("cards")) {
+    JsonView cs = v.at("cards");
+    cs.expect_array();
+    if (cs.size() == 0) cs.fail("expected at least one card");
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      int c = static_cast<int>(cs.at(i).as_int(0, 63));
+      if (std::find(t.cards.begin(), t.cards.end(), c) != t.cards.end()) cs.at(i).fail("card " + std::to_string(c) + " listed twice");
+      t.cards.push_back(c);
+    }
+  }
+  if (v.has("algorithm")) {
+    t.algorithm = v.at("algorithm").as_string();
+    if (t.algorithm != "ring" && t.algorithm != "tree") v.at("algorithm").fail("expected \"ring\" or \"tree\"");
+  }
+  t.root = static_cast<int>(v.get_int("root", 0, 0, 63));
   if (v.has("dtype")) t.dtype = v.at("dtype").as_dtype();
   else if (!t.writes.empty()) t.dtype = bufs[t.writes[0].buffer].dtype;
   return t;
@@ -119,15 +135,16 @@ std::string detect_format(const Json& j) {
 
 KernelGraph read_kernel_graph(const Json& j, const std::string& file) {
   JsonView root(j, file);
-  root.only_keys({"format", "version", "name", "description", "cores", "model", "buffers", "kernels"});
+  root.only_keys({"format", "version", "name", "description", "cores", "cards", "model", "buffers", "kernels"});
   if (root.at("format").as_string() != "dfsim.kernels")
     root.at("format").fail("expected \"dfsim.kernels\", got \"" + root.at("format").as_string() + "\"");
-  root.at("version").as_int(kKernelGraphVersion, kKernelGraphVersion);
+  root.at("version").as_int(1, kKernelGraphVersion);
   KernelGraph g;
   g.file = file;
   g.name = root.at("name").as_string();
   g.description = root.get_string("description", "");
   g.cores = static_cast<int>(root.at("cores").as_int(1, 1 << 20));
+  g.cards = static_cast<int>(root.get_int("cards", 1, 1, 64));
   if (root.has("model")) g.model = read_model_step(root.at("model"));
 
   BufferNames names;

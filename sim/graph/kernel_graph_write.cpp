@@ -36,6 +36,9 @@ Json task_json(const KernelGraph& g, const Task& t) {
   if (t.n) j["n"] = t.n;
   if (t.k) j["k"] = t.k;
   if (t.elements) j["elements"] = t.elements;
+  if (!t.cards.empty()) j["cards"] = t.cards;
+  if (!t.algorithm.empty()) j["algorithm"] = t.algorithm;
+  if (t.op == "broadcast") j["root"] = t.root;
   Json reads = Json::array(), writes = Json::array();
   for (const auto& a : t.reads) reads.push_back(access_json(g, a));
   for (const auto& a : t.writes) writes.push_back(access_json(g, a));
@@ -49,10 +52,13 @@ Json task_json(const KernelGraph& g, const Task& t) {
 Json write_kernel_graph(const KernelGraph& g) {
   Json j = Json::object();
   j["format"] = "dfsim.kernels";
-  j["version"] = kKernelGraphVersion;
+  bool v2 = g.cards > 1;
+  for (const Task& t : g.tasks) v2 = v2 || t.unit == UnitKind::link || !t.cards.empty();
+  j["version"] = v2 ? kKernelGraphVersion : 1;
   j["name"] = g.name;
   if (!g.description.empty()) j["description"] = g.description;
   j["cores"] = g.cores;
+  if (g.cards > 1) j["cards"] = g.cards;
   if (g.model) j["model"] = model_step_json(*g.model);
   Json bufs = Json::array();
   for (const auto& b : g.buffers) {

@@ -41,7 +41,7 @@ bool regions_overlap(const Region& a, const Region& b) {
 }
 
 void RegionIndex::add(const Region& r, int inst, int slot) {
-  lists_[{r.buffer, r.core}].entries.push_back(Entry{r, inst, slot});
+  lists_[{r.buffer, r.card, r.core}].entries.push_back(Entry{r, inst, slot});
 }
 
 void RegionIndex::build() {

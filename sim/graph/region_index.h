@@ -2,6 +2,7 @@
 // Overlap of strided byte regions, and an index of the writers of each buffer instance.
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -33,7 +34,7 @@ class RegionIndex {
   // Calls fn(entry) for every writer overlapping r.
   template <class Fn>
   void for_each_overlap(const Region& r, Fn&& fn) const {
-    auto it = lists_.find({r.buffer, r.core});
+    auto it = lists_.find({r.buffer, r.card, r.core});
     if (it == lists_.end()) return;
     const List& l = it->second;
     std::uint64_t qb = region_begin(r), qe = region_end(r);
@@ -52,7 +53,7 @@ class RegionIndex {
     std::vector<std::uint64_t> max_end;  // prefix maximum of region_end over entries
   };
   static std::size_t upper_bound_start(const List& l, std::uint64_t qe);
-  std::map<std::pair<int, int>, List> lists_;
+  std::map<std::tuple<int, int, int>, List> lists_;  // by buffer, card, core
 };
 
 }  // namespace dfsim

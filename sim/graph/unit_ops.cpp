@@ -30,11 +30,14 @@ const std::vector<std::string>& unit_ops(UnitKind u) {
   }();
   static const std::vector<std::string> dma = {"load", "store", "copy"};
   static const std::vector<std::string> ring = {"copy"};
+  static const std::vector<std::string> link = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                                "from_host", "to_host"};
   switch (u) {
     case UnitKind::pt: return pt;
     case UnitKind::sfp: return sfp;
     case UnitKind::dma: return dma;
     case UnitKind::ring: return ring;
+    case UnitKind::link: return link;
   }
   return sfp;
 }

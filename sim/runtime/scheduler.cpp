@@ -26,10 +26,12 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   done_.assign(n, 0);
   rec_.tasks().assign(n, TaskRecord{});
 
-  std::map<std::pair<int, int>, int> index;  // (buffer, core) -> LxBuf
+  // LX scratchpads are numbered card by card: slot = card x cores per card + core.
+  std::map<std::pair<int, int>, int> index;  // (buffer, LX slot) -> LxBuf
   auto lx_of = [&](const Region& r) {
-    auto [it, fresh] = index.try_emplace({r.buffer, r.core}, static_cast<int>(lxbufs_.size()));
-    if (fresh) lxbufs_.push_back(LxBuf{r.buffer, r.core, g.buffers[r.buffer].bytes});
+    int slot = r.card * g.cores + r.core;
+    auto [it, fresh] = index.try_emplace({r.buffer, slot}, static_cast<int>(lxbufs_.size()));
+    if (fresh) lxbufs_.push_back(LxBuf{r.buffer, slot, g.buffers[r.buffer].bytes});
     return it->second;
   };
   for (std::size_t i = 0; i < n; ++i) {
@@ -43,7 +45,7 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
       if (g.buffers[r.buffer].preloaded) continue;
       bool produced = std::any_of(t.deps.begin(), t.deps.end(), [&](int d) {
         for (const Region& w : x.instances[d].writes)
-          if (w.buffer == r.buffer && w.core == r.core) return true;
+          if (w.buffer == r.buffer && w.core == r.core && w.card == r.card) return true;
         return false;
       });
       if (!produced && never_ready_[i].empty())
@@ -122,7 +124,7 @@ void Scheduler::link_streaming() {
       bool any = false, all = true;
       for (const Region& r : inst[c].reads)
         for (const Region& w : inst[p].writes)
-          if (r.buffer == w.buffer && r.core == w.core && regions_overlap(r, w)) {
+          if (r.buffer == w.buffer && r.core == w.core && r.card == w.card && regions_overlap(r, w)) {
             any = true;
             all = all && r.streaming;
           }

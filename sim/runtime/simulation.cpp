@@ -42,11 +42,10 @@ Simulation::Simulation(const KernelGraph& g, const ExpandedGraph& x, const ChipC
   // SystemC's own informational messages (e.g. on sc_stop) are not for dfsim's users.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   sched_.set_program_order_allocation(cfg.core.lx.allocation == "program_order");
-  system_ = std::make_unique<System>("system", cfg, sched_, rec_, hbm_base_);
-  Card& card = system_->card();
+  system_ = std::make_unique<System>("system", g.cards, cfg, sched_, rec_, hbm_base_);
   for (std::size_t i = 0; i < x.instances.size(); ++i) {
     const TaskInstance& t = x.instances[i];
-    sched_.bind(static_cast<int>(i), &card.core(t.core).unit(g, t));
+    sched_.bind(static_cast<int>(i), &system_->card(t.card).unit(g, t));
   }
 }
 

@@ -25,7 +25,7 @@ bool parse_trace_level(const std::string& s, TraceLevel* out) {
 
 int Recorder::add_track(std::string group, std::string name, std::string kind) {
   Track t;
-  t.group = std::move(group);
+  t.group = prefix_ + group;
   t.name = std::move(name);
   t.kind = std::move(kind);
   // Only resources that serve bursts (DRAM channels, ring links) are drawn from their spans;
@@ -36,12 +36,12 @@ int Recorder::add_track(std::string group, std::string name, std::string kind) {
 }
 
 int Recorder::add_counter(std::string group, std::string name, std::string unit, TraceLevel detail) {
-  counters_.push_back(Counter{std::move(group), std::move(name), std::move(unit), level_ >= detail, {}});
+  counters_.push_back(Counter{prefix_ + group, std::move(name), std::move(unit), level_ >= detail, {}});
   return static_cast<int>(counters_.size()) - 1;
 }
 
 int Recorder::add_series(std::string group, std::string name) {
-  series_.push_back(Series{std::move(group), std::move(name), {}});
+  series_.push_back(Series{prefix_ + group, std::move(name), {}});
   return static_cast<int>(series_.size()) - 1;
 }
 

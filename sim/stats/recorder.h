@@ -80,6 +80,9 @@ class Recorder {
   void set_level(TraceLevel l) { level_ = l; }
   TraceLevel level() const { return level_; }
 
+  // Prepended to the group of every track, counter and series added from now on ("card 1 ":
+  // the models of card 1 of several).
+  void set_group_prefix(std::string p) { prefix_ = std::move(p); }
   int add_track(std::string group, std::string name, std::string kind);
   // `detail`: the lowest trace level that draws the counter.
   int add_counter(std::string group, std::string name, std::string unit, TraceLevel detail = TraceLevel::units);
@@ -127,6 +130,7 @@ class Recorder {
     return b;
   }
   std::size_t coarsen_for(Tick t);
+  std::string prefix_;
   void add_to_buckets(Track& t, Tick start, Tick end);
 
   Tick bucket_, merge_gap_;

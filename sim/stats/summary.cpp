@@ -9,6 +9,7 @@
 #include "models/chip/card.h"
 #include "sim/energy/energy_report.h"
 #include "sim/stats/analysis.h"
+#include "sim/stats/cards_summary.h"
 #include "sim/stats/model_report.h"
 
 namespace dfsim {
@@ -86,6 +87,7 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   s["sim_time_ns"] = round6(ns(end));
   s["cycles"] = core_clk.to_cycles(end);
   s["cores_used"] = g.cores;
+  if (g.cards > 1) s["cards_used"] = g.cards;
 
   // Tasks.
   std::map<std::string, std::uint64_t> by_unit;
@@ -97,25 +99,34 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   }
   s["tasks"] = {{"templates", g.tasks.size()}, {"instances", x.instances.size()}, {"by_unit", by_unit}};
 
-  // Off-chip memory.
-  const MemStats& ms = card.memory().stats();
-  double peak_gbps = cfg.memory_peak_gbps();
+  // Off-chip memory: every card's (the channels listed are card 0's).
+  MemStats ms;
+  for (int k = 0; k < sim.system().cards(); ++k) {
+    const MemStats& m = sim.system().card(k).memory().stats();
+    ms.bytes_read += m.bytes_read;
+    ms.bytes_written += m.bytes_written;
+    ms.turnarounds += m.turnarounds;
+  }
+  double peak_gbps = cfg.memory_peak_gbps() * g.cards;
   OJson chans = OJson::array();
   MemStats rows;  // row-buffer totals over the channels
-  for (const MemStats& c : card.memory().channel_stats()) {
-    chans.push_back({{"bytes_read", c.bytes_read}, {"bytes_written", c.bytes_written}, {"turnarounds", c.turnarounds},
-                     {"row_hits", c.row_hits}, {"row_misses", c.row_misses}, {"row_conflicts", c.row_conflicts},
-                     {"refreshes", c.refreshes}, {"max_queue", c.max_queue}});
+  for (int k = 0; k < sim.system().cards(); ++k)
+  for (const MemStats& c : sim.system().card(k).memory().channel_stats()) {
     rows.row_hits += c.row_hits;
     rows.row_misses += c.row_misses;
     rows.row_conflicts += c.row_conflicts;
     rows.refreshes += c.refreshes;
+    if (k > 0) continue;
+    chans.push_back({{"bytes_read", c.bytes_read}, {"bytes_written", c.bytes_written}, {"turnarounds", c.turnarounds},
+                     {"row_hits", c.row_hits}, {"row_misses", c.row_misses}, {"row_conflicts", c.row_conflicts},
+                     {"refreshes", c.refreshes}, {"max_queue", c.max_queue}});
   }
   std::uint64_t activations = rows.row_misses + rows.row_conflicts;
   std::uint64_t bytes_read = ms.bytes_read, bytes_written = ms.bytes_written;
   if (cfg.memory.ideal) {  // no burst reaches the memory model: count what the DMAs moved
     DmaStats moved;
-    for (int c = 0; c < card.cores(); ++c) moved += card.core(c).dma_stats();
+    for (int k = 0; k < sim.system().cards(); ++k)
+      for (int c = 0; c < card.cores(); ++c) moved += sim.system().card(k).core(c).dma_stats();
     bytes_read = moved.hbm_to_lx + moved.hbm_to_hbm;
     bytes_written = moved.lx_to_hbm + moved.hbm_to_hbm;
   }
@@ -135,7 +146,7 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
                   {"channels", chans}};
 
   // Compute.
-  double peak_macs = cfg.peak_macs_per_ns(Dtype::fp16) * g.cores;
+  double peak_macs = cfg.peak_macs_per_ns(Dtype::fp16) * g.cores * g.cards;
   s["compute"] = {{"macs", macs},
                   {"achieved_macs_per_ns", round6(ratio(static_cast<double>(macs), ns(end)))},
                   {"peak_macs_per_ns_fp16", round6(peak_macs)}};
@@ -154,13 +165,18 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   // LX, DMA, ring.
   OJson peaks = OJson::array();
   std::uint64_t peak_max = 0;
-  for (int c = 0; c < g.cores; ++c) {
-    peaks.push_back(card.core(c).lx().peak());
-    peak_max = std::max(peak_max, card.core(c).lx().peak());
-  }
+  for (int k = 0; k < sim.system().cards(); ++k)  // card by card
+    for (int c = 0; c < g.cores; ++c) {
+      peaks.push_back(sim.system().card(k).core(c).lx().peak());
+      peak_max = std::max(peak_max, sim.system().card(k).core(c).lx().peak());
+    }
   s["lx"] = {{"usable_bytes_per_core", cfg.core.lx.usable_bytes}, {"peak_bytes_max", peak_max}, {"peak_bytes_per_core", peaks}};
   DmaStats d;
-  for (int c = 0; c < card.cores(); ++c) d += card.core(c).dma_stats();
+  std::uint64_t ring_bytes = 0;
+  for (int k = 0; k < sim.system().cards(); ++k) {
+    for (int c = 0; c < card.cores(); ++c) d += sim.system().card(k).core(c).dma_stats();
+    ring_bytes += sim.system().card(k).ring().bytes_carried();
+  }
   s["dma"] = {{"hbm_to_lx_bytes", d.hbm_to_lx}, {"lx_to_hbm_bytes", d.lx_to_hbm}, {"lx_to_lx_bytes", d.lx_to_lx},
               {"hbm_to_hbm_bytes", d.hbm_to_hbm}, {"bursts", d.bursts}, {"sticks", d.sticks},
               {"multicast_extra_bytes", d.multicast_extra},
@@ -171,7 +187,11 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
     double busy = s["units"]["by_kind"]["dma"]["busy_ns"].get<double>();
     s["dma"]["mean_outstanding"] = round6(busy > 0 ? ns(d.burst_time) / busy : 0.0);
   }
-  s["ring"] = {{"bytes_carried", card.ring().bytes_carried()}};
+  s["ring"] = {{"bytes_carried", ring_bytes}};
+  if (g.cards > 1 || sim.system().fabric().bytes_sent() > 0) {
+    s["cards"] = cards_json(sim, res);
+    s["pcie"] = pcie_json(sim, res);
+  }
   s["energy"] = energy_json(info.energy ? *info.energy : compute_energy(sim, res));
 
   // Where the time went.
@@ -219,10 +239,11 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
 std::string summary_text(const OJson& s) {
   std::string out;
   int cores = s["cores_used"].get<int>();
-  out += fmt::format("{} on {}: {}  {:.3f} us  ({} cycles, {} core{})\n", s["workload"]["name"].get<std::string>(),
+  std::string cards = s.contains("cards_used") ? fmt::format(" x {} cards", s["cards_used"].get<int>()) : "";
+  out += fmt::format("{} on {}: {}  {:.3f} us  ({} cycles, {} core{}{})\n", s["workload"]["name"].get<std::string>(),
                      s["config"]["name"].get<std::string>(), s["status"].get<std::string>(),
                      s["sim_time_ns"].get<double>() / 1000.0, s["cycles"].get<std::uint64_t>(), cores,
-                     cores == 1 ? "" : "s");
+                     cores == 1 ? "" : "s", cards);
   const auto& off = s["offchip"];
   out += fmt::format("  off-chip  {:.1f} MiB read, {:.1f} MiB written, {:.1f} GB/s of {:.1f} peak\n",
                      off["bytes_read"].get<double>() / (1 << 20), off["bytes_written"].get<double>() / (1 << 20),
@@ -267,6 +288,7 @@ std::string summary_text(const OJson& s) {
     out += fmt::format("  dma       {:.1f} of {} bursts in flight per busy queue, {:.0f} ns from issue to LX or DRAM\n",
                        d["mean_outstanding"].get<double>(), cap, d["mean_burst_latency_ns"].get<double>());
   }
+  out += cards_text(s);
   out += energy_text(s);
   if (s.contains("critical_path")) {
     std::string parts;

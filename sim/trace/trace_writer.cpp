@@ -31,14 +31,21 @@ class Events {
     out_ << (first_ ? "\n" : ",\n") << ev;
     first_ = false;
   }
-  // A process per group, sorted: kernels, the cores in core order, then memory, ring, the rest.
+  // A process per group, sorted: kernels, the cores in core order, then memory, ring, the rest;
+  // with several cards ("card 2 core 3"), card by card in that order, then the PCIe fabric.
   int process(const std::string& group) {
     auto [it, fresh] = pid_.try_emplace(group, static_cast<int>(pid_.size()) + 1);
     if (fresh) {
       add(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":{}}}}})", it->second, quoted(group)));
-      int sort = group == "kernels"                 ? -1
-                 : group.rfind("core ", 0) == 0 ? std::stoi(group.substr(5))
-                                                : 100000 + it->second;
+      std::string rest = group;
+      int card = 0;
+      if (group.rfind("card ", 0) == 0 && group.find(' ', 5) != std::string::npos) {
+        card = std::stoi(group.substr(5)) + 1;
+        rest = group.substr(group.find(' ', 5) + 1);
+      }
+      int sort = group == "kernels"                ? -1
+                 : rest.rfind("core ", 0) == 0 ? card * 1000000 + std::stoi(rest.substr(5))
+                                               : card * 1000000 + 100000 + it->second;
       add(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}}}})", it->second, sort));
     }
     return it->second;

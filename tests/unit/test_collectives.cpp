@@ -1,0 +1,166 @@
+// Several cards on the PCIe fabric: collectives (ring and tree) and host transfers against their
+// closed forms where nothing else competes, the shared drawer uplink, bytes conserved on the
+// links. One hand-built kernel graph and one simulation per test case.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "models/chip/card.h"
+#include "models/pcie/collective_schedule.h"
+#include "sim/config/chip_config.h"
+#include "sim/graph/expand.h"
+#include "sim/graph/kernel_graph_io.h"
+#include "sim/runtime/simulation.h"
+
+using namespace dfsim;
+using Catch::Contains;
+
+namespace {
+
+constexpr Tick kCore = 666667;  // core clock 1500 MHz: round(1e9 / 1500) fs per cycle
+
+// 48 GB/s at efficiency 1 = 32 B per core cycle (48 B/ns / 1.5 cycles/ns); 1000 ns = 1500 cycles.
+ChipConfig fabric_config(int cards) {
+  ChipConfig cfg;
+  cfg.system.cards = cards;
+  cfg.system.pcie.link_gbps = 48;
+  cfg.system.pcie.uplink_gbps = 48;
+  cfg.system.pcie.efficiency = 1;
+  cfg.system.pcie.latency_ns = 1000;
+  return cfg;
+}
+
+// One link task `op` over `cards` cards reading x (in_bytes, preloaded) and writing y (out_bytes).
+KernelGraph collective(int cards, const std::string& op, std::uint64_t in_bytes, std::uint64_t out_bytes,
+                       const std::string& extra = "") {
+  std::string text = R"({"format": "dfsim.kernels", "version": 2, "name": "c", "cores": 1, "cards": )" +
+                     std::to_string(cards) + R"(, "buffers": [
+      {"name": "x", "space": "hbm", "bytes": )" + std::to_string(in_bytes) + R"(, "preloaded": true},
+      {"name": "y", "space": "hbm", "bytes": )" + std::to_string(out_bytes) + R"(}],
+    "kernels": [{"name": "k", "tasks": [{"name": "c", "unit": "link", "op": ")" + op + R"(", "core": 0)" + extra +
+                     R"(, "reads": [{"buffer": "x", "bytes": )" + std::to_string(in_bytes) +
+                     R"(}], "writes": [{"buffer": "y", "bytes": )" + std::to_string(out_bytes) + "}]}]}]}";
+  return read_kernel_graph(Json::parse(text), "test.json");
+}
+
+Tick run_end(const KernelGraph& g, const ChipConfig& cfg, std::uint64_t* link_bytes = nullptr) {
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  if (link_bytes) *link_bytes = sim.system().fabric().bytes_sent();
+  return r.end;
+}
+
+constexpr std::uint64_t kS = 8 << 20;  // 8 MiB
+
+}  // namespace
+
+TEST_CASE("collectives: ring all-reduce over 4 cards meets the closed form exactly", "[collectives][pcie]") {
+  ChipConfig cfg = fabric_config(4);
+  std::uint64_t sent = 0;
+  Tick end = run_end(collective(4, "all_reduce", kS, kS), cfg, &sent);
+  // 2(N-1)/N * S / bw + 2(N-1) * latency, N = 4, S = 8 MiB, bw = 32 B/cycle, latency 1500 cycles:
+  // 6/4 * 8388608 / 32 + 6 * 1500 = 393216 + 9000 = 402216 cycles (each step: a 2 MiB chunk,
+  // 65536 cycles, + 1500; the SFP reduction of 1 Mi fp16 at 4096 per cycle, 256 cycles, overlaps).
+  CHECK(end == 402216 * kCore);
+  // Bytes conserved: 2(N-1) steps x N transfers of S/N = 2(N-1) S = 6 x 8 MiB.
+  CHECK(sent == 6 * kS);
+}
+
+TEST_CASE("collectives: ring all-reduce over 8 cards meets the closed form", "[collectives][pcie]") {
+  {
+    ChipConfig cfg = fabric_config(8);
+    // N = 8: 14/8 * 8388608 / 32 + 14 * 1500 = 458752 + 21000 = 479752 cycles
+    CHECK(run_end(collective(8, "all_reduce", kS, kS), cfg) == 479752 * kCore);
+  }
+}
+
+TEST_CASE("collectives: ring all-reduce over 2 cards", "[collectives][pcie]") {
+  ChipConfig cfg = fabric_config(2);
+  // N = 2: 2/2 * 8388608 / 32 + 2 * 1500 = 262144 + 3000 = 265144 cycles
+  CHECK(run_end(collective(2, "all_reduce", kS, kS), cfg) == 265144 * kCore);
+}
+
+TEST_CASE("collectives: tree all-reduce over 4 cards", "[collectives][pcie]") {
+  ChipConfig cfg = fabric_config(4);
+  std::uint64_t sent = 0;
+  Tick end = run_end(collective(4, "all_reduce", kS, kS, R"(, "algorithm": "tree")"), cfg, &sent);
+  // reduce up a binary tree then broadcast down: 2 * ceil(log2 4) = 4 steps of the whole S:
+  // 4 * (8388608 / 32 + 1500) = 4 * 263644 = 1054576 cycles
+  CHECK(end == 1054576 * kCore);
+  // 2 + 1 transfers up, 1 + 2 down: 6 x S
+  CHECK(sent == 6 * kS);
+}
+
+TEST_CASE("collectives: tree all-reduce over 8 cards", "[collectives][pcie]") {
+  ChipConfig cfg = fabric_config(8);
+  // 2 * 3 steps of (262144 + 1500) = 1581864 cycles
+  CHECK(run_end(collective(8, "all_reduce", kS, kS, R"(, "algorithm": "tree")"), cfg) == 1581864 * kCore);
+}
+
+TEST_CASE("collectives: ring all_gather over 8 cards: (N-1) steps of S/N", "[collectives][pcie]") {
+  {
+    ChipConfig cfg = fabric_config(8);
+    // 7 * (1 MiB / 32 + 1500) = 7 * 34268 = 239876 cycles
+    CHECK(run_end(collective(8, "all_gather", kS / 8, kS), cfg) == 239876 * kCore);
+  }
+}
+
+TEST_CASE("collectives: reduce_scatter over 4 cards: (N-1) steps of S/N", "[collectives][pcie]") {
+  {
+    ChipConfig cfg = fabric_config(4);
+    // 3 * (2 MiB / 32 + 1500) = 3 * 67036 = 201108 cycles
+    CHECK(run_end(collective(4, "reduce_scatter", kS, kS / 4), cfg) == 201108 * kCore);
+  }
+}
+
+TEST_CASE("collectives: tree broadcast over 8 cards: ceil(log2 8) steps of S", "[collectives][pcie]") {
+  {
+    ChipConfig cfg = fabric_config(8);
+    // 3 * (262144 + 1500) = 790932 cycles
+    CHECK(run_end(collective(8, "broadcast", kS, kS, R"(, "algorithm": "tree")"), cfg) == 790932 * kCore);
+  }
+}
+
+TEST_CASE("collectives: tree all_gather over 4 cards: recursive doubling, log2 N steps", "[collectives][pcie]") {
+  {
+    ChipConfig cfg = fabric_config(4);
+    // steps of S/4 and S/2: 65536 + 1500 + 131072 + 1500 = 199608 cycles
+    CHECK(run_end(collective(4, "all_gather", kS / 4, kS, R"(, "algorithm": "tree")"), cfg) == 199608 * kCore);
+  }
+}
+
+TEST_CASE("collectives: the schedule moves (N-1)/N of the data per card for ring all-gather", "[collectives]") {
+  auto steps = collective_steps("all_gather", "ring", 4, 4096);
+  REQUIRE(steps.size() == 3);
+  std::uint64_t into0 = 0;
+  for (const auto& s : steps)
+    for (const auto& t : s)
+      if (t.dst == 0) into0 += t.bytes;
+  CHECK(into0 == 3072);
+  CHECK(collective_unsupported("all_gather", "tree", 3) != "");
+  CHECK(collective_unsupported("all_reduce", "tree", 3) == "");
+}
+
+TEST_CASE("pcie: host transfers share the drawer's uplink", "[pcie]") {
+  ChipConfig cfg = fabric_config(2);
+  std::string text = R"({"format": "dfsim.kernels", "version": 2, "name": "h", "cores": 1, "cards": 2,
+    "buffers": [{"name": "ids", "space": "hbm", "bytes": 4096}],
+    "kernels": [{"name": "k", "tasks": [{"name": "in", "unit": "link", "op": "from_host", "core": 0,
+      "writes": [{"buffer": "ids", "bytes": 4096}]}]}]})";
+  KernelGraph g = read_kernel_graph(Json::parse(text), "test.json");
+  // Each card receives 4096 B = 128 cycles on the uplink and its own link, + 1500 latency. Both
+  // start at 0; card 1's waits for card 0's on the shared uplink: 128 + 128 + 1500 = 1756 cycles.
+  CHECK(run_end(g, cfg) == 1756 * kCore);
+}
+
+TEST_CASE("collectives: bad link tasks are refused with their path", "[collectives][graph]") {
+  CHECK_THROWS_WITH(collective(4, "all_gather", kS, kS), Contains("/kernels/0/tasks/0") && Contains("read x cards"));
+  CHECK_THROWS_WITH(collective(3, "all_gather", 1024, 3072, R"(, "algorithm": "tree")"),
+                    Contains("/algorithm") && Contains("power-of-two"));
+  CHECK_THROWS_WITH(collective(2, "all_reduce", kS, kS, R"(, "cards": [0, 2])"), Contains("/cards/1"));
+  ChipConfig one;
+  KernelGraph g = collective(2, "all_reduce", kS, kS);
+  CHECK_THROWS_WITH(expand_graph(g, one), Contains("/cards") && Contains("system.cards"));
+}
