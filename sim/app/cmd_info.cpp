@@ -58,6 +58,12 @@ int cmd_info(const std::vector<std::string>& args) {
                            d.queues == 2 ? "2 queues" : "1 queue",
                            d.queues == 2 ? "loads; stores and LX copies" : "every transfer", d.stick_bytes,
                            d.burst_sticks, d.max_outstanding, d.issue_cycles, d.stick_issue_cycles);
+  const PcieConfig& pc = c.system.pcie;
+  std::cout << fmt::format("  system           {} card{} in {} drawer{}; PCIe {:.1f} GB/s per direction per card "
+                           "({:g} nominal x {:g} efficiency, placeholder), {:g} ns per transfer\n",
+                           c.system.cards, c.system.cards == 1 ? "" : "s", c.system.drawers(),
+                           c.system.drawers() == 1 ? "" : "s", pc.link_gbps * pc.efficiency, pc.link_gbps, pc.efficiency,
+                           pc.latency_ns);
   double pt_peak_w = pt_energy_j(c.energy, Dtype::fp16, 1) * c.peak_macs_per_ns(Dtype::fp16) * c.cores * 1e9;
   std::cout << fmt::format("  power            budget {:g} W over {:g} us; idle floor {:.1f} W with {} cores; "
                            "PT at the fp16 peak {:.1f} W\n",

@@ -64,6 +64,10 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
     throw InputError(ops.file, "/compile/cores",
                      "asks for " + std::to_string(cores) + " cores, the chip has " + std::to_string(config.cores));
   check_compile_options(ops, cores);
+  if (ops.compile.cards > config.system.cards)
+    throw InputError(ops.file, "/compile/cards", "asks for " + std::to_string(ops.compile.cards) +
+                                                     " cards, the system has " + std::to_string(config.system.cards) +
+                                                     " (system.cards; configs/spyre-drawer.json has 8)");
   GraphBuilder builder(ops.name, cores);
   const std::uint64_t usable = config.core.lx.usable_bytes;
   std::vector<KernelPlan> kernels = form_kernels(ops, cores, usable / 2);
@@ -113,8 +117,9 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   if (builder.graph().tasks.empty())
     throw InputError(ops.file, "/ops", "every op is free (reshapes that alias their input): nothing moves, nothing to simulate");
   KernelGraph g = builder.take();
+  g.cards = ops.compile.cards;
   g.description = "compiled by dfsim from " + (ops.file.empty() ? ops.name : ops.file) + " for " +
-                  std::to_string(cores) + " cores";
+                  std::to_string(cores) + " cores" + (g.cards > 1 ? " on each of " + std::to_string(g.cards) + " cards" : "");
   g.model = ops.model;
   check_kernel_graph(g);
   if (report) report->measure(g, config);

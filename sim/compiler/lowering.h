@@ -110,6 +110,8 @@ void lower_sdpa(LowerContext& ctx, const Op& op, const std::string& kernel);
 // moves the stick dim adds one SFP copy pass per tile for the element reshuffle.
 void lower_transpose(LowerContext& ctx, const Op& op, const std::string& kernel);
 void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel);
+// The ops between cards (lower_collective.cpp): one PCIe link task per card of the group.
+void lower_collective(LowerContext& ctx, const Op& op, const std::string& kernel);
 
 // Shared helpers of the lowerings.
 Task group_task(const std::string& name, UnitKind unit, const std::string& op, const CoreGroup& g, Dtype dtype);

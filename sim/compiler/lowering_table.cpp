@@ -17,7 +17,7 @@ const std::vector<std::pair<OpKind, LowerFn>>& table() {
       {OpKind::transpose, lower_transpose}, {OpKind::cat, lower_cat},           {OpKind::normalize, lower_rowwise},
       {OpKind::rope, lower_rowwise},       {OpKind::embedding, lower_embedding}, {OpKind::kv_write, lower_kv_write},
       {OpKind::reshape, lower_reshape},    {OpKind::slice, lower_slice},         {OpKind::split, lower_slice},
-      {OpKind::sdpa, lower_sdpa},
+      {OpKind::sdpa, lower_sdpa},          {OpKind::collective, lower_collective}, {OpKind::host, lower_collective},
   };
   return t;
 }

@@ -12,7 +12,9 @@
 
 namespace dfsim {
 
-inline constexpr int kOpGraphVersion = 1;
+// Version 2 added several cards: compile.cards and the collective and host-transfer ops. A
+// graph that uses neither is written as version 1; both are read.
+inline constexpr int kOpGraphVersion = 2;
 
 using Shape = std::vector<std::int64_t>;
 
@@ -69,12 +71,19 @@ struct Op {
   std::int64_t start = 0, end = 0, step = 1;  // slice of `dim`: [start, end) every step
   std::vector<std::int64_t> sizes;         // split: output sizes along `dim`
   std::int64_t position = 0;               // kv_write: first cache row written
+  // Collectives and host transfers (op_graph_cards.cpp): the cards taking part, in ring order
+  // (empty: every card of compile.cards), the algorithm (ring or tree), broadcast's root
+  // position. all_gather and reduce_scatter gather / scatter along `dim`.
+  std::vector<int> group;
+  std::string algorithm;
+  int root = 0;
 };
 
 
 // Options of the "compile" section.
 struct CompileOptions {
   int cores = 1;                   // cores to divide each op over
+  int cards = 1;                   // cards the graph runs on: every op runs on each (SPMD)
   LxPlanning lx_planning = LxPlanning::none;
   bool fuse = true;                // fuse elementwise chains, reductions and matmul epilogues into kernels
   // Device dimension order of a tensor (by name): the last axis is the stick dimension.

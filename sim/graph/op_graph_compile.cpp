@@ -131,8 +131,9 @@ void read_op_compile(const OpGraph& g, Op& op, const JsonView& c) {
 }
 
 void read_graph_compile(OpGraph& g, const JsonView& c) {
-  c.only_keys({"cores", "lx_planning", "fuse", "split", "tiles", "layouts"});
+  c.only_keys({"cores", "cards", "lx_planning", "fuse", "split", "tiles", "layouts"});
   g.compile.cores = static_cast<int>(c.get_int("cores", 1, 1, 1 << 20));
+  g.compile.cards = static_cast<int>(c.get_int("cards", 1, 1, 64));
   if (c.has("lx_planning")) g.compile.lx_planning = read_lx_planning(c.at("lx_planning"));
   g.compile.fuse = c.get_bool("fuse", true);
   if (c.has("layouts")) read_layouts(g, c.at("layouts"));

@@ -51,6 +51,8 @@ void check_matmul_family_op(const OpGraph& g, Op& op, const JsonView& v, const J
 // Transformer ops (normalize, where, cast, rope, embedding, kv_write, pow, clamp, scalar
 // operands): op_graph_layer.cpp. false: not one of them.
 bool check_layer_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v, const JsonView& attrs);
+// Collectives and host transfers (op_graph_cards.cpp); false for any other op.
+bool check_card_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v, const JsonView& attrs);
 // The "compile" sections: op_graph_compile.cpp.
 void read_graph_compile(OpGraph& g, const JsonView& c);
 void read_op_compile(const OpGraph& g, Op& op, const JsonView& c);
@@ -65,6 +67,7 @@ void check_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v) {
       info.kind == OpKind::slice || info.kind == OpKind::split)
     return check_move_op(g, op, v, attrs);
   if (check_layer_op(g, op, info, v, attrs)) return;
+  if (check_card_op(g, op, info, v, attrs)) return;
   if (info.kind == OpKind::matmul || info.kind == OpKind::sdpa) return check_matmul_family_op(g, op, v, attrs);
   const Shape& a = g.tensors[op.inputs[0]].shape;
   Shape expect;
@@ -171,7 +174,7 @@ OpGraph read_op_graph(const Json& j, const std::string& file) {
   root.only_keys({"format", "version", "name", "description", "tensors", "inputs", "outputs", "ops", "compile", "model"});
   if (root.at("format").as_string() != "dfsim.ops")
     root.at("format").fail("expected \"dfsim.ops\", got \"" + root.at("format").as_string() + "\"");
-  root.at("version").as_int(kOpGraphVersion, kOpGraphVersion);
+  root.at("version").as_int(1, kOpGraphVersion);
   OpGraph g;
   g.file = file;
   g.name = root.at("name").as_string();
@@ -186,6 +189,9 @@ OpGraph read_op_graph(const Json& j, const std::string& file) {
   }
   g.inputs = read_tensor_list(g, names, root.at("inputs"));
   g.outputs = read_tensor_list(g, names, root.at("outputs"));
+  // The ops' shapes depend on the cards (a collective's group): read that option first.
+  if (root.has("compile") && root.at("compile").has("cards"))
+    g.compile.cards = static_cast<int>(root.at("compile").at("cards").as_int(1, 64));
   JsonView ops = root.at("ops");
   ops.expect_array();
   if (ops.size() == 0) ops.fail("the op list is empty");

@@ -26,6 +26,9 @@ const std::vector<OpInfo>& op_catalog() {
       {"kv_write", OpKind::kv_write, 2, 1}, {"reshape", OpKind::reshape, 1, 1},
       {"slice", OpKind::slice, 1, 1},
       {"split", OpKind::split, 1, 1, false, 0, /*variadic_outputs=*/true},
+      {"all_reduce", OpKind::collective, 1, 1}, {"all_gather", OpKind::collective, 1, 1},
+      {"reduce_scatter", OpKind::collective, 1, 1}, {"broadcast", OpKind::collective, 1, 1},
+      {"from_host", OpKind::host, 1, 1}, {"to_host", OpKind::host, 1, 1},
   };
   return ops;
 }

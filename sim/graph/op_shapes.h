@@ -12,10 +12,12 @@ namespace dfsim {
 // reduce: sum/mean/amax; normalize: softmax/layernorm/rmsnorm (a reduction and elementwise
 // passes over one dim, output like the input); where: 3-input select; cast: dtype change;
 // rope, embedding, kv_write: the transformer ops; reshape, slice, split: data movement;
-// sdpa: scaled dot-product attention.
+// sdpa: scaled dot-product attention; collective: all_reduce, all_gather, reduce_scatter,
+// broadcast between cards; host: from_host, to_host over a card's PCIe link.
 enum class OpKind {
   binary, unary, reduce, matmul, transpose, cat,
   normalize, where, cast, rope, embedding, kv_write, reshape, slice, split, sdpa,
+  collective, host,
 };
 
 // What the op graph format knows about one op.

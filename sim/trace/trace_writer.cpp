@@ -136,13 +136,16 @@ void write_kernels(const Ctx& c) {
     std::uint64_t instances = 0, bytes = 0, macs = 0;
   };
   std::vector<Agg> kern(g.kernels.size());
-  std::map<std::pair<int, int>, Agg> per_core;  // (core, kernel)
+  std::map<std::pair<int, int>, Agg> per_core;  // (card x cores + core, kernel)
   for (std::size_t i = 0; i < c.x.instances.size(); ++i) {
     const TaskInstance& ti = c.x.instances[i];
     int k = g.tasks[ti.task].kernel;
     Tick s, e;
     if (k < 0 || !c.span_of(i, &s, &e)) continue;
-    for (Agg* a : {&kern[k], &per_core[{ti.core, k}]}) {
+    // A link task runs on its card's PCIe port, not on a core.
+    const bool on_core = g.tasks[ti.task].unit != UnitKind::link;
+    for (Agg* a : {&kern[k], on_core ? &per_core[{ti.card * g.cores + ti.core, k}] : nullptr}) {
+      if (!a) continue;
       a->s = std::min(a->s, s);
       a->e = std::max(a->e, e);
       ++a->instances;
@@ -176,7 +179,8 @@ void write_kernels(const Ctx& c) {
   std::map<int, std::vector<Span>> cores;
   for (auto& [key, a] : per_core) cores[key.first].push_back(Span{ps(a.s), ps(a.e), key.second});
   for (auto& [core, spans] : cores)
-    draw("core " + std::to_string(core), "kernels", spans,
+    draw((g.cards > 1 ? fmt::format("card {} core {}", core / g.cores, core % g.cores) : "core " + std::to_string(core)),
+         "kernels", spans,
          [&, core = core](const Span& s) { return args_of(s.item, per_core.at({core, s.item})); });
 }
 
@@ -214,6 +218,13 @@ std::vector<int> write_units(const Ctx& c, std::vector<int>& track_tid) {
     std::string args = fmt::format(R"("kernel":{},"op":{},"core":{},"instance":{},"ready_us":{},"lx_wait_us":{})",
                                    quoted(t.kernel >= 0 ? g.kernels[t.kernel].name : ""), quoted(t.op), ti.core, i,
                                    us(ps(r.ready)), us(ps(r.lx_wait)));
+    if (g.cards > 1) args += fmt::format(R"(,"card":{})", ti.card);
+    if (t.unit == UnitKind::link) {
+      std::uint64_t b = 0;
+      for (const auto* list : {&ti.reads, &ti.writes})
+        for (const Region& rg : *list) b = std::max(b, rg.total_bytes());
+      args += fmt::format(R"(,"bytes":{},"cards":{})", b, g.cards_of(t).size());
+    }
     if (t.unit == UnitKind::pt) args += fmt::format(R"(,"macs":{})", t.m * t.n * t.k);
     if (t.unit == UnitKind::sfp) args += fmt::format(R"(,"elements":{})", t.elements);
     if (t.unit == UnitKind::dma || t.unit == UnitKind::ring) {

@@ -8,7 +8,9 @@
 #include "models/chip/card.h"
 #include "models/pcie/collective_schedule.h"
 #include "sim/config/chip_config.h"
+#include "sim/compiler/compile.h"
 #include "sim/graph/expand.h"
+#include "sim/graph/op_graph.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/runtime/simulation.h"
 
@@ -163,4 +165,53 @@ TEST_CASE("collectives: bad link tasks are refused with their path", "[collectiv
   ChipConfig one;
   KernelGraph g = collective(2, "all_reduce", kS, kS);
   CHECK_THROWS_WITH(expand_graph(g, one), Contains("/cards") && Contains("system.cards"));
+}
+
+namespace {
+
+// An op graph over `cards` cards: y = x * 2 on every card, then `op` (with `attrs`) into z.
+std::string card_ops(int cards, const std::string& op, const std::string& zshape, const std::string& attrs = "{}") {
+  return R"({"format": "dfsim.ops", "version": 2, "name": "c",
+    "tensors": {"x": {"shape": [256, 1024], "dtype": "fp16"}, "y": {"shape": [256, 1024], "dtype": "fp16"},
+                "z": {"shape": )" + zshape + R"(, "dtype": "fp16"}},
+    "inputs": ["x"], "outputs": ["z"],
+    "ops": [{"op": "mul", "inputs": ["x"], "outputs": ["y"], "attrs": {"scalar": 2}},
+            {"op": ")" + op + R"(", "inputs": ["y"], "outputs": ["z"], "attrs": )" + attrs + R"(}],
+    "compile": {"cores": 4, "cards": )" + std::to_string(cards) + "}}";
+}
+
+}  // namespace
+
+TEST_CASE("collectives: an op graph's all_gather is one link task per card, with the gathered bytes", "[collectives][compiler]") {
+  ChipConfig cfg = fabric_config(4);
+  OpGraph ops = read_op_graph(Json::parse(card_ops(4, "all_gather", "[256, 4096]", R"({"dim": -1})")), "ops.json");
+  KernelGraph g = compile_ops(ops, cfg, 4);
+  CHECK(g.cards == 4);
+  int links = 0;
+  for (const Task& t : g.tasks)
+    if (t.unit == UnitKind::link) {
+      ++links;
+      CHECK(t.op == "all_gather");
+      CHECK(t.reads.at(0).total_bytes() == 256 * 1024 * 2);   // this card's shard
+      CHECK(t.writes.at(0).total_bytes() == 256 * 4096 * 2);  // the gathered tensor
+    }
+  CHECK(links == 1);
+  ExpandedGraph x = expand_graph(g, cfg);
+  std::size_t link_instances = 0;
+  for (const TaskInstance& i : x.instances) link_instances += g.tasks[i.task].unit == UnitKind::link;
+  CHECK(link_instances == 4);  // one per card
+}
+
+TEST_CASE("collectives: bad collective ops in an op graph name their path", "[collectives][compiler]") {
+  auto bad = [](const std::string& text, const std::string& what) {
+    CHECK_THROWS_WITH(read_op_graph(Json::parse(text), "ops.json"), Contains(what));
+  };
+  bad(card_ops(2, "all_gather", "[256, 1024]"), "/ops/1/outputs/0");
+  bad(card_ops(2, "all_reduce", "[256, 1024]", R"({"group": [0, 2]})"), "/ops/1/attrs/group/1");
+  bad(card_ops(2, "all_reduce", "[256, 1024]", R"({"algorithm": "star"})"), "/ops/1/attrs/algorithm");
+  bad(card_ops(3, "reduce_scatter", "[85, 1024]"), "divisible by 3");
+  bad(card_ops(3, "all_gather", "[768, 1024]", R"({"algorithm": "tree"})"), "power-of-two");
+  ChipConfig one;
+  OpGraph ops = read_op_graph(Json::parse(card_ops(2, "all_reduce", "[256, 1024]")), "ops.json");
+  CHECK_THROWS_WITH(compile_ops(ops, one, 4), Contains("/compile/cards") && Contains("system.cards"));
 }

@@ -80,7 +80,7 @@ TEST_CASE("compiler: op graph rejections name the file and the JSON path") {
     fails("w.json: /format: expected \"dfsim.ops\"");
     j = add_graph();
     j["version"] = 3;
-    fails("w.json: /version: expected an integer in [1, 1], got 3");
+    fails("w.json: /version: expected an integer in [1, 2], got 3");
   }
   SECTION("unknown keys with a hint") {
     j["ops"][0]["atrs"] = Json::object();
