@@ -26,6 +26,11 @@ int cmd_gen(const std::vector<std::string>& args) {
       ("layers", po::value(&step.layers), "only the first N layers (default: all)")
       ("dtype", po::value(&dtype), "fp16 or fp8: weights, KV cache and activations (default: the model file's)")
       ("cores,n", po::value(&step.cores)->default_value(32), "compile.cores of the graph (dfsim run --cores overrides it)")
+      ("tp", po::value(&step.tp)->default_value(1),
+       "tensor parallel over N cards: one card's shard with its all-reduces and all-gather (compile.cards N; "
+       "simulate it with --config configs/spyre-drawer.json)")
+      ("host-io", po::bool_switch(&step.host_io),
+       "token ids in from the host and logits out over PCIe (always with --tp > 1)")
       ("output,o", po::value(&output), "op graph to write (dfsim.ops)")
       ("list", po::bool_switch(&list), "list the models in workloads/models/ and exit")
       ("quiet,q", po::bool_switch(&quiet), "print nothing on success");
@@ -34,9 +39,11 @@ int cmd_gen(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_options("gen",
                      "MODEL (--phase prefill --tokens S [--batch B] | --phase decode --batch B --context L) "
-                     "[--layers N] [--dtype fp16|fp8] [--cores N] -o FILE",
+                     "[--layers N] [--dtype fp16|fp8] [--cores N] [--tp N] [--host-io] -o FILE",
                      "dfsim gen llama-3.1-8b --phase decode --batch 1 --context 2048 -o llama-decode.json\n"
                      "  dfsim gen granite-3.3-8b --phase prefill --tokens 512 --layers 4 -o granite-4l.json\n"
+                     "  dfsim gen llama-3.1-8b --phase decode --context 2048 --tp 4 -o llama-tp4.json\n"
+                     "  dfsim run -w llama-tp4.json -c configs/spyre-drawer.json   # 4 of the drawer's 8 cards\n"
                      "  dfsim run -w llama-decode.json      # then simulate it",
                      opts, &pos, args, vm))
     return 0;

@@ -13,7 +13,7 @@ std::string decoder_layer(StepBuilder& b, const std::string& h, std::int64_t i, 
   const ModelSpec& m = b.m;
   OpGraphWriter& w = b.w;
   const std::string p = layer_prefix(i);
-  const std::int64_t B = b.B, hd = m.head_dim, Hkv = m.kv_heads;
+  const std::int64_t B = b.B, hd = m.head_dim, Hkv = b.kv_heads;  // this card's KV heads
   const bool decode = b.s.phase == StepPhase::decode;
   // Cache rows: the context already there (a decode's earlier tokens, or a chunked prefill's
   // earlier chunks) plus this step's tokens, written at `context`.
@@ -30,7 +30,7 @@ std::string decoder_layer(StepBuilder& b, const std::string& h, std::int64_t i, 
   OJson attrs = {{"causal", !decode}};
   if (m.attention_multiplier > 0) attrs["scale"] = m.attention_multiplier;
   std::string a = w.op("sdpa", {q, kc, vc}, p + "attn.sdpa", w.shape(q), b.dt, attrs);
-  std::string o = b.linear(b.from_heads(a, p + "attn.merged"), p + "attn.o", m.hidden, m.attention_bias);
+  std::string o = b.row_parallel(b.from_heads(a, p + "attn.merged"), p + "attn.o", m.hidden, m.attention_bias);
   std::string h1 = w.op("add", {h, b.scale(o, m.residual_multiplier, p + "attn.o_scaled")}, p + "attn.residual",
                         w.shape(h), b.dt);
   std::string n2 = b.norm(h1, p + "mlp_norm");
@@ -46,8 +46,11 @@ void write_decoder_step(StepBuilder& b) {
   OpGraphWriter& w = b.w;
   const std::int64_t B = b.B, T = b.T, D = m.hidden;
   std::string ids = w.input("ids", {B, T}, Dtype::int32);
-  std::string table = b.weight("embed.w", {m.vocab, D});
-  std::string h = w.op("embedding", {table, ids}, "embed.out", {B, T, D}, b.dt);
+  if (b.host_io()) ids = w.op("from_host", {ids}, "embed.ids", {B, T}, Dtype::int32);
+  // Vocabulary-parallel: each card holds V / tp rows; a token's row is on one card, the others
+  // contribute zeros, and the all-reduce gives every card the embeddings.
+  std::string table = b.weight("embed.w", {b.vocab, D});
+  std::string h = b.all_reduce(w.op("embedding", {table, ids}, "embed.out", {B, T, D}, b.dt), "embed.out_sum");
   h = b.scale(h, m.embedding_multiplier, "embed.scaled");
   // Rotary tables for the positions of this step's tokens (precomputed on the host).
   std::string cos = w.input("rope.cos", {T, m.head_dim}, b.dt);
@@ -56,9 +59,18 @@ void write_decoder_step(StepBuilder& b) {
   h = b.norm(h, "final_norm");
   // Serving computes logits for the last token of each sequence only.
   if (T > 1) h = w.op("slice", {h}, "head.last_token", {B, 1, D}, b.dt, {{"dim", 1}, {"start", T - 1}, {"end", T}});
-  std::string head = m.tie_embeddings ? table : b.weight("head.w", {m.vocab, D});
-  std::string logits = w.op("linear", {h, head}, "head.logits", {B, 1, m.vocab}, b.dt);
+  std::string head = m.tie_embeddings ? table : b.weight("head.w", {b.vocab, D});
+  std::string logits = w.op("linear", {h, head}, "head.logits", {B, 1, b.vocab}, b.dt);
+  // Each card's slice of the vocabulary, gathered on every card.
+  if (b.tp > 1)
+    logits = w.op("all_gather", {logits}, "head.logits_gathered", {B, 1, b.vocab * b.tp}, b.dt, {{"dim", -1}});
   logits = b.scale(logits, 1.0 / m.logits_scaling, "head.logits_scaled");
+  // The logits go back to the host from the first card (the sampler runs there).
+  if (b.host_io()) {
+    OJson attrs;
+    if (b.tp > 1) attrs = {{"group", {0}}};
+    logits = w.op("to_host", {logits}, "head.logits_host", w.shape(logits), b.dt, attrs);
+  }
   w.output(logits);
 }
 

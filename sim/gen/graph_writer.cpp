@@ -1,6 +1,8 @@
 // OpGraphWriter: tensors and ops in the order they are declared.
 #include "sim/gen/graph_writer.h"
 
+#include "sim/graph/op_shapes.h"
+
 #include <stdexcept>
 
 namespace dfsim {
@@ -40,7 +42,13 @@ const Shape& OpGraphWriter::shape(const std::string& tensor) const { return know
 Dtype OpGraphWriter::dtype(const std::string& tensor) const { return known_.at(tensor).second; }
 
 std::string OpGraphWriter::dump() const {
-  OJson j = {{"format", "dfsim.ops"}, {"version", kOpGraphVersion}, {"name", name_}};
+  // Version 2 only for what version 1 lacks: several cards, ops between cards.
+  bool v2 = compile_.contains("cards");
+  for (const auto& o : ops_) {
+    const std::string op = o["op"].get<std::string>();
+    v2 = v2 || find_op_info(op)->kind == OpKind::collective || find_op_info(op)->kind == OpKind::host;
+  }
+  OJson j = {{"format", "dfsim.ops"}, {"version", v2 ? kOpGraphVersion : 1}, {"name", name_}};
   if (!description_.empty()) j["description"] = description_;
   if (!model_.is_null()) j["model"] = model_;
   j["tensors"] = tensors_;

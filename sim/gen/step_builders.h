@@ -17,6 +17,10 @@ struct StepBuilder {
   Dtype dt;
   std::int64_t B, T;  // sequences, new tokens per sequence
   std::uint64_t weight_bytes = 0;  // of the weights declared so far
+  // One card's share under tensor parallelism (all of it with tp 1): query heads, KV heads
+  // (replicated when fewer than the cards), MLP columns, vocabulary rows.
+  int tp;
+  std::int64_t heads, kv_heads, intermediate, vocab;
 
   std::string weight(const std::string& name, const Shape& shape);
   // x [..., K] @ weight [N, K]^T (+ bias [N]), the weight named `name`.w.
@@ -31,6 +35,12 @@ struct StepBuilder {
   };
   Heads qkv(const std::string& x, const std::string& prefix);
   std::string mlp(const std::string& x, const std::string& prefix);  // gated (SwiGLU) or plain
+  // A row-parallel projection (o_proj, down_proj): each card's partial sum, then an all-reduce
+  // (the bias added once after it). A plain linear with tp 1.
+  std::string row_parallel(const std::string& x, const std::string& name, std::int64_t out_features, bool bias);
+  // x summed over the cards (an all_reduce named `out`); x itself with tp 1.
+  std::string all_reduce(const std::string& x, const std::string& out);
+  bool host_io() const { return tp > 1 || s.host_io; }
 };
 
 void write_decoder_step(StepBuilder& b);

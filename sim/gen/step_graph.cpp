@@ -17,11 +17,34 @@ std::string step_graph_name(const ModelSpec& m, const StepSpec& s) {
   if (s.phase == StepPhase::decode || s.context > 0) n += ".ctx" + std::to_string(s.context);
   if (s.layers > 0 && s.layers < m.layers) n += ".l" + std::to_string(s.layers);
   if (s.dtype != Dtype::fp16) n += "." + std::string(dtype_name(s.dtype));
+  if (s.tp > 1) n += ".tp" + std::to_string(s.tp);
   return n;
 }
 
 StepBuilder::StepBuilder(const ModelSpec& m, const StepSpec& s, OpGraphWriter& w)
-    : m(m), s(s), w(w), dt(s.dtype), B(s.batch), T(s.phase == StepPhase::decode ? 1 : s.tokens) {}
+    : m(m),
+      s(s),
+      w(w),
+      dt(s.dtype),
+      B(s.batch),
+      T(s.phase == StepPhase::decode ? 1 : s.tokens),
+      tp(s.tp),
+      heads(m.heads / s.tp),
+      kv_heads(m.kv_heads >= s.tp ? m.kv_heads / s.tp : 1),
+      intermediate(m.intermediate / s.tp),
+      vocab((m.vocab + s.tp - 1) / s.tp) {}
+
+std::string StepBuilder::all_reduce(const std::string& x, const std::string& out) {
+  if (tp == 1) return x;
+  return w.op("all_reduce", {x}, out, w.shape(x), dt);
+}
+
+std::string StepBuilder::row_parallel(const std::string& x, const std::string& name, std::int64_t out_features, bool bias) {
+  if (tp == 1) return linear(x, name, out_features, bias);
+  std::string y = all_reduce(linear(x, name, out_features, false), name + "_sum");
+  if (bias) y = w.op("add", {y, weight(name + ".b", {out_features})}, name + "_biased", w.shape(y), dt);
+  return y;
+}
 
 std::string StepBuilder::weight(const std::string& name, const Shape& shape) {
   w.input(name, shape, dt);
@@ -70,13 +93,14 @@ std::string StepBuilder::from_heads(const std::string& x, const std::string& nam
 
 StepBuilder::Heads StepBuilder::qkv(const std::string& x, const std::string& p) {
   const std::int64_t hd = m.head_dim;
-  return {to_heads(linear(x, p + "attn.q", m.heads * hd, m.attention_bias), m.heads, p + "attn.qh"),
-          to_heads(linear(x, p + "attn.k", m.kv_heads * hd, m.attention_bias), m.kv_heads, p + "attn.kh"),
-          to_heads(linear(x, p + "attn.v", m.kv_heads * hd, m.attention_bias), m.kv_heads, p + "attn.vh")};
+  // Column-parallel: each card projects to its own heads.
+  return {to_heads(linear(x, p + "attn.q", heads * hd, m.attention_bias), heads, p + "attn.qh"),
+          to_heads(linear(x, p + "attn.k", kv_heads * hd, m.attention_bias), kv_heads, p + "attn.kh"),
+          to_heads(linear(x, p + "attn.v", kv_heads * hd, m.attention_bias), kv_heads, p + "attn.vh")};
 }
 
 std::string StepBuilder::mlp(const std::string& x, const std::string& p) {
-  const std::int64_t D = m.hidden, F = m.intermediate;
+  const std::int64_t D = m.hidden, F = intermediate;  // gate and up column-parallel
   std::string act;
   if (m.gated_mlp) {
     std::string gate = linear(x, p + "mlp.gate", F, m.mlp_bias);
@@ -87,7 +111,7 @@ std::string StepBuilder::mlp(const std::string& x, const std::string& p) {
     std::string up = linear(x, p + "mlp.up", F, m.mlp_bias);
     act = w.op(m.activation, {up}, p + "mlp.act", w.shape(up), dt);
   }
-  return linear(act, p + "mlp.down", D, m.mlp_bias);
+  return row_parallel(act, p + "mlp.down", D, m.mlp_bias);
 }
 
 void check_step(const ModelSpec& m, const StepSpec& s) {
@@ -105,6 +129,21 @@ void check_step(const ModelSpec& m, const StepSpec& s) {
                                  m.max_positions, m.name, m.file));
   if (m.arch == ModelArch::encoder && s.phase == StepPhase::decode)
     throw InputError("--phase", "", m.name + " is an encoder: it has prefill (one forward pass) steps only");
+  if (s.tp < 1 || s.tp > 64) throw InputError("--tp", "", fmt::format("expected 1 to 64 cards, got {}", s.tp));
+  if (s.tp > 1) {
+    if (m.arch == ModelArch::encoder)
+      throw InputError("--tp", "", m.name + " is an encoder: tensor parallelism is generated for decoders only");
+    auto divides = [&](std::int64_t n, const char* what) {
+      if (n % s.tp != 0)
+        throw InputError("--tp", "", fmt::format("{} has {} {}, not divisible by {} cards", m.name, n, what, s.tp));
+    };
+    divides(m.heads, "attention heads");
+    if (m.kv_heads >= s.tp) divides(m.kv_heads, "KV heads");
+    else if (s.tp % m.kv_heads != 0)
+      throw InputError("--tp", "", fmt::format("{} has {} KV heads: {} cards cannot share them out evenly", m.name,
+                                               m.kv_heads, s.tp));
+    divides(m.intermediate, "MLP columns (intermediate_size)");
+  }
 }
 
 std::string generate_step_graph(const ModelSpec& m, const StepSpec& s) {
@@ -116,6 +155,7 @@ std::string generate_step_graph(const ModelSpec& m, const StepSpec& s) {
       s.phase == StepPhase::decode ? fmt::format("context {}", s.context)
                                    : fmt::format("{} tokens", s.tokens) + (s.context ? fmt::format(" after {}", s.context) : ""),
       layers, m.layers, dtype_name(s.dtype), m.file.empty() ? m.name : m.file);
+  if (s.tp > 1) desc += fmt::format("; tensor parallel over {} cards, this is one card's shard", s.tp);
   OpGraphWriter w(step_graph_name(m, s), desc);
   StepSpec full = s;
   full.layers = layers;
@@ -126,6 +166,7 @@ std::string generate_step_graph(const ModelSpec& m, const StepSpec& s) {
                {"tokens", b.T}, {"context", s.context}, {"layers", layers}, {"model_layers", m.layers},
                {"weight_bytes", b.weight_bytes}});
   w.set_compile("cores", s.cores);
+  if (s.tp > 1) w.set_compile("cards", s.tp);
   return w.dump();
 }
 

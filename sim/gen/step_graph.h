@@ -19,6 +19,11 @@ struct StepSpec {
   std::int64_t layers = 0;      // 0: all of the model's layers, else its first N
   Dtype dtype = Dtype::fp16;    // weights, KV cache and activations
   int cores = 32;               // compile.cores of the graph (the card's 32 by default)
+  // Tensor parallelism over `tp` cards (compile.cards), sharded as the Spyre vLLM plugin does:
+  // the graph is one card's shard, with the all-reduces and the all-gather between cards.
+  int tp = 1;
+  // Token ids in from the host, logits out to it, over PCIe: always with tp > 1.
+  bool host_io = false;
 };
 
 // Tensor names of the generated graphs carry where they belong, so that reports can group

@@ -73,6 +73,7 @@ const char* op_family_name(OpFamily f) {
     case OpFamily::projections: return "projections";
     case OpFamily::mlp: return "mlp";
     case OpFamily::norms: return "norms";
+    case OpFamily::communication: return "communication";
     case OpFamily::other: return "other";
   }
   return "?";
@@ -94,6 +95,11 @@ KernelPlace place_kernel(const std::string& name) {
   }
   std::size_t rest = 0;
   k.layer = layer_of(k.tensor, &rest);
+  for (const char* c : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "from_host", "to_host"})
+    if (k.op == c) {
+      k.family = OpFamily::communication;
+      return k;
+    }
   std::vector<std::string> parts = parts_of(k.layer >= 0 ? k.tensor.substr(rest) : k.tensor);
   // A norm's output, or a weight of it (clone_l0.attn_norm.w).
   for (const std::string& p : parts)
@@ -150,7 +156,7 @@ OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std:
   // Not rounded further: step_ms is sim_time_ns / 1e6 and tokens/s is batch × 1000 / step_ms,
   // exactly as the JSON numbers read back.
   const double step_ns = round6(ticks_to_ns(end)), step_ms = step_ns / 1e6;
-  const double peak_gbps = cfg.memory_peak_gbps();
+  const double peak_gbps = cfg.memory_peak_gbps() * g.cards;  // every card's memory
   const double peak_macs = cfg.peak_macs_per_ns(Dtype::fp16) * g.cores;
   // The summary's roofline, for one group: its bytes at peak bandwidth or its MACs at peak rate.
   auto group_json = [&](const Group& grp) {
@@ -203,7 +209,8 @@ OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std:
     j["ttft_ms"] = step_ms;
   }
   double weight_gbps = ratio(static_cast<double>(weights_read), step_ns);
-  j["weights"] = {{"bytes", m.weight_bytes}, {"bytes_read", weights_read}, {"achieved_gbps", round6(weight_gbps)},
+  // A tensor-parallel graph is one card's shard: every card holds its own.
+  j["weights"] = {{"bytes", m.weight_bytes * static_cast<std::uint64_t>(g.cards)}, {"bytes_read", weights_read}, {"achieved_gbps", round6(weight_gbps)},
                   {"peak_gbps", round6(peak_gbps)}, {"fraction_of_peak", round6(ratio(weight_gbps, peak_gbps))}};
   OJson fam = OJson::object();
   for (int f = 0; f < kOpFamilies; ++f) fam[op_family_name(static_cast<OpFamily>(f))] = group_json(families[static_cast<std::size_t>(f)]);
@@ -266,7 +273,9 @@ std::string model_report_text(const OJson& s) {
                        g["offchip_bytes"].get<double>() / (1 << 20), g["macs"].get<double>(),
                        100 * g["fraction_of_roofline"].get<double>());
   };
-  for (const auto& [name, g] : m["families"].items()) out += row(name, g);
+  for (const auto& [name, g] : m["families"].items())
+    if (name != "communication") out += row(name, g);
+    else if (g["time_ns"].get<double>() > 0) out += row("comm (pcie)", g);
   if (m["idle"]["time_ns"].get<double>() > 0)
     out += fmt::format("    {:<12} {:>7.3f} ms {:>6.1f}%  no kernel running\n", "idle",
                        m["idle"]["time_ns"].get<double>() / 1e6, 100 * m["idle"]["share"].get<double>());

@@ -12,8 +12,9 @@
 
 namespace dfsim {
 
-enum class OpFamily { attention, projections, mlp, norms, other };
-inline constexpr int kOpFamilies = 5;
+// communication: the ops between cards (collectives, host transfers) of a tensor-parallel step.
+enum class OpFamily { attention, projections, mlp, norms, communication, other };
+inline constexpr int kOpFamilies = 6;
 const char* op_family_name(OpFamily f);
 
 // Where a compiled kernel of a generated graph belongs, from its name `<op>_<output tensor>`

@@ -1,0 +1,86 @@
+// Tensor parallelism end to end (issue 15): dfsim gen --tp N graphs run on the 8-card drawer;
+// a TP2 decode step moves half the weights per card, is never faster than the single-card
+// step / 2, conserves the bytes its collectives and host transfers need, and is deterministic.
+#include <catch2/catch.hpp>
+
+#include "cli_helpers.h"
+
+using namespace cli_test;
+using nlohmann::json;
+using Catch::Contains;
+
+namespace {
+
+// One decoder layer of Llama-3.1-8B (decode, batch 1, context 256) at `tp`, run on the drawer.
+json tp_run(const TempDir& d, int tp, const std::string& tag) {
+  std::string g = (d.path / (tag + ".json")).string();
+  std::string gen = "gen llama-3.1-8b --phase decode --context 256 --layers 1 --host-io --tp " + std::to_string(tp);
+  Result r = dfsim(gen + " -o " + g);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  Result run = dfsim("run -q -w " + g + " -c configs/spyre-drawer.json --trace off -o " + (d.path / tag).string());
+  INFO(run.out);
+  REQUIRE(run.code == 0);
+  return read_json(d.path / tag / "summary.json");
+}
+
+double ns(const json& s) { return s["sim_time_ns"].get<double>(); }
+
+}  // namespace
+
+TEST_CASE("tp: a TP2 decode step halves the weights per card, is never faster than TP1 / 2, conserves link bytes",
+          "[tp][cli]") {
+  TempDir d("tp2");
+  json one = tp_run(d, 1, "tp1"), two = tp_run(d, 2, "tp2");
+  CHECK(two["cards_used"] == 2);
+  REQUIRE(two["cards"].size() == 2);
+  // Weights: every card reads half of what the single card reads (norm weights, replicated, are
+  // 2 x 4096 x 2 B per layer and the final norm: < 0.01 %).
+  double w1 = one["model"]["weights"]["bytes_read"].get<double>();
+  double w2_per_card = two["model"]["weights"]["bytes_read"].get<double>() / 2;
+  CHECK(w2_per_card == Approx(w1 / 2).epsilon(1e-4));
+  CHECK(two["cards"][0]["graph_offchip_bytes"] == two["cards"][1]["graph_offchip_bytes"]);
+  // Never faster than its roofline: each card streams its own graph's off-chip bytes at most at
+  // the card's 204.8 GB/s (B/ns).
+  for (const json& c : two["cards"]) CHECK(ns(two) >= c["graph_offchip_bytes"].get<double>() / 204.8);
+  // Never faster than perfect scaling of the single card, within 1 %: a card's DRAM efficiency
+  // depends a little on the shapes of what it streams (the LM head's half-vocabulary shard
+  // takes 0.4993 of the whole head's time: tiles per core, row-buffer hits), so the
+  // communication (~0.1 % here) does not always cover it. Measured: TP2 0.4990 x TP1.
+  CHECK(ns(two) >= 0.99 * ns(one) / 2);
+  CHECK(ns(two) < ns(one));
+  // Bytes on the fabric, S = 1 x 4096 x 2 B = 8192 per all-reduce (2 cards: 2(N-1) S = 16384
+  // each): the embedding's and the layer's two (o_proj, down_proj) = 3 x 16384 = 49152; the
+  // LM head's all-gather of 1 x 128256 x 2 B: (N-1) S = 256512; token ids in, 4 B to each
+  // card: 8; logits out from card 0: 256512. 49152 + 256512 + 8 + 256512 = 562184.
+  CHECK(two["pcie"]["bytes_sent"] == 562184);
+  // TP1 with --host-io: ids in (4 B), logits out (256512 B).
+  CHECK(one["pcie"]["bytes_sent"] == 256516);
+  CHECK(two["cards"][0]["communication_share"].get<double>() > 0);
+  CHECK(two["model"]["families"]["communication"]["time_ns"].get<double>() > 0);
+  // Deterministic: the same inputs give the same summary (outside "host").
+  json again = tp_run(d, 2, "tp2b");
+  for (json* s : {&two, &again}) {
+    s->erase("host");
+    (*s)["workload"].erase("file");
+  }
+  CHECK(two.dump() == again.dump());
+}
+
+TEST_CASE("tp: bad --tp and a system with too few cards exit 2 with one line", "[tp][cli]") {
+  TempDir d("tp_bad");
+  std::string g = (d.path / "g.json").string();
+  Result r = dfsim("gen llama-3.1-8b --phase decode --context 8 --tp 3 -o " + g, "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("--tp: llama-3.1-8b has 32 attention heads, not divisible by 3 cards"));
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  Result e = dfsim("gen granite-embedding-278m --phase prefill --tokens 8 --tp 2 -o " + g, "2>&1 >/dev/null");
+  CHECK(e.code == 2);
+  CHECK_THAT(e.out, Contains("encoder"));
+  REQUIRE(dfsim("gen llama-3.1-8b --phase decode --context 8 --layers 1 --tp 2 -o " + g).code == 0);
+  Result one = dfsim("run -q -w " + g + " --trace off -o " + (d.path / "out").string(), "2>&1 >/dev/null");
+  CHECK(one.code == 2);
+  CHECK_THAT(one.out, Contains("/compile/cards: asks for 2 cards, the system has 1"));
+  CHECK(std::count(one.out.begin(), one.out.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(d.path / "out" / "summary.json"));
+}
