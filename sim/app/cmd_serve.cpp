@@ -194,6 +194,10 @@ int cmd_serve(const std::vector<std::string>& args) {
     table_meta_source = src == t.meta.end() ? "table " + step_table : src->second;
     source = std::make_unique<TableStepTimes>(std::move(t));
   } else {
+    if (tp > cfg.system.cards)
+      throw InputError(cfg.file, "/system/cards",
+                       fmt::format("--tp {} simulates steps on {} cards, the config has {} (configs/spyre-drawer.json has 8)",
+                                   tp, tp, cfg.system.cards));
     source = std::make_unique<SimulatedStepTimes>(model, cfg, tp, step_cache, self_executable());
     table_meta_source = fmt::format("simulated by dfsim {} on {}", DFSIM_VERSION, cfg.name);
   }

@@ -23,10 +23,8 @@ namespace dfsim::serve {
 namespace fs = std::filesystem;
 
 Json make_step_graph(const ModelInfo& model, const StepShape& shape, int tp) {
-  if (tp > 1)
-    throw InputError("--tp", "", "simulated step times on more than one card need the multi-card model (not built yet); "
-                                 "pass --step-table FILE.csv");
   StepSpec s;
+  s.tp = tp;  // dfsim gen --tp: one card's shard with its collectives (compile.cards = tp)
   s.batch = shape.batch;
   s.dtype = model.spec.dtype;
   if (shape.phase == Phase::decode) {

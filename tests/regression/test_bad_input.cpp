@@ -586,7 +586,8 @@ TEST_CASE("bad input: serve impossible configurations", "[bad][serve]") {
   expect_bad(kServe + "--rate 1 --prompt-len normal:2000,2000", {"--prompt-len", "--max-model-len 3072"});
   expect_bad(kServe + "--rate 1 --prompt-len zipf:1,2", {"--prompt-len", "zipf"});
   expect_bad("serve --model nosuchmodel --rate 1", {"nosuchmodel", "unknown model"});
-  // Simulated step times on several cards need the multi-card model (not built yet).
+  // Simulated step times on several cards need a config with that many cards.
   TempDir t("serve_cache");
-  expect_bad("serve --model llama-3.1-8b --rate 1 -n 3 --tp 2 --step-cache " + t.str() + "/c", {"--tp", "--step-table"});
+  expect_bad("serve --model llama-3.1-8b --rate 1 -n 3 --tp 2 --step-cache " + t.str() + "/c",
+             {"/system/cards", "--tp 2", "configs/spyre-drawer.json"});
 }

@@ -283,9 +283,14 @@ TEST_CASE("serve: simulated step times build dfsim gen's step graph of each shap
   Json p = make_step_graph(m, {Phase::prefill, 1, 1024, 512}, 1);
   CHECK(p["tensors"]["l31.attn.k_cache"]["shape"] == Json::array({1, 8, 1024, 128}));
   CHECK(p["tensors"]["l0.attn.q_rope"]["shape"] == Json::array({1, 32, 512, 128}));
-  // More than one card is not modelled yet: said, with the way out.
-  REQUIRE_THROWS_WITH(make_step_graph(m, {Phase::decode, 4, 512, 1}, 2), Catch::Contains("--step-table"));
-  REQUIRE_THROWS_AS(make_step_graph(m, {Phase::decode, 4, 512, 1}, 2), InputError);
+  // TP 4: one card's shard (8 of 32 heads, 2 of 8 KV heads, a quarter of the vocabulary) on 4 cards.
+  Json t = make_step_graph(m, {Phase::decode, 4, 512, 1}, 4);
+  CHECK(t["compile"]["cards"] == 4);
+  CHECK(t["tensors"]["l0.attn.k_cache"]["shape"] == Json::array({4, 2, 512, 128}));
+  CHECK(t["tensors"]["l0.attn.q_rope"]["shape"] == Json::array({4, 8, 1, 128}));
+  CHECK(t["tensors"]["head.logits"]["shape"] == Json::array({4, 1, 128256 / 4}));
+  CHECK(t["tensors"]["head.logits_gathered"]["shape"] == Json::array({4, 1, 128256}));
+  CHECK(t["tensors"].contains("l31.mlp.down_sum"));  // the row-parallel down projection's all-reduce
 }
 
 TEST_CASE("serve: the model file gives Llama-3.1-8B's weight and KV bytes", "[serve]") {
