@@ -75,7 +75,7 @@ OJson pcie_json(Simulation& sim, const RunResult& res) {
 }
 
 std::string cards_text(const OJson& s) {
-  if (!s.contains("pcie")) return "";
+  if (!s.contains("cards")) return "";  // one card that moved nothing over PCIe
   std::string busiest;
   double top = -1;
   for (const auto& l : s["pcie"]["links"])

@@ -188,10 +188,8 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
     s["dma"]["mean_outstanding"] = round6(busy > 0 ? ns(d.burst_time) / busy : 0.0);
   }
   s["ring"] = {{"bytes_carried", ring_bytes}};
-  if (g.cards > 1 || sim.system().fabric().bytes_sent() > 0) {
-    s["cards"] = cards_json(sim, res);
-    s["pcie"] = pcie_json(sim, res);
-  }
+  if (g.cards > 1 || sim.system().fabric().bytes_sent() > 0) s["cards"] = cards_json(sim, res);
+  s["pcie"] = pcie_json(sim, res);  // always: sweeps compare its bytes across cards
   s["energy"] = energy_json(info.energy ? *info.energy : compute_energy(sim, res));
 
   // Where the time went.

@@ -112,8 +112,9 @@ Json check_gen_dtype(const JsonView& v) {
 }
 Json check_positive(const JsonView& v) { return v.as_int(1, INT32_MAX); }
 Json check_count(const JsonView& v) { return v.as_int(0, INT32_MAX); }
+Json check_tp(const JsonView& v) { return v.as_int(1, 64); }  // cards: the point's config needs as many
 
-const std::vector<std::string> kGenOptions = {"model", "phase", "batch", "context", "tokens", "layers", "dtype"};
+const std::vector<std::string> kGenOptions = {"model", "phase", "batch", "context", "tokens", "layers", "dtype", "tp"};
 
 void gen_args(const Json& o, const std::string&, std::vector<std::string>& a) {
   Json step = Json::object();
@@ -139,6 +140,7 @@ void check_gen_step(const Json& o) {
   step.tokens = o.value("tokens", 1);
   step.context = o.value("context", 0);
   step.layers = o.value("layers", 0);
+  step.tp = o.value("tp", 1);
   try {
     check_step(m, step);
   } catch (const InputError& e) {
@@ -245,7 +247,8 @@ std::vector<SweepOption> gen_kind_options() {
                      {"context", check_count, nullptr},
                      {"tokens", check_positive, nullptr},
                      {"layers", check_positive, nullptr},
-                     {"dtype", check_gen_dtype, nullptr}});
+                     {"dtype", check_gen_dtype, nullptr},
+                     {"tp", check_tp, nullptr}});
   return o;
 }
 
