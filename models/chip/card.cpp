@@ -19,7 +19,8 @@ Card::Card(sc_core::sc_module_name n, int id, const ChipConfig& cfg, TaskHost& s
     std::string name = "core" + std::to_string(i);
     cores_.push_back(std::make_unique<Core>(name.c_str(), i, cfg, sched, rec, *mem_, ring_, lx_, hbm_base));
     lx_[i] = &cores_.back()->lx();
-    sched.set_lx(id * cfg.cores + i, lx_[i]);  // the scheduler numbers LX card by card
+    // The scheduler numbers the LX of the graph's cores card by card: card x graph cores + core.
+    if (i < sched.graph().cores) sched.set_lx(id * sched.graph().cores + i, lx_[i]);
   }
 }
 

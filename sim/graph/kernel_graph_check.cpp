@@ -1,10 +1,10 @@
 // Structural checks of a kernel graph, with the JSON path of the offending field.
 #include <fmt/format.h>
 
+#include "models/pcie/collective_schedule.h"
 #include "sim/common/error.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/kernel_graph_io.h"
-#include "models/pcie/collective_schedule.h"
 #include "sim/graph/unit_ops.h"
 
 namespace dfsim {

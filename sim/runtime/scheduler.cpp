@@ -26,7 +26,7 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   done_.assign(n, 0);
   rec_.tasks().assign(n, TaskRecord{});
 
-  // LX scratchpads are numbered card by card: slot = card x cores per card + core.
+  // LX scratchpads are numbered card by card: slot = card x the graph's cores + core.
   std::map<std::pair<int, int>, int> index;  // (buffer, LX slot) -> LxBuf
   auto lx_of = [&](const Region& r) {
     int slot = r.card * g.cores + r.core;

@@ -213,7 +213,12 @@ OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std:
   j["weights"] = {{"bytes", m.weight_bytes * static_cast<std::uint64_t>(g.cards)}, {"bytes_read", weights_read}, {"achieved_gbps", round6(weight_gbps)},
                   {"peak_gbps", round6(peak_gbps)}, {"fraction_of_peak", round6(ratio(weight_gbps, peak_gbps))}};
   OJson fam = OJson::object();
-  for (int f = 0; f < kOpFamilies; ++f) fam[op_family_name(static_cast<OpFamily>(f))] = group_json(families[static_cast<std::size_t>(f)]);
+  for (int f = 0; f < kOpFamilies; ++f) {
+    const auto& grp = families[static_cast<std::size_t>(f)];
+    // communication only in steps that cross cards
+    if (static_cast<OpFamily>(f) == OpFamily::communication && grp.kernels == 0) continue;
+    fam[op_family_name(static_cast<OpFamily>(f))] = group_json(grp);
+  }
   j["families"] = fam;
   j["idle"] = {{"time_ns", round6(idle_ns)}, {"share", round6(ratio(idle_ns, step_ns))}};
 
@@ -273,9 +278,7 @@ std::string model_report_text(const OJson& s) {
                        g["offchip_bytes"].get<double>() / (1 << 20), g["macs"].get<double>(),
                        100 * g["fraction_of_roofline"].get<double>());
   };
-  for (const auto& [name, g] : m["families"].items())
-    if (name != "communication") out += row(name, g);
-    else if (g["time_ns"].get<double>() > 0) out += row("comm (pcie)", g);
+  for (const auto& [name, g] : m["families"].items()) out += row(name == "communication" ? "comm (pcie)" : name, g);
   if (m["idle"]["time_ns"].get<double>() > 0)
     out += fmt::format("    {:<12} {:>7.3f} ms {:>6.1f}%  no kernel running\n", "idle",
                        m["idle"]["time_ns"].get<double>() / 1e6, 100 * m["idle"]["share"].get<double>());

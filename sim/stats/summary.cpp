@@ -110,16 +110,17 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   double peak_gbps = cfg.memory_peak_gbps() * g.cards;
   OJson chans = OJson::array();
   MemStats rows;  // row-buffer totals over the channels
-  for (int k = 0; k < sim.system().cards(); ++k)
-  for (const MemStats& c : sim.system().card(k).memory().channel_stats()) {
-    rows.row_hits += c.row_hits;
-    rows.row_misses += c.row_misses;
-    rows.row_conflicts += c.row_conflicts;
-    rows.refreshes += c.refreshes;
-    if (k > 0) continue;
-    chans.push_back({{"bytes_read", c.bytes_read}, {"bytes_written", c.bytes_written}, {"turnarounds", c.turnarounds},
-                     {"row_hits", c.row_hits}, {"row_misses", c.row_misses}, {"row_conflicts", c.row_conflicts},
-                     {"refreshes", c.refreshes}, {"max_queue", c.max_queue}});
+  for (int k = 0; k < sim.system().cards(); ++k) {
+    for (const MemStats& c : sim.system().card(k).memory().channel_stats()) {
+      rows.row_hits += c.row_hits;
+      rows.row_misses += c.row_misses;
+      rows.row_conflicts += c.row_conflicts;
+      rows.refreshes += c.refreshes;
+      if (k > 0) continue;
+      chans.push_back({{"bytes_read", c.bytes_read}, {"bytes_written", c.bytes_written}, {"turnarounds", c.turnarounds},
+                       {"row_hits", c.row_hits}, {"row_misses", c.row_misses}, {"row_conflicts", c.row_conflicts},
+                       {"refreshes", c.refreshes}, {"max_queue", c.max_queue}});
+    }
   }
   std::uint64_t activations = rows.row_misses + rows.row_conflicts;
   std::uint64_t bytes_read = ms.bytes_read, bytes_written = ms.bytes_written;

@@ -215,3 +215,39 @@ TEST_CASE("collectives: bad collective ops in an op graph name their path", "[co
   OpGraph ops = read_op_graph(Json::parse(card_ops(2, "all_reduce", "[256, 1024]")), "ops.json");
   CHECK_THROWS_WITH(compile_ops(ops, one, 4), Contains("/compile/cards") && Contains("system.cards"));
 }
+
+TEST_CASE("collectives: each card's LX is its own: a 1-core graph on 2 cards of a 32-core chip", "[collectives][lx]") {
+  ChipConfig cfg = fabric_config(2);
+  std::string text = R"({"format": "dfsim.kernels", "version": 2, "name": "l", "cores": 1, "cards": 2,
+    "buffers": [{"name": "x", "space": "hbm", "bytes": 8192, "preloaded": true},
+                {"name": "xl", "space": "lx", "bytes": 8192}, {"name": "y", "space": "hbm", "bytes": 8192},
+                {"name": "z", "space": "hbm", "bytes": 8192}],
+    "kernels": [{"name": "k", "tasks": [
+      {"name": "ld", "unit": "dma", "op": "load", "core": 0, "reads": [{"buffer": "x", "bytes": 8192}], "writes": [{"buffer": "xl", "bytes": 8192}]},
+      {"name": "st", "unit": "dma", "op": "store", "core": 0, "reads": [{"buffer": "xl", "bytes": 8192}], "writes": [{"buffer": "y", "bytes": 8192}]},
+      {"name": "ar", "unit": "link", "op": "all_reduce", "core": 0, "reads": [{"buffer": "y", "bytes": 8192}], "writes": [{"buffer": "z", "bytes": 8192}]}]}]})";
+  KernelGraph g = read_kernel_graph(Json::parse(text), "test.json");
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  REQUIRE(sim.run().ok());
+  // Each card reserved its own core 0's LX for xl, not another core's.
+  CHECK(sim.system().card(0).core(0).lx().peak() == 8192);
+  CHECK(sim.system().card(1).core(0).lx().peak() == 8192);
+  CHECK(sim.system().card(0).core(1).lx().peak() == 0);
+  CHECK(sim.system().card(1).core(0).lx().bytes_written == 8192);
+  // 2 cards: 2 steps of 4096 B each way = 16384 B on the fabric.
+  CHECK(sim.system().fabric().bytes_sent() == 16384);
+}
+
+TEST_CASE("pcie: cards in two drawers exchange through the host at the uplink rate", "[collectives][pcie]") {
+  ChipConfig cfg = fabric_config(2);
+  cfg.system.cards_per_drawer = 1;    // card 0 in drawer 0, card 1 in drawer 1
+  cfg.system.pcie.uplink_gbps = 24;   // 16 B per core cycle: the slowest link of the path
+  std::uint64_t sent = 0;
+  Tick end = run_end(collective(2, "all_reduce", kS, kS), cfg, &sent);
+  // Ring all-reduce over 2 cards: 2 steps of S/2 = 4 MiB through card up, uplink up, uplink
+  // down, card down (cut-through: the uplink sets the pace): 2 x (4194304 / 16 + 1500) =
+  // 2 x 263644 = 527288 cycles.
+  CHECK(end == 527288 * kCore);
+  CHECK(sent == 2 * kS);  // 2(N-1) S
+}
