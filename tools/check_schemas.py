@@ -18,6 +18,7 @@ SCHEMAS = {
     "dfsim.kernels": "dfsim.kernels.schema.json",
     "dfsim.suite": "dfsim.suite.schema.json",
     "dfsim.sweep": "dfsim.sweep.schema.json",
+    "dfsim.placement": "dfsim.placement.schema.json",
     "dfsim.model": "dfsim.model.schema.json",
     None: "dfsim.config.schema.json",
 }

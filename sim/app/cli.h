@@ -64,6 +64,12 @@ inline KernelGraph load_workload(const std::string& file, const ChipConfig& cfg,
   return load_workload(file, cfg, over, format);
 }
 
+// A placement's workloads loaded (each as load_workload) and merged into one kernel graph;
+// `task_workload` receives the workload of each task (sim/graph/placement.h).
+struct Placement;
+KernelGraph load_placement_graph(const Placement& p, const ChipConfig& cfg, const CompileOverrides& over,
+                                 std::vector<int>* task_workload);
+
 // Thrown for command-line misuse (exit 2).
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
@@ -14,6 +15,7 @@
 #include "sim/app/run_control.h"
 #include "sim/common/stop_request.h"
 #include "sim/graph/expand.h"
+#include "sim/graph/placement.h"
 #include "sim/graph/size_limits.h"
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
@@ -21,6 +23,7 @@
 #include "sim/runtime/simulation.h"
 #include "sim/runtime/watchdog.h"
 #include "sim/compiler/compile_report.h"
+#include "sim/stats/placement_summary.h"
 #include "sim/stats/summary.h"
 #include "sim/stats/utilization_csv.h"
 #include "sim/trace/gzip_stream.h"
@@ -50,7 +53,7 @@ std::vector<std::string> gen_step_args(const std::string& text, const std::strin
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("options");
-  std::string config, workload, out, gen_step;
+  std::string config, workload, out, gen_step, placement_file;
   std::vector<std::string> sets;
   int cores = 0;
   std::string lx_planning;
@@ -64,6 +67,8 @@ int cmd_run(const std::vector<std::string>& args) {
       ("gen-step", po::value(&gen_step),
        "instead of --workload: first write OUT/graph.json with `dfsim gen`, its options as a JSON object "
        "({\"model\": \"llama-3.1-8b\", \"phase\": \"decode\", \"context\": 2048}); needs --out (what dfsim sweep runs for a gen base)")
+      ("placement", po::value(&placement_file),
+       "instead of --workload: several workloads on one system, each on its cards (a dfsim.placement file, docs/placement.md)")
       ("out,o", po::value(&out), "output directory (default out/<workload>-<config>/)")
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
       ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores; a file asking for more than the chip gets all of the chip)")
@@ -86,11 +91,12 @@ int cmd_run(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("workload", 1);
   po::variables_map vm;
-  if (!parse_options("run", "(--workload FILE | --gen-step JSON --out DIR) [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N] [--trace LEVEL]",
+  if (!parse_options("run", "(--workload FILE | --gen-step JSON --out DIR | --placement FILE) [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N] [--trace LEVEL]",
                      "dfsim run --config configs/spyre.json --workload workloads/add_2048x1024.json --cores 8",
                      opts, &pos, args, vm))
     return 0;
-  if (workload.empty() == gen_step.empty()) throw UsageError("give one of --workload FILE and --gen-step JSON");
+  if (!workload.empty() + !gen_step.empty() + !placement_file.empty() != 1)
+    throw UsageError("give one of --workload FILE, --gen-step JSON and --placement FILE");
   if (!gen_step.empty() && out.empty()) throw UsageError("--gen-step needs --out DIR (the graph is written there)");
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
   CompileOverrides over;
@@ -127,7 +133,18 @@ int cmd_run(const std::vector<std::string>& args) {
       throw UsageError(std::string("--gen-step: ") + e.what());
     }
   }
-  KernelGraph g = load_workload(workload, cfg, over, &format, &report);
+  std::optional<Placement> placement;
+  std::vector<int> task_workload;  // a placement's: the workload of each task
+  KernelGraph g;
+  if (!placement_file.empty()) {
+    placement = load_placement(placement_file);
+    g = load_placement_graph(*placement, cfg, over, &task_workload);
+    check_task_count(g, placement_file, over.max_tasks);
+    workload = placement_file;
+    format = "dfsim.placement";
+  } else {
+    g = load_workload(workload, cfg, over, &format, &report);
+  }
   spdlog::info("{}: {} buffers, {} task templates, {} kernels", workload, g.buffers.size(), g.tasks.size(), g.kernels.size());
   if (!trace.flows_kernel.empty() &&
       std::none_of(g.kernels.begin(), g.kernels.end(), [&](const Kernel& k) { return k.name == trace.flows_kernel; }))
@@ -135,6 +152,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!cfg.sim.trace) trace.level = TraceLevel::off;
   set_phase(Phase::expanding);
   ExpandedGraph x = expand_graph(g, cfg);
+  if (placement) add_placement_dependencies(*placement, task_workload, x);
   spdlog::info("{} task instances on {} cores", x.instances.size(), g.cores);
   if (out.empty()) out = "out/" + std::filesystem::path(workload).stem().string() + "-" + cfg.name;
   OutputDir dir(out, {"summary.json", "trace.json", "trace.json.gz", "utilization.csv"});
@@ -152,6 +170,7 @@ int cmd_run(const std::vector<std::string>& args) {
   auto summary = make_summary(sim, res, RunInfo{workload, config, format, &energy});
   if (format == "dfsim.ops")  // what the compiler decided (docs/outputs.md, explain)
     summary["explain"] = nlohmann::ordered_json::parse(report.to_json().dump());
+  if (placement) summary["placement"] = placement_json(*placement, task_workload, sim);
   dir.open("summary.json") << summary.dump(2) << "\n";
   std::string trace_file = trace.level == TraceLevel::off ? "" : "trace." + trace_format;
   if (!trace_file.empty()) {
@@ -179,7 +198,7 @@ int cmd_run(const std::vector<std::string>& args) {
     return res.status == RunResult::Status::interrupted ? 128 + res.signal : 1;
   }
   if (!quiet) {
-    std::cout << summary_text(summary);
+    std::cout << summary_text(summary) << placement_text(summary);
     std::cout << "outputs: " << dir.path("summary.json") << (trace_file.empty() ? "" : ", " + trace_file)
               << ", utilization.csv\n";
   }

@@ -9,6 +9,7 @@
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
+#include "sim/graph/placement.h"
 #include "sim/regress/suite.h"
 
 namespace dfsim {
@@ -36,6 +37,14 @@ int cmd_validate(const std::vector<std::string>& args) {
       if (j.is_object() && j.contains("format") && j["format"] == "dfsim.suite") {
         Suite s = load_suite(f);
         std::cout << f << ": ok (dfsim.suite, " << s.cases.size() << " cases)\n";
+        continue;
+      }
+      if (j.is_object() && j.contains("format") && j["format"] == "dfsim.placement") {
+        // Its workloads are loaded and merged; whether the system has their cards is the run's check.
+        Placement p = load_placement(f);
+        std::vector<int> task_workload;
+        KernelGraph g = load_placement_graph(p, load_chip_config(config), CompileOverrides{}, &task_workload);
+        std::cout << f << ": ok (dfsim.placement, " << p.workloads.size() << " workloads on " << g.cards << " card(s))\n";
         continue;
       }
       if (format.empty()) {

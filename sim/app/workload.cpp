@@ -9,6 +9,7 @@
 #include "sim/compiler/compile.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
+#include "sim/graph/placement.h"
 #include "sim/graph/size_limits.h"
 
 namespace dfsim {
@@ -122,6 +123,14 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
     return g;
   }
   throw InputError(file, "/format", "expected \"dfsim.ops\" or \"dfsim.kernels\"");
+}
+
+KernelGraph load_placement_graph(const Placement& p, const ChipConfig& cfg, const CompileOverrides& over,
+                                 std::vector<int>* task_workload) {
+  std::vector<KernelGraph> graphs;
+  std::string format;
+  for (const PlacedWorkload& w : p.workloads) graphs.push_back(load_workload(w.file, cfg, over, &format));
+  return merge_placement(p, graphs, task_workload);
 }
 
 }  // namespace dfsim

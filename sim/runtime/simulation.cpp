@@ -1,5 +1,6 @@
 #include "sim/runtime/simulation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <systemc>
 
@@ -12,19 +13,35 @@ namespace dfsim {
 
 namespace {
 
-// Off-chip addresses: buffers laid out in file order, each aligned to the channel interleave.
+// Off-chip addresses: buffers laid out in file order, each aligned to the channel interleave,
+// on every card whose tasks use it (a buffer has one address, the same on each of its cards:
+// after the buffers already on any of them). One card, or every buffer on every card: one
+// sequence. A placement's workloads on separate cards each start at address 0.
 std::vector<std::uint64_t> layout_hbm(const KernelGraph& g, const ChipConfig& cfg) {
-  std::vector<std::uint64_t> base(g.buffers.size(), 0);
-  std::uint64_t align = std::max<std::uint64_t>(cfg.memory.interleave_bytes, 128), next = 0;
+  std::vector<std::vector<char>> on(g.buffers.size(), std::vector<char>(static_cast<std::size_t>(g.cards), 0));
+  for (const Task& t : g.tasks)
+    for (int c : g.cards_of(t))
+      for (const auto* list : {&t.reads, &t.writes})
+        for (const Access& a : *list) on[static_cast<std::size_t>(a.buffer)][static_cast<std::size_t>(c)] = 1;
+  std::vector<std::uint64_t> base(g.buffers.size(), 0), next(static_cast<std::size_t>(g.cards), 0);
+  std::uint64_t align = std::max<std::uint64_t>(cfg.memory.interleave_bytes, 128);
   for (std::size_t i = 0; i < g.buffers.size(); ++i) {
     if (g.buffers[i].space != Space::hbm) continue;
-    base[i] = next;
-    next += (g.buffers[i].bytes + align - 1) / align * align;
+    // A buffer no task touches still takes its place on every card (as on one card before).
+    bool any = std::find(on[i].begin(), on[i].end(), 1) != on[i].end();
+    std::uint64_t at = 0;
+    for (std::size_t c = 0; c < next.size(); ++c)
+      if (!any || on[i][c]) at = std::max(at, next[c]);
+    base[i] = at;
+    for (std::size_t c = 0; c < next.size(); ++c)
+      if (!any || on[i][c]) next[c] = at + (g.buffers[i].bytes + align - 1) / align * align;
   }
-  if (next > cfg.memory.capacity_bytes)
-    throw InputError(g.file, "/buffers", "off-chip buffers need " + std::to_string(next) +
+  std::uint64_t most = *std::max_element(next.begin(), next.end());
+  if (most > cfg.memory.capacity_bytes)
+    throw InputError(g.file, "/buffers", "off-chip buffers need " + std::to_string(most) +
                                              " B, more than memory.capacity_bytes (" +
-                                             std::to_string(cfg.memory.capacity_bytes) + " B)");
+                                             std::to_string(cfg.memory.capacity_bytes) + " B)" +
+                                             (g.cards > 1 ? " on a card" : ""));
   return base;
 }
 

@@ -1,0 +1,127 @@
+#include "sim/graph/placement.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "sim/common/error.h"
+#include "sim/graph/kernel_graph_io.h"
+
+namespace dfsim {
+
+Placement read_placement(const Json& j, const std::string& file) {
+  JsonView root(j, file);
+  root.only_keys({"$schema", "format", "version", "name", "description", "workloads"});
+  if (root.at("format").as_string() != "dfsim.placement")
+    root.at("format").fail("expected \"dfsim.placement\", got \"" + root.at("format").as_string() + "\"");
+  root.at("version").as_int(kPlacementVersion, kPlacementVersion);
+  Placement p;
+  p.file = file;
+  p.name = root.at("name").as_string();
+  p.description = root.get_string("description", "");
+  JsonView ws = root.at("workloads");
+  ws.expect_array();
+  if (ws.size() == 0) ws.fail("expected at least one workload");
+  const std::filesystem::path dir = std::filesystem::path(file).parent_path();
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    JsonView w = ws.at(i);
+    w.only_keys({"name", "workload", "cards", "after", "description"});
+    PlacedWorkload pw;
+    pw.name = w.at("name").as_string();
+    if (pw.name.empty() || pw.name.find('/') != std::string::npos)
+      w.at("name").fail("expected a non-empty name without '/'");
+    for (const auto& other : p.workloads)
+      if (other.name == pw.name) w.at("name").fail("duplicate workload name \"" + pw.name + "\"");
+    std::string f = w.at("workload").as_string();
+    pw.file = std::filesystem::path(f).is_absolute() ? f : (dir / f).string();
+    JsonView cs = w.at("cards");
+    cs.expect_array();
+    if (cs.size() == 0) cs.fail("expected at least one card");
+    for (std::size_t k = 0; k < cs.size(); ++k) {
+      int c = static_cast<int>(cs.at(k).as_int(0, 63));
+      if (std::count(pw.cards.begin(), pw.cards.end(), c)) cs.at(k).fail("card " + std::to_string(c) + " listed twice");
+      pw.cards.push_back(c);
+    }
+    if (w.has("after")) {
+      std::string a = w.at("after").as_string();
+      auto it = std::find_if(p.workloads.begin(), p.workloads.end(), [&](const PlacedWorkload& o) { return o.name == a; });
+      if (it == p.workloads.end()) w.at("after").fail("no earlier workload is named \"" + a + "\" (\"after\" names one listed before)");
+      pw.after = static_cast<int>(it - p.workloads.begin());
+    }
+    p.workloads.push_back(std::move(pw));
+  }
+  return p;
+}
+
+Placement load_placement(const std::string& path) { return read_placement(load_json_file(path), path); }
+
+KernelGraph merge_placement(const Placement& p, const std::vector<KernelGraph>& graphs, std::vector<int>* task_workload) {
+  KernelGraph m;
+  m.name = p.name;
+  m.file = p.file;
+  m.description = p.description.empty() ? "placement " + p.name : p.description;
+  task_workload->clear();
+  for (std::size_t w = 0; w < graphs.size(); ++w) {
+    const KernelGraph& g = graphs[w];
+    const PlacedWorkload& pw = p.workloads[w];
+    const std::string at = "/workloads/" + std::to_string(w) + "/cards";
+    if (static_cast<std::size_t>(g.cards) != pw.cards.size())
+      throw InputError(p.file, at, pw.file + " runs on " + std::to_string(g.cards) + " card(s), the placement gives it " +
+                                       std::to_string(pw.cards.size()));
+    m.cores = std::max(m.cores, g.cores);
+    for (int c : pw.cards) m.cards = std::max(m.cards, c + 1);
+    const int buffer_base = static_cast<int>(m.buffers.size()), task_base = static_cast<int>(m.tasks.size());
+    const int kernel_base = static_cast<int>(m.kernels.size());
+    const std::string prefix = pw.name + "/";
+    for (Buffer b : g.buffers) {
+      b.name = prefix + b.name;
+      m.buffers.push_back(std::move(b));
+    }
+    for (Task t : g.tasks) {
+      t.name = prefix + t.name;
+      if (t.kernel >= 0) t.kernel += kernel_base;
+      for (auto* list : {&t.reads, &t.writes})
+        for (Access& a : *list) a.buffer += buffer_base;
+      std::vector<int> cards;
+      for (int c : g.cards_of(t)) cards.push_back(pw.cards[static_cast<std::size_t>(c)]);
+      t.cards = cards;
+      m.tasks.push_back(std::move(t));
+      task_workload->push_back(static_cast<int>(w));
+    }
+    for (Kernel k : g.kernels) {
+      k.name = prefix + k.name;
+      for (int& t : k.tasks) t += task_base;
+      m.kernels.push_back(std::move(k));
+    }
+  }
+  check_kernel_graph(m);
+  return m;
+}
+
+void add_placement_dependencies(const Placement& p, const std::vector<int>& task_workload, ExpandedGraph& x) {
+  const auto workload_of = [&](int inst) { return task_workload[static_cast<std::size_t>(x.instances[inst].task)]; };
+  for (std::size_t w = 0; w < p.workloads.size(); ++w) {
+    const int before = p.workloads[w].after;
+    if (before < 0) continue;
+    std::vector<int> sinks, roots;
+    for (std::size_t i = 0; i < x.instances.size(); ++i) {
+      const int wl = workload_of(static_cast<int>(i));
+      const TaskInstance& t = x.instances[i];
+      if (wl == static_cast<int>(w) && t.deps.empty()) roots.push_back(static_cast<int>(i));
+      if (wl == before && std::none_of(t.consumers.begin(), t.consumers.end(),
+                                       [&](int c) { return workload_of(c) == before; }))
+        sinks.push_back(static_cast<int>(i));
+    }
+    for (int r : roots)
+      for (int s : sinks) {
+        x.instances[r].deps.push_back(s);
+        x.instances[s].consumers.push_back(r);
+      }
+  }
+  for (TaskInstance& t : x.instances)
+    for (auto* v : {&t.deps, &t.consumers}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+}
+
+}  // namespace dfsim

@@ -1,0 +1,63 @@
+#include "sim/stats/placement_summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace dfsim {
+
+namespace {
+
+double round6(double v) { return std::round(v * 1e6) / 1e6; }
+
+}  // namespace
+
+nlohmann::ordered_json placement_json(const Placement& p, const std::vector<int>& task_workload, const Simulation& sim) {
+  struct Span {
+    Tick start = ~Tick(0), end = 0;
+    std::uint64_t instances = 0;
+  };
+  std::vector<Span> spans(p.workloads.size());
+  const auto& recs = sim.recorder().tasks();
+  const ExpandedGraph& x = sim.expanded();
+  for (std::size_t i = 0; i < x.instances.size(); ++i) {
+    const TaskRecord& r = recs[i];
+    if (!r.fired) continue;
+    Span& s = spans[static_cast<std::size_t>(task_workload[static_cast<std::size_t>(x.instances[i].task)])];
+    s.start = std::min(s.start, r.start);
+    s.end = std::max(s.end, r.done ? r.end : r.start);
+    ++s.instances;
+  }
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (std::size_t w = 0; w < spans.size(); ++w) {
+    const PlacedWorkload& pw = p.workloads[w];
+    const Span& s = spans[w];
+    const Tick start = s.instances ? s.start : 0;
+    out.push_back({{"name", pw.name},
+                   {"workload", pw.file},
+                   {"cards", pw.cards},
+                   {"after", pw.after >= 0 ? p.workloads[static_cast<std::size_t>(pw.after)].name : ""},
+                   {"start_ns", round6(ticks_to_ns(start))},
+                   {"end_ns", round6(ticks_to_ns(s.end))},
+                   {"duration_ns", round6(ticks_to_ns(s.end - start))},
+                   {"instances_fired", s.instances}});
+  }
+  return out;
+}
+
+std::string placement_text(const nlohmann::ordered_json& s) {
+  if (!s.contains("placement")) return "";
+  std::string out;
+  for (const auto& w : s["placement"]) {
+    std::string cards;
+    for (const auto& c : w["cards"]) cards += (cards.empty() ? "" : ",") + std::to_string(c.get<int>());
+    out += fmt::format("  workload  {:<16} cards {:<8} {:>12.3f} us from {:.3f} to {:.3f} us{}\n", w["name"].get<std::string>(),
+                       cards, w["duration_ns"].get<double>() / 1000, w["start_ns"].get<double>() / 1000,
+                       w["end_ns"].get<double>() / 1000,
+                       w["after"].get<std::string>().empty() ? "" : " (after " + w["after"].get<std::string>() + ")");
+  }
+  return out;
+}
+
+}  // namespace dfsim
