@@ -47,8 +47,10 @@ SimulatedStepTimes::SimulatedStepTimes(ModelInfo model, const ChipConfig& cfg, i
     : model_(std::move(model)), config_json_(cfg.resolved.dump()), cache_dir_(std::move(cache_dir)),
       binary_(std::move(dfsim_binary)), tp_(tp), cores_(cfg.cores), mode_(mode), jobs_(std::max(1, jobs)),
       builder_(std::move(builder)) {
-  key_base_ = "dfsim " DFSIM_VERSION "\nmodel\n" + read_text_file(model_.file) + "\nconfig\n" + config_json_ +
-              fmt::format("\ntp {}\n", tp_);
+  // The binary's own bytes are in the key: a rebuilt dfsim (a compiler or model change under
+  // the same version) simulates again rather than reuse times it would no longer give.
+  key_base_ = "dfsim " DFSIM_VERSION " " + hash_hex(read_text_file(binary_)) + "\nmodel\n" + read_text_file(model_.file) +
+              "\nconfig\n" + config_json_ + fmt::format("\ntp {}\n", tp_);
   std::error_code ec;
   fs::create_directories(cache_dir_, ec);
   if (ec || !fs::is_directory(cache_dir_)) throw InputError(cache_dir_, "", "cannot create the step cache directory");
