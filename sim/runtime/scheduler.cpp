@@ -246,7 +246,10 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
     ++blocked;
     if (out.size() >= max_lines) continue;
     const TaskInstance& t = x_.instances[i];
-    std::string who = "task \"" + g_.tasks[t.task].name + "\" on core " + std::to_string(t.core);
+    auto where = [&](const TaskInstance& i) {
+      return (g_.cards > 1 ? "card " + std::to_string(i.card) + " " : std::string()) + "core " + std::to_string(i.core);
+    };
+    std::string who = "task \"" + g_.tasks[t.task].name + "\" on " + where(t);
     std::string why;
     const TaskRecord& rr = rec_.tasks()[i];
     if (rr.fired && deferred_[i]) {
@@ -258,8 +261,7 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
     } else if (missing_[i] > 0 || stream_unfired_[i] > 0) {
       for (int d : t.deps)
         if (!done_[d]) {
-          why = "waits for task \"" + g_.tasks[x_.instances[d].task].name + "\" on core " +
-                std::to_string(x_.instances[d].core) + " (" +
+          why = "waits for task \"" + g_.tasks[x_.instances[d].task].name + "\" on " + where(x_.instances[d]) + " (" +
                 std::to_string(missing_[i] + stream_unfired_[i]) + " input(s) missing)";
           break;
         }
