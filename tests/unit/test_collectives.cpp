@@ -251,3 +251,9 @@ TEST_CASE("pcie: cards in two drawers exchange through the host at the uplink ra
   CHECK(end == 527288 * kCore);
   CHECK(sent == 2 * kS);  // 2(N-1) S
 }
+
+TEST_CASE("collectives: tree all-reduce over 2 cards", "[collectives][pcie]") {
+  ChipConfig cfg = fabric_config(2);
+  // 2 * ceil(log2 2) = 2 steps of the whole S: 2 * (8388608 / 32 + 1500) = 527288 cycles
+  CHECK(run_end(collective(2, "all_reduce", kS, kS, R"(, "algorithm": "tree")"), cfg) == 527288 * kCore);
+}
