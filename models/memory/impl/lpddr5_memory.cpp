@@ -117,7 +117,7 @@ void Lpddr5Channel::enqueue(const Entry& e) {
     free_slots_.pop_back();
     pool_[slot] = e;
   }
-  (e.write ? arriving_writes_ : arriving_reads_).push(Arrival{e.arrival, e.seq, slot});
+  (e.write ? arriving_writes_ : arriving_reads_).push(Arrival{e.arrival, slot});
   Tick now = sim_now();
   Tick at = std::max({e.arrival, cmd_free_, now});
   wake_.notify(sc_core::sc_time::from_value(at - now));
@@ -128,11 +128,9 @@ void Lpddr5Channel::enqueue(const Entry& e) {
 void Lpddr5Channel::admit(Tick upto) {
   const std::size_t depth = static_cast<std::size_t>(mem_.t_.queue_depth);
   for (auto* p : {&arriving_reads_, &arriving_writes_}) {
-    std::deque<Entry>& q = p == &arriving_reads_ ? reads_ : writes_;
+    Queue& q = p == &arriving_reads_ ? reads_ : writes_;
     while (!p->empty() && p->top().arrival <= upto && q.size() < depth) {
-      std::uint32_t slot = p->top().slot;
-      q.push_back(pool_[slot]);
-      free_slots_.push_back(slot);
+      q.push_back(p->top().slot);
       p->pop();
     }
   }
@@ -177,14 +175,14 @@ Tick Lpddr5Channel::precharge_at(const Bank& b, Tick arrival) const {
 // FR-FCFS: the oldest request whose column command can go at `d` (a hit on an open row, or a
 // bank opened ahead), else the one whose column command can go first; the queue is in
 // arrival order, so the scan stops at the first request that is ready.
-int Lpddr5Channel::pick(const std::deque<Entry>& q, Tick d) const {
+int Lpddr5Channel::pick(const Queue& q, Tick d) const {
   const Lpddr5Config& c = mem_.t_;
   const ClockDomain& clk = mem_.clk_;
   const Tick trcd = clk.cycles(c.trcd), trp = clk.cycles(c.trp);
   int best = 0;
   Tick best_t = ~Tick(0);
   for (std::size_t i = 0; i < q.size(); ++i) {
-    const Entry& e = q[i];
+    const Entry& e = pool_[q[i]];
     const Bank& b = banks_[e.at.bank];
     Tick act;
     if (b.open && b.row == e.at.row) act = b.act;
@@ -299,10 +297,13 @@ void Lpddr5Channel::run() {
       batch_ = 0;
     }
     ++batch_;
-    std::deque<Entry>& q = w ? writes_ : reads_;
+    Queue& q = w ? writes_ : reads_;
     int i = pick(q, d);
-    Entry e = q[i];
+    std::uint32_t slot = q[i];
     q.erase(q.begin() + i);
+    // A copy: serving may enqueue (a burst's write leg), which may grow the pool.
+    Entry e = pool_[slot];
+    free_slots_.push_back(slot);
     rec_.counter(queue_counter_, d, static_cast<double>(reads_.size() + writes_.size()));
     serve(e, d);
   }
@@ -350,7 +351,6 @@ void Lpddr5Memory::send(MemRequest req) {
     if (t_.inline_ecc > 0) e.columns += (e.columns + t_.inline_ecc - 1) / t_.inline_ecc;  // ECC in the same row
     e.bytes = static_cast<std::uint32_t>(n);
     e.write = req.write;
-    e.seq = seq_++;
     chans_[e.at.channel]->enqueue(e);
     addr += n;
     left -= n;

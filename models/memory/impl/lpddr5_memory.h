@@ -5,8 +5,8 @@
 // next request; a request's column accesses are timed in closed form, never cycle by cycle.
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <memory>
-#include <queue>
 #include <string>
 #include <vector>
 
@@ -77,7 +77,6 @@ class Lpddr5Channel : public sc_core::sc_module {
     std::uint32_t columns = 0;
     std::uint32_t bytes = 0;
     bool write = false;
-    std::uint64_t seq = 0;     // arrival order, for FCFS ties
   };
   void enqueue(const Entry& e);
   MemStats stats;
@@ -93,26 +92,38 @@ class Lpddr5Channel : public sc_core::sc_module {
     Tick last_col = 0;    // last column command to it
     Tick wr_end = 0;      // end of the last write data to it (tWR before PRE)
   };
-  // An arrival waiting outside the controller queues: its order key and its slot in pool_
-  // (the heap moves these small keys, not whole entries).
+  // An arrival waiting outside the controller queues: its time and its slot in pool_.
   struct Arrival {
     Tick arrival = 0;
-    std::uint64_t seq = 0;
     std::uint32_t slot = 0;
   };
-  struct Later {
-    bool operator()(const Arrival& a, const Arrival& b) const {
-      return a.arrival != b.arrival ? a.arrival > b.arrival : a.seq > b.seq;
+  // Arrivals in time order, ties in the order sent (FCFS). A new one is usually among the
+  // latest (senders book a short look-ahead), so it is placed by a scan from the back: no
+  // heap to sift per arrival.
+  class Arrivals {
+   public:
+    bool empty() const { return q_.empty(); }
+    const Arrival& top() const { return q_.front(); }
+    void pop() { q_.pop_front(); }
+    void push(const Arrival& a) {
+      auto at = q_.end();
+      while (at != q_.begin() && std::prev(at)->arrival > a.arrival) --at;
+      q_.insert(at, a);
     }
+
+   private:
+    std::deque<Arrival> q_;
   };
-  using Arrivals = std::priority_queue<Arrival, std::vector<Arrival>, Later>;
   void run();
   void admit(Tick upto);
   Tick next_arrival() const;
   void refresh_until(Tick t);
   bool serve_write();
   Tick precharge_at(const Bank& b, Tick arrival) const;
-  int pick(const std::deque<Entry>& q, Tick d) const;
+  // A controller queue: slots of pool_, oldest first (at most queue_depth: erasing one moves a
+  // few 4-byte slots, never whole entries).
+  using Queue = std::vector<std::uint32_t>;
+  int pick(const Queue& q, Tick d) const;
   void serve(const Entry& e, Tick d);
 
   Lpddr5Memory& mem_;
@@ -123,7 +134,7 @@ class Lpddr5Channel : public sc_core::sc_module {
   Arrivals arriving_reads_, arriving_writes_;  // not yet in a controller queue (in arrival order)
   std::vector<Entry> pool_;                    // the waiting entries, by slot
   std::vector<std::uint32_t> free_slots_;
-  std::deque<Entry> reads_, writes_;           // the controller queues (at most queue_depth each), oldest first
+  Queue reads_, writes_;                       // the controller queues (at most queue_depth each), oldest first
   bool draining_ = false;     // the bus is serving writes
   int batch_ = 0;             // requests served since the bus last turned
   bool any_ = false, last_write_ = false;
@@ -170,7 +181,6 @@ class Lpddr5Memory : public IMemory {
   std::vector<std::unique_ptr<Lpddr5Channel>> chans_;
   std::vector<Open> open_;
   std::vector<std::uint64_t> free_;
-  std::uint64_t seq_ = 0;
   MemStats total_;
 };
 
