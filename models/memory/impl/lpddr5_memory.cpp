@@ -130,7 +130,9 @@ void Lpddr5Channel::admit(Tick upto) {
   for (auto* p : {&arriving_reads_, &arriving_writes_}) {
     Queue& q = p == &arriving_reads_ ? reads_ : writes_;
     while (!p->empty() && p->top().arrival <= upto && q.size() < depth) {
-      q.push_back(p->top().slot);
+      std::uint32_t slot = p->top().slot;
+      const Entry& e = pool_[slot];
+      q.push_back(Queued{e.arrival, e.at.row, slot, e.at.bank});
       p->pop();
     }
   }
@@ -182,10 +184,10 @@ int Lpddr5Channel::pick(const Queue& q, Tick d) const {
   int best = 0;
   Tick best_t = ~Tick(0);
   for (std::size_t i = 0; i < q.size(); ++i) {
-    const Entry& e = pool_[q[i]];
-    const Bank& b = banks_[e.at.bank];
+    const Queued& e = q[i];
+    const Bank& b = banks_[e.bank];
     Tick act;
-    if (b.open && b.row == e.at.row) act = b.act;
+    if (b.open && b.row == e.row) act = b.act;
     else if (b.open) act = precharge_at(b, e.arrival) + trp;
     else act = std::max(b.ready, e.arrival);
     Tick col = act + trcd;
@@ -299,7 +301,7 @@ void Lpddr5Channel::run() {
     ++batch_;
     Queue& q = w ? writes_ : reads_;
     int i = pick(q, d);
-    std::uint32_t slot = q[i];
+    std::uint32_t slot = q[i].slot;
     q.erase(q.begin() + i);
     // A copy: serving may enqueue (a burst's write leg), which may grow the pool.
     Entry e = pool_[slot];

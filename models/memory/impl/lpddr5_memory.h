@@ -120,9 +120,15 @@ class Lpddr5Channel : public sc_core::sc_module {
   void refresh_until(Tick t);
   bool serve_write();
   Tick precharge_at(const Bank& b, Tick arrival) const;
-  // A controller queue: slots of pool_, oldest first (at most queue_depth: erasing one moves a
-  // few 4-byte slots, never whole entries).
-  using Queue = std::vector<std::uint32_t>;
+  // A controller queue, oldest first (at most queue_depth): what FR-FCFS looks at of each
+  // entry, and its slot in pool_ (the scan reads no pool entries; erasing moves no entries).
+  struct Queued {
+    Tick arrival = 0;
+    std::uint64_t row = 0;
+    std::uint32_t slot = 0;
+    int bank = 0;
+  };
+  using Queue = std::vector<Queued>;
   int pick(const Queue& q, Tick d) const;
   void serve(const Entry& e, Tick d);
 
