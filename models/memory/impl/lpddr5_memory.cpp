@@ -21,6 +21,7 @@ void Lpddr5AddressMap::init(const MemoryConfig& m) {
     throw std::invalid_argument("lpddr5: memory.lpddr5.interleave_bytes (" + std::to_string(block) +
                                 ") must be a multiple of the column access (" + std::to_string(col_bytes_) +
                                 " B) and divide memory.lpddr5.row_bytes (" + std::to_string(t.row_bytes) + ")");
+  cols_per_block_ = static_cast<std::uint32_t>(block / col_bytes_);
   channels_.set(m.channels);
   bgs_.set(t.bank_groups);
   banks_.set(t.banks_per_group);
@@ -92,6 +93,15 @@ DramCoord Lpddr5AddressMap::decode(std::uint64_t addr) const {
   return c;
 }
 
+DramCoord Lpddr5AddressMap::decode_next(const DramCoord& prev, std::uint64_t addr) const {
+  // Channel digit (c + hash(upper)) mod channels with the upper digits unchanged: +1.
+  if (lsb_first_.empty() || lsb_first_[0] != Field::ch || channels_.mod(block_.div(addr)) == 0) return decode(addr);
+  DramCoord c = prev;
+  c.channel = static_cast<int>(channels_.mod(static_cast<std::uint64_t>(prev.channel) + 1));
+  c.column = prev.column / cols_per_block_ * cols_per_block_;  // the block's first column
+  return c;
+}
+
 // ---- channel controller ------------------------------------------------------------------
 
 Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int index, Recorder& rec)
@@ -117,7 +127,7 @@ void Lpddr5Channel::enqueue(const Entry& e) {
     free_slots_.pop_back();
     pool_[slot] = e;
   }
-  (e.write ? arriving_writes_ : arriving_reads_).push(Arrival{e.arrival, slot});
+  (e.write ? arriving_writes_ : arriving_reads_).push(Queued{e.arrival, e.at.row, slot, e.at.bank});
   Tick now = sim_now();
   Tick at = std::max({e.arrival, cmd_free_, now});
   wake_.notify(sc_core::sc_time::from_value(at - now));
@@ -130,9 +140,7 @@ void Lpddr5Channel::admit(Tick upto) {
   for (auto* p : {&arriving_reads_, &arriving_writes_}) {
     Queue& q = p == &arriving_reads_ ? reads_ : writes_;
     while (!p->empty() && p->top().arrival <= upto && q.size() < depth) {
-      std::uint32_t slot = p->top().slot;
-      const Entry& e = pool_[slot];
-      q.push_back(Queued{e.arrival, e.at.row, slot, e.at.bank});
+      q.push_back(p->top());
       p->pop();
     }
   }
@@ -339,18 +347,25 @@ void Lpddr5Memory::send(MemRequest req) {
   o = Open{req.client, req.tag, 0, req.issued};
   const std::uint64_t block = map_.block_bytes();
   const std::uint32_t colb = map_.column_bytes();
+  // Column accesses of a whole block, with inline ECC in the same row.
+  auto with_ecc = [&](std::uint32_t cols) {
+    return t_.inline_ecc > 0 ? cols + (cols + t_.inline_ecc - 1) / t_.inline_ecc : cols;
+  };
+  const std::uint32_t full_columns = with_ecc(map_.columns_per_block());
   // One piece per interleave block the request touches; counted first, so no list is built.
   std::uint64_t addr = req.addr, left = req.bytes;
-  o.pieces = static_cast<int>((addr % block + left + block - 1) / block);
-  while (left > 0) {
-    std::uint64_t in_block = addr % block;
+  o.pieces = static_cast<int>((map_.block_offset(addr) + left + block - 1) / block);
+  DramCoord at;
+  for (bool first = true; left > 0; first = false) {
+    std::uint64_t in_block = map_.block_offset(addr);
     std::uint64_t n = std::min(left, block - in_block);
+    at = first ? map_.decode(addr) : map_.decode_next(at, addr);
     Lpddr5Channel::Entry e;
     e.req = id;
     e.arrival = req.issued;
-    e.at = map_.decode(addr);
-    e.columns = static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb);
-    if (t_.inline_ecc > 0) e.columns += (e.columns + t_.inline_ecc - 1) / t_.inline_ecc;  // ECC in the same row
+    e.at = at;
+    e.columns = n == block ? full_columns
+                           : with_ecc(static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb));
     e.bytes = static_cast<std::uint32_t>(n);
     e.write = req.write;
     chans_[e.at.channel]->enqueue(e);

@@ -48,8 +48,14 @@ class Lpddr5AddressMap {
  public:
   void init(const MemoryConfig& m);
   DramCoord decode(std::uint64_t addr) const;
+  // decode(addr) for the interleave block that follows the one `prev` decodes: when the
+  // channel is the lowest field and no carry leaves it, only the channel moves (a request's
+  // pieces); else a full decode.
+  DramCoord decode_next(const DramCoord& prev, std::uint64_t addr) const;
   int channel(std::uint64_t addr) const;  // decode(addr).channel, without the other fields
   std::uint64_t block_bytes() const { return block_.value(); }
+  std::uint64_t block_offset(std::uint64_t addr) const { return block_.mod(addr); }
+  std::uint32_t columns_per_block() const { return cols_per_block_; }
   std::uint32_t column_bytes() const { return col_bytes_; }
 
  private:
@@ -58,6 +64,7 @@ class Lpddr5AddressMap {
   std::vector<Field> lsb_first_;
   FixedDivisor block_{512};
   std::uint32_t col_bytes_ = 128;
+  std::uint32_t cols_per_block_ = 4;
   FixedDivisor channels_{8}, bgs_{4}, banks_{4}, cols_per_row_blocks_{8};
   bool xor_ = true;
   bool channel_xor_ = true;
@@ -92,27 +99,32 @@ class Lpddr5Channel : public sc_core::sc_module {
     Tick last_col = 0;    // last column command to it
     Tick wr_end = 0;      // end of the last write data to it (tWR before PRE)
   };
-  // An arrival waiting outside the controller queues: its time and its slot in pool_.
-  struct Arrival {
+  // A request piece as the controller queues see it: what FR-FCFS looks at, and its slot in
+  // pool_ (the scan reads no pool entries; moving or erasing one moves 24 bytes).
+  struct Queued {
     Tick arrival = 0;
+    std::uint64_t row = 0;
     std::uint32_t slot = 0;
+    int bank = 0;
   };
-  // Arrivals in time order, ties in the order sent (FCFS). A new one is usually among the
-  // latest (senders book a short look-ahead), so it is placed by a scan from the back: no
-  // heap to sift per arrival.
+  // A controller queue, oldest first (at most queue_depth).
+  using Queue = std::vector<Queued>;
+  // Pieces not yet in a controller queue, in time order, ties in the order sent (FCFS). A new
+  // one is usually among the latest (senders book a short look-ahead), so it is placed by a
+  // scan from the back: no heap to sift per arrival.
   class Arrivals {
    public:
     bool empty() const { return q_.empty(); }
-    const Arrival& top() const { return q_.front(); }
+    const Queued& top() const { return q_.front(); }
     void pop() { q_.pop_front(); }
-    void push(const Arrival& a) {
+    void push(const Queued& a) {
       auto at = q_.end();
       while (at != q_.begin() && std::prev(at)->arrival > a.arrival) --at;
       q_.insert(at, a);
     }
 
    private:
-    std::deque<Arrival> q_;
+    std::deque<Queued> q_;
   };
   void run();
   void admit(Tick upto);
@@ -120,15 +132,6 @@ class Lpddr5Channel : public sc_core::sc_module {
   void refresh_until(Tick t);
   bool serve_write();
   Tick precharge_at(const Bank& b, Tick arrival) const;
-  // A controller queue, oldest first (at most queue_depth): what FR-FCFS looks at of each
-  // entry, and its slot in pool_ (the scan reads no pool entries; erasing moves no entries).
-  struct Queued {
-    Tick arrival = 0;
-    std::uint64_t row = 0;
-    std::uint32_t slot = 0;
-    int bank = 0;
-  };
-  using Queue = std::vector<Queued>;
   int pick(const Queue& q, Tick d) const;
   void serve(const Entry& e, Tick d);
 
