@@ -110,7 +110,7 @@ Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int i
   banks_.resize(static_cast<std::size_t>(t.bank_groups) * t.banks_per_group);
   track_ = rec.add_track("memory", "ch " + std::to_string(index), "dram");
   queue_counter_ = rec.add_counter("memory", "ch " + std::to_string(index) + " queue", "requests", TraceLevel::full);
-  next_refresh_ = mem.clk_.cycles(t.trefi);
+  next_refresh_ = mem.k_.trefi;
   SC_HAS_PROCESS(Lpddr5Channel);
   SC_METHOD(run);
   sensitive << wake_;
@@ -130,6 +130,7 @@ void Lpddr5Channel::enqueue(const Entry& e) {
   (e.write ? arriving_writes_ : arriving_reads_).push(Queued{e.arrival, e.at.row, slot, e.at.bank});
   Tick now = sim_now();
   Tick at = std::max({e.arrival, cmd_free_, now});
+  if (wake_due_ > now && at >= wake_due_) return;
   wake_.notify(sc_core::sc_time::from_value(at - now));
 }
 
@@ -157,38 +158,33 @@ Tick Lpddr5Channel::next_arrival() const {
 // All-bank refreshes due by `t`: each starts when due (or when the last column command has
 // gone), closes every bank and blocks activations for tRP + tRFC.
 void Lpddr5Channel::refresh_until(Tick t) {
-  const Lpddr5Config& c = mem_.t_;
-  if (c.trefi <= 0) return;
-  const ClockDomain& clk = mem_.clk_;
+  if (mem_.t_.trefi <= 0) return;
+  const Lpddr5Ticks& k = mem_.k_;
   while (next_refresh_ <= t) {
     Tick start = std::max(next_refresh_, cmd_free_);
-    for (Bank& b : banks_) start = std::max(start, b.act + clk.cycles(c.tras));
-    Tick ready = start + clk.cycles(c.trp + c.trfc);
+    for (Bank& b : banks_) start = std::max(start, b.act + k.tras);
+    Tick ready = start + k.refresh;
     for (Bank& b : banks_) {
       b.open = false;
       b.ready = std::max(b.ready, ready);
     }
     ++refreshes;
-    next_refresh_ += clk.cycles(c.trefi);
+    next_refresh_ += k.trefi;
   }
 }
 
 // Earliest PRE of an open bank: tRAS after its ACT, after its last column command, tWR after
 // its last write data, and not before the request that needs it has arrived.
 Tick Lpddr5Channel::precharge_at(const Bank& b, Tick arrival) const {
-  const Lpddr5Config& c = mem_.t_;
-  const ClockDomain& clk = mem_.clk_;
-  return std::max({b.act + clk.cycles(c.tras), b.last_col + clk.cycles(c.tccd_l), b.wr_end + clk.cycles(c.twr),
-                   arrival});
+  const Lpddr5Ticks& k = mem_.k_;
+  return std::max({b.act + k.tras, b.last_col + k.tccd_l, b.wr_end + k.twr, arrival});
 }
 
 // FR-FCFS: the oldest request whose column command can go at `d` (a hit on an open row, or a
 // bank opened ahead), else the one whose column command can go first; the queue is in
 // arrival order, so the scan stops at the first request that is ready.
 int Lpddr5Channel::pick(const Queue& q, Tick d) const {
-  const Lpddr5Config& c = mem_.t_;
-  const ClockDomain& clk = mem_.clk_;
-  const Tick trcd = clk.cycles(c.trcd), trp = clk.cycles(c.trp);
+  const Tick trcd = mem_.k_.trcd, trp = mem_.k_.trp;
   int best = 0;
   Tick best_t = ~Tick(0);
   for (std::size_t i = 0; i < q.size(); ++i) {
@@ -209,52 +205,50 @@ int Lpddr5Channel::pick(const Queue& q, Tick d) const {
 }
 
 void Lpddr5Channel::serve(const Entry& e, Tick d) {
-  const Lpddr5Config& c = mem_.t_;
-  const ClockDomain& clk = mem_.clk_;
+  const Lpddr5Ticks& k = mem_.k_;
   Bank& b = banks_[e.at.bank];
   Tick col_ready;
   if (b.open && b.row == e.at.row) {
     ++row_hits;
-    col_ready = b.act + clk.cycles(c.trcd);
+    col_ready = b.act + k.trcd;
   } else {
     Tick act;
     if (b.open) {
       // Row conflict: precharge (not before tRAS from its ACT, its last column, tWR).
       ++row_conflicts;
-      act = precharge_at(b, e.arrival) + clk.cycles(c.trp);
+      act = precharge_at(b, e.arrival) + k.trp;
     } else {
       ++row_misses;
       act = std::max(b.ready, e.arrival);
     }
     // The controller opens banks ahead for queued requests (bank-level parallelism), within
     // tRRD and tFAW of the channel's other ACTs.
-    if (act_count_ > 0) act = std::max(act, acts_[0] + clk.cycles(c.trrd));
-    if (act_count_ >= 4) act = std::max(act, acts_[3] + clk.cycles(c.tfaw));
+    if (act_count_ > 0) act = std::max(act, acts_[0] + k.trrd);
+    if (act_count_ >= 4) act = std::max(act, acts_[3] + k.tfaw);
     for (int i = 3; i > 0; --i) acts_[i] = acts_[i - 1];
     acts_[0] = act;
     ++act_count_;
     b.open = true;
     b.row = e.at.row;
     b.act = act;
-    col_ready = act + clk.cycles(c.trcd);
+    col_ready = act + k.trcd;
   }
   Tick c0 = std::max(d, col_ready);
   if (any_) {
-    c0 = std::max(c0, cmd_free_ + clk.cycles((e.at.bank_group == last_bg_ ? c.tccd_l : c.tccd_s) - c.tccd_s));
+    c0 = std::max(c0, cmd_free_ + (e.at.bank_group == last_bg_ ? k.tccd_l_extra : 0));
     if (last_write_ != e.write) {
-      c0 = std::max(c0, e.write ? last_read_cmd_ + clk.cycles(c.trtw) : write_data_end_ + clk.cycles(c.twtr));
+      c0 = std::max(c0, e.write ? last_read_cmd_ + k.trtw : write_data_end_ + k.twtr);
       ++stats.turnarounds;
       ++mem_.total_.turnarounds;
     }
   }
   // Columns of one request are in one row of one bank: back to back at tCCD_L (or the burst).
-  const int burst_cycles_ = mem_.burst_cycles_;
-  const std::uint64_t step = static_cast<std::uint64_t>(std::max(c.tccd_l, burst_cycles_));
-  Tick last_c = c0 + clk.cycles(step * (e.columns - 1));
-  Tick data_start = c0 + clk.cycles(e.write ? c.wl : c.rl);
-  Tick data_end = last_c + clk.cycles((e.write ? c.wl : c.rl) + burst_cycles_);
+  Tick last_c = c0 + k.column_step * (e.columns - 1);
+  Tick latency = e.write ? k.write_latency : k.read_latency;
+  Tick data_start = c0 + latency;
+  Tick data_end = last_c + latency + k.burst;
   b.last_col = last_c;
-  cmd_free_ = last_c + clk.cycles(c.tccd_s);
+  cmd_free_ = last_c + k.tccd_s;
   if (e.write) {
     write_data_end_ = data_end;
     b.wr_end = data_end;
@@ -267,7 +261,7 @@ void Lpddr5Channel::serve(const Entry& e, Tick d) {
   rec_.busy(track_, data_start, data_end);
   (e.write ? stats.bytes_written : stats.bytes_read) += e.bytes;
   ++(e.write ? stats.writes : stats.reads);
-  mem_.piece_done(e.req, data_end + clk.cycles(c.frontend_cycles), e.bytes, e.write);
+  mem_.piece_done(e.req, data_end + k.frontend, e.bytes, e.write);
 }
 
 // Read/write arbitration: reads first; a write drain starts at write_high queued writes and
@@ -286,18 +280,18 @@ bool Lpddr5Channel::serve_write() {
 void Lpddr5Channel::run() {
   ++ActivationCounter::value();
   const Tick now = sim_now();
+  wake_due_ = 0;  // spent; the wake-ups asked below are all after now
   for (;;) {
     Tick d = std::max(now, cmd_free_);
     if (d > now) {
       // Busy until d: sleep until then (or until the first arrival, if nothing is queued).
-      if (!reads_.empty() || !writes_.empty()) wake_.notify(sc_core::sc_time::from_value(d - now));
-      else if (Tick a = next_arrival(); a != ~Tick(0))
-        wake_.notify(sc_core::sc_time::from_value(std::max(d, a) - now));
+      if (!reads_.empty() || !writes_.empty()) wake_at(d, now);
+      else if (Tick a = next_arrival(); a != ~Tick(0)) wake_at(std::max(d, a), now);
       break;
     }
     admit(d);
     if (reads_.empty() && writes_.empty()) {
-      if (Tick a = next_arrival(); a != ~Tick(0)) wake_.notify(sc_core::sc_time::from_value(a - now));
+      if (Tick a = next_arrival(); a != ~Tick(0)) wake_at(a, now);  // a > now: admit(now) took the rest
       break;
     }
     refresh_until(d);
@@ -327,6 +321,26 @@ void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
   clk_ = ClockDomain(m.clock_mhz);
   // Data-bus cycles of one column access: burst_length beats at data_rate / clock per cycle.
   burst_cycles_ = std::max(1, static_cast<int>(std::llround(t_.burst_length * m.clock_mhz / m.data_rate_mtps)));
+  const Lpddr5Config& c = t_;
+  auto ticks = [&](int cycles) { return clk_.cycles(static_cast<std::uint64_t>(cycles)); };
+  k_.tras = ticks(c.tras);
+  k_.trp = ticks(c.trp);
+  k_.trcd = ticks(c.trcd);
+  k_.trrd = ticks(c.trrd);
+  k_.tfaw = ticks(c.tfaw);
+  k_.twr = ticks(c.twr);
+  k_.trtw = ticks(c.trtw);
+  k_.twtr = ticks(c.twtr);
+  k_.tccd_s = ticks(c.tccd_s);
+  k_.tccd_l = ticks(c.tccd_l);
+  k_.tccd_l_extra = ticks(c.tccd_l - c.tccd_s);
+  k_.read_latency = ticks(c.rl);
+  k_.write_latency = ticks(c.wl);
+  k_.burst = ticks(burst_cycles_);
+  k_.column_step = ticks(std::max(c.tccd_l, burst_cycles_));
+  k_.frontend = ticks(c.frontend_cycles);
+  k_.refresh = ticks(c.trp + c.trfc);
+  k_.trefi = ticks(c.trefi);
   map_.init(m);
   for (int i = 0; i < m.channels; ++i) {
     std::string n = "lpddr5_ch" + std::to_string(i);

@@ -72,6 +72,19 @@ class Lpddr5AddressMap {
 
 class Lpddr5Memory;
 
+// The controller's timings in ticks, converted once from memory cycles.
+struct Lpddr5Ticks {
+  Tick tras = 0, trp = 0, trcd = 0, trrd = 0, tfaw = 0, twr = 0, trtw = 0, twtr = 0;
+  Tick tccd_s = 0, tccd_l_extra = 0;   // tCCD_S, and what tCCD_L adds in one bank group
+  Tick tccd_l = 0;
+  Tick read_latency = 0, write_latency = 0;  // RL, WL
+  Tick burst = 0;                            // data-bus time of one column access
+  Tick column_step = 0;                      // between column commands of one piece
+  Tick frontend = 0;
+  Tick refresh = 0;                          // tRP + tRFC
+  Tick trefi = 0;
+};
+
 // One channel: its banks, queues and the controller process.
 class Lpddr5Channel : public sc_core::sc_module {
  public:
@@ -155,6 +168,13 @@ class Lpddr5Channel : public sc_core::sc_module {
   int act_count_ = 0;
   Tick next_refresh_ = 0;
   sc_core::sc_event wake_;
+  // The wake-up run() last asked for, while after now: a notification is pending no later,
+  // so an arrival due at or after it needs none (SystemC would keep the earlier one).
+  Tick wake_due_ = 0;
+  void wake_at(Tick at, Tick now) {
+    wake_.notify(sc_core::sc_time::from_value(at - now));
+    wake_due_ = at;
+  }
 };
 
 class Lpddr5Memory : public IMemory {
@@ -186,6 +206,7 @@ class Lpddr5Memory : public IMemory {
   Lpddr5Config t_;
   ClockDomain clk_;
   int burst_cycles_ = 4;
+  Lpddr5Ticks k_;
   Lpddr5AddressMap map_;
   std::vector<std::unique_ptr<Lpddr5Channel>> chans_;
   std::vector<Open> open_;
