@@ -138,13 +138,11 @@ void Lpddr5Channel::enqueue(const Entry& e) {
 // while there is room; the rest wait (back-pressure towards the ring).
 void Lpddr5Channel::admit(Tick upto) {
   const std::size_t depth = static_cast<std::size_t>(mem_.t_.queue_depth);
-  for (auto* p : {&arriving_reads_, &arriving_writes_}) {
-    Queue& q = p == &arriving_reads_ ? reads_ : writes_;
-    while (!p->empty() && p->top().arrival <= upto && q.size() < depth) {
-      q.push_back(p->top());
-      p->pop();
-    }
-  }
+  auto move = [&](Arrivals& from, Queue& to) {
+    for (; !from.empty() && from.top().arrival <= upto && to.size() < depth; from.pop()) to.push_back(from.top());
+  };
+  move(arriving_reads_, reads_);
+  move(arriving_writes_, writes_);
   max_queue = std::max<std::uint64_t>(max_queue, reads_.size() + writes_.size());
 }
 

@@ -3,9 +3,8 @@
 // per-channel FR-FCFS controllers (read and write queues, write drain between watermarks,
 // all-bank refresh). Event-driven: each channel controller wakes only when it can issue its
 // next request; a request's column accesses are timed in closed form, never cycle by cycle.
+#include <algorithm>
 #include <cstdint>
-#include <deque>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -127,17 +126,27 @@ class Lpddr5Channel : public sc_core::sc_module {
   // scan from the back: no heap to sift per arrival.
   class Arrivals {
    public:
-    bool empty() const { return q_.empty(); }
-    const Queued& top() const { return q_.front(); }
-    void pop() { q_.pop_front(); }
+    bool empty() const { return head_ == tail_; }
+    const Queued& top() const { return buf_[head_ & mask_]; }
+    void pop() { ++head_; }
     void push(const Queued& a) {
-      auto at = q_.end();
-      while (at != q_.begin() && std::prev(at)->arrival > a.arrival) --at;
-      q_.insert(at, a);
+      if (tail_ - head_ == buf_.size()) grow();
+      std::size_t at = tail_++;
+      for (; at != head_ && buf_[(at - 1) & mask_].arrival > a.arrival; --at) buf_[at & mask_] = buf_[(at - 1) & mask_];
+      buf_[at & mask_] = a;
     }
 
    private:
-    std::deque<Queued> q_;
+    void grow() {  // a ring of twice the size, oldest first
+      std::vector<Queued> b(std::max<std::size_t>(16, 2 * buf_.size()));
+      for (std::size_t i = head_; i != tail_; ++i) b[i - head_] = buf_[i & mask_];
+      tail_ -= head_;
+      head_ = 0;
+      buf_.swap(b);
+      mask_ = buf_.size() - 1;
+    }
+    std::vector<Queued> buf_;  // a ring: a power-of-two size, positions taken modulo it
+    std::size_t head_ = 0, tail_ = 0, mask_ = 0;
   };
   void run();
   void admit(Tick upto);
