@@ -58,7 +58,10 @@ std::size_t Recorder::coarsen_for(Tick t) {
       halve(tr.bucket_busy);
       tr.hot_lo = tr.hot_hi = 0;  // recomputed at the next update
     }
-    for (Series& s : series_) halve(s.per_bucket);
+    for (Series& s : series_) {
+      halve(s.per_bucket);
+      s.hot_lo = s.hot_hi = 0;  // recomputed at the next amount
+    }
   }
   return t / bucket_;
 }

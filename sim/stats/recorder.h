@@ -59,6 +59,8 @@ struct Counter {
 struct Series {
   std::string group, name;
   std::vector<std::uint64_t> per_bucket;
+  std::size_t hot = 0;          // bucket of the latest amount, and its bounds (no division
+  Tick hot_lo = 0, hot_hi = 0;  // for the next amount in the same bucket)
 };
 
 // A value per utilization bucket computed after the run (the card's power): a counter in the
@@ -103,10 +105,18 @@ class Recorder {
     pts.emplace_back(t, value);
   }
   void add(int series, Tick t, std::uint64_t amount) {
+    Series& s = series_[series];
+    if (t >= s.hot_lo && t < s.hot_hi) {
+      s.per_bucket[s.hot] += amount;
+      return;
+    }
     std::size_t b = bucket_index(t);
-    auto& v = series_[series].per_bucket;
+    auto& v = s.per_bucket;
     if (v.size() <= b) v.resize(b + 1, 0);
     v[b] += amount;
+    s.hot = b;
+    s.hot_lo = b * bucket_;
+    s.hot_hi = s.hot_lo + bucket_;
   }
 
   Tick bucket() const { return bucket_; }  // current width (grows with the run)

@@ -130,7 +130,6 @@ void Lpddr5Channel::enqueue(const Entry& e) {
   (e.write ? arriving_writes_ : arriving_reads_).push(Queued{e.arrival, e.at.row, slot, e.at.bank});
   Tick now = sim_now();
   Tick at = std::max({e.arrival, cmd_free_, now});
-  if (wake_due_ > now && at >= wake_due_) return;
   wake_.notify(sc_core::sc_time::from_value(at - now));
 }
 
@@ -278,18 +277,18 @@ bool Lpddr5Channel::serve_write() {
 void Lpddr5Channel::run() {
   ++ActivationCounter::value();
   const Tick now = sim_now();
-  wake_due_ = 0;  // spent; the wake-ups asked below are all after now
   for (;;) {
     Tick d = std::max(now, cmd_free_);
     if (d > now) {
       // Busy until d: sleep until then (or until the first arrival, if nothing is queued).
-      if (!reads_.empty() || !writes_.empty()) wake_at(d, now);
-      else if (Tick a = next_arrival(); a != ~Tick(0)) wake_at(std::max(d, a), now);
+      if (!reads_.empty() || !writes_.empty()) wake_.notify(sc_core::sc_time::from_value(d - now));
+      else if (Tick a = next_arrival(); a != ~Tick(0))
+        wake_.notify(sc_core::sc_time::from_value(std::max(d, a) - now));
       break;
     }
     admit(d);
     if (reads_.empty() && writes_.empty()) {
-      if (Tick a = next_arrival(); a != ~Tick(0)) wake_at(a, now);  // a > now: admit(now) took the rest
+      if (Tick a = next_arrival(); a != ~Tick(0)) wake_.notify(sc_core::sc_time::from_value(a - now));
       break;
     }
     refresh_until(d);

@@ -177,13 +177,6 @@ class Lpddr5Channel : public sc_core::sc_module {
   int act_count_ = 0;
   Tick next_refresh_ = 0;
   sc_core::sc_event wake_;
-  // The wake-up run() last asked for, while after now: a notification is pending no later,
-  // so an arrival due at or after it needs none (SystemC would keep the earlier one).
-  Tick wake_due_ = 0;
-  void wake_at(Tick at, Tick now) {
-    wake_.notify(sc_core::sc_time::from_value(at - now));
-    wake_due_ = at;
-  }
 };
 
 class Lpddr5Memory : public IMemory {
