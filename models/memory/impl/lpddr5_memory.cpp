@@ -127,7 +127,7 @@ void Lpddr5Channel::enqueue(const Entry& e) {
     free_slots_.pop_back();
     pool_[slot] = e;
   }
-  (e.write ? arriving_writes_ : arriving_reads_).push(Queued{e.arrival, e.at.row, slot, e.at.bank});
+  (e.write ? arriving_writes_ : arriving_reads_).insert_by_time(QueuedPiece{e.arrival, e.at.row, slot, e.at.bank});
   Tick now = sim_now();
   Tick at = std::max({e.arrival, cmd_free_, now});
   wake_.notify(sc_core::sc_time::from_value(at - now));
@@ -137,8 +137,8 @@ void Lpddr5Channel::enqueue(const Entry& e) {
 // while there is room; the rest wait (back-pressure towards the ring).
 void Lpddr5Channel::admit(Tick upto) {
   const std::size_t depth = static_cast<std::size_t>(mem_.t_.queue_depth);
-  auto move = [&](Arrivals& from, Queue& to) {
-    for (; !from.empty() && from.top().arrival <= upto && to.size() < depth; from.pop()) to.push_back(from.top());
+  auto move = [&](PieceQueue& from, PieceQueue& to) {
+    for (; !from.empty() && from.front().arrival <= upto && to.size() < depth; from.pop_front()) to.push_back(from.front());
   };
   move(arriving_reads_, reads_);
   move(arriving_writes_, writes_);
@@ -147,8 +147,8 @@ void Lpddr5Channel::admit(Tick upto) {
 
 Tick Lpddr5Channel::next_arrival() const {
   Tick t = ~Tick(0);
-  if (!arriving_reads_.empty()) t = std::min(t, arriving_reads_.top().arrival);
-  if (!arriving_writes_.empty()) t = std::min(t, arriving_writes_.top().arrival);
+  if (!arriving_reads_.empty()) t = std::min(t, arriving_reads_.front().arrival);
+  if (!arriving_writes_.empty()) t = std::min(t, arriving_writes_.front().arrival);
   return t;
 }
 
@@ -180,12 +180,12 @@ Tick Lpddr5Channel::precharge_at(const Bank& b, Tick arrival) const {
 // FR-FCFS: the oldest request whose column command can go at `d` (a hit on an open row, or a
 // bank opened ahead), else the one whose column command can go first; the queue is in
 // arrival order, so the scan stops at the first request that is ready.
-int Lpddr5Channel::pick(const Queue& q, Tick d) const {
+int Lpddr5Channel::pick(const PieceQueue& q, Tick d) const {
   const Tick trcd = mem_.k_.trcd, trp = mem_.k_.trp;
   int best = 0;
   Tick best_t = ~Tick(0);
   for (std::size_t i = 0; i < q.size(); ++i) {
-    const Queued& e = q[i];
+    const QueuedPiece& e = q[i];
     const Bank& b = banks_[e.bank];
     Tick act;
     if (b.open && b.row == e.row) act = b.act;
@@ -298,10 +298,10 @@ void Lpddr5Channel::run() {
       batch_ = 0;
     }
     ++batch_;
-    Queue& q = w ? writes_ : reads_;
+    PieceQueue& q = w ? writes_ : reads_;
     int i = pick(q, d);
     std::uint32_t slot = q[i].slot;
-    q.erase(q.begin() + i);
+    q.erase(static_cast<std::size_t>(i));
     // A copy: serving may enqueue (a burst's write leg), which may grow the pool.
     Entry e = pool_[slot];
     free_slots_.push_back(slot);

@@ -3,12 +3,12 @@
 // per-channel FR-FCFS controllers (read and write queues, write drain between watermarks,
 // all-bank refresh). Event-driven: each channel controller wakes only when it can issue its
 // next request; a request's column accesses are timed in closed form, never cycle by cycle.
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "models/memory/impl/lpddr5_piece_queue.h"
 #include "models/memory/memory.h"
 
 namespace dfsim {
@@ -111,50 +111,13 @@ class Lpddr5Channel : public sc_core::sc_module {
     Tick last_col = 0;    // last column command to it
     Tick wr_end = 0;      // end of the last write data to it (tWR before PRE)
   };
-  // A request piece as the controller queues see it: what FR-FCFS looks at, and its slot in
-  // pool_ (the scan reads no pool entries; moving or erasing one moves 24 bytes).
-  struct Queued {
-    Tick arrival = 0;
-    std::uint64_t row = 0;
-    std::uint32_t slot = 0;
-    int bank = 0;
-  };
-  // A controller queue, oldest first (at most queue_depth).
-  using Queue = std::vector<Queued>;
-  // Pieces not yet in a controller queue, in time order, ties in the order sent (FCFS). A new
-  // one is usually among the latest (senders book a short look-ahead), so it is placed by a
-  // scan from the back: no heap to sift per arrival.
-  class Arrivals {
-   public:
-    bool empty() const { return head_ == tail_; }
-    const Queued& top() const { return buf_[head_ & mask_]; }
-    void pop() { ++head_; }
-    void push(const Queued& a) {
-      if (tail_ - head_ == buf_.size()) grow();
-      std::size_t at = tail_++;
-      for (; at != head_ && buf_[(at - 1) & mask_].arrival > a.arrival; --at) buf_[at & mask_] = buf_[(at - 1) & mask_];
-      buf_[at & mask_] = a;
-    }
-
-   private:
-    void grow() {  // a ring of twice the size, oldest first
-      std::vector<Queued> b(std::max<std::size_t>(16, 2 * buf_.size()));
-      for (std::size_t i = head_; i != tail_; ++i) b[i - head_] = buf_[i & mask_];
-      tail_ -= head_;
-      head_ = 0;
-      buf_.swap(b);
-      mask_ = buf_.size() - 1;
-    }
-    std::vector<Queued> buf_;  // a ring: a power-of-two size, positions taken modulo it
-    std::size_t head_ = 0, tail_ = 0, mask_ = 0;
-  };
   void run();
   void admit(Tick upto);
   Tick next_arrival() const;
   void refresh_until(Tick t);
   bool serve_write();
   Tick precharge_at(const Bank& b, Tick arrival) const;
-  int pick(const Queue& q, Tick d) const;
+  int pick(const PieceQueue& q, Tick d) const;
   void serve(const Entry& e, Tick d);
 
   Lpddr5Memory& mem_;
@@ -162,10 +125,10 @@ class Lpddr5Channel : public sc_core::sc_module {
   Recorder& rec_;
   int track_ = -1, queue_counter_ = -1;
   std::vector<Bank> banks_;
-  Arrivals arriving_reads_, arriving_writes_;  // not yet in a controller queue (in arrival order)
+  PieceQueue arriving_reads_, arriving_writes_;  // not yet in a controller queue (in arrival order)
   std::vector<Entry> pool_;                    // the waiting entries, by slot
   std::vector<std::uint32_t> free_slots_;
-  Queue reads_, writes_;                       // the controller queues (at most queue_depth each), oldest first
+  PieceQueue reads_, writes_;                  // the controller queues (at most queue_depth each), oldest first
   bool draining_ = false;     // the bus is serving writes
   int batch_ = 0;             // requests served since the bus last turned
   bool any_ = false, last_write_ = false;
