@@ -35,6 +35,7 @@ void Lpddr5AddressMap::init(const MemoryConfig& m) {
     Field x = f == "Ro" ? Field::ro : f == "Co" ? Field::co : f == "Ba" ? Field::ba : f == "Bg" ? Field::bg : Field::ch;
     lsb_first_.insert(lsb_first_.begin(), x);
   }
+  channel_lowest_ = !lsb_first_.empty() && lsb_first_[0] == Field::ch;
 }
 
 // The channel digit of an interleave-block index whose lower fields are already taken off.
@@ -95,7 +96,7 @@ DramCoord Lpddr5AddressMap::decode(std::uint64_t addr) const {
 
 DramCoord Lpddr5AddressMap::decode_next(const DramCoord& prev, std::uint64_t addr) const {
   // Channel digit (c + hash(upper)) mod channels with the upper digits unchanged: +1.
-  if (lsb_first_.empty() || lsb_first_[0] != Field::ch || channels_.mod(block_.div(addr)) == 0) return decode(addr);
+  if (!channel_lowest_ || channels_.mod(block_.div(addr)) == 0) return decode(addr);
   DramCoord c = prev;
   c.channel = static_cast<int>(channels_.mod(static_cast<std::uint64_t>(prev.channel) + 1));
   c.column = prev.column / cols_per_block_ * cols_per_block_;  // the block's first column
@@ -339,10 +340,16 @@ void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
   k_.refresh = ticks(c.trp + c.trfc);
   k_.trefi = ticks(c.trefi);
   map_.init(m);
+  block_columns_ = with_ecc(map_.columns_per_block());
   for (int i = 0; i < m.channels; ++i) {
     std::string n = "lpddr5_ch" + std::to_string(i);
     chans_.push_back(std::make_unique<Lpddr5Channel>(n.c_str(), *this, i, rec));
   }
+}
+
+// Column accesses of `cols` data columns with inline ECC (in the same row).
+std::uint32_t Lpddr5Memory::with_ecc(std::uint32_t cols) const {
+  return t_.inline_ecc > 0 ? cols + (cols + t_.inline_ecc - 1) / t_.inline_ecc : cols;
 }
 
 void Lpddr5Memory::send(MemRequest req) {
@@ -358,14 +365,9 @@ void Lpddr5Memory::send(MemRequest req) {
   o = Open{req.client, req.tag, 0, req.issued};
   const std::uint64_t block = map_.block_bytes();
   const std::uint32_t colb = map_.column_bytes();
-  // Column accesses of a whole block, with inline ECC in the same row.
-  auto with_ecc = [&](std::uint32_t cols) {
-    return t_.inline_ecc > 0 ? cols + (cols + t_.inline_ecc - 1) / t_.inline_ecc : cols;
-  };
-  const std::uint32_t full_columns = with_ecc(map_.columns_per_block());
   // One piece per interleave block the request touches; counted first, so no list is built.
   std::uint64_t addr = req.addr, left = req.bytes;
-  o.pieces = static_cast<int>((map_.block_offset(addr) + left + block - 1) / block);
+  o.pieces = static_cast<int>(map_.blocks(map_.block_offset(addr) + left + block - 1));
   DramCoord at;
   for (bool first = true; left > 0; first = false) {
     std::uint64_t in_block = map_.block_offset(addr);
@@ -375,7 +377,7 @@ void Lpddr5Memory::send(MemRequest req) {
     e.req = id;
     e.arrival = req.issued;
     e.at = at;
-    e.columns = n == block ? full_columns
+    e.columns = n == block ? block_columns_
                            : with_ecc(static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb));
     e.bytes = static_cast<std::uint32_t>(n);
     e.write = req.write;

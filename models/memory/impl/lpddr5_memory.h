@@ -54,6 +54,7 @@ class Lpddr5AddressMap {
   int channel(std::uint64_t addr) const;  // decode(addr).channel, without the other fields
   std::uint64_t block_bytes() const { return block_.value(); }
   std::uint64_t block_offset(std::uint64_t addr) const { return block_.mod(addr); }
+  std::uint64_t blocks(std::uint64_t bytes) const { return block_.div(bytes); }
   std::uint32_t columns_per_block() const { return cols_per_block_; }
   std::uint32_t column_bytes() const { return col_bytes_; }
 
@@ -67,6 +68,7 @@ class Lpddr5AddressMap {
   FixedDivisor channels_{8}, bgs_{4}, banks_{4}, cols_per_row_blocks_{8};
   bool xor_ = true;
   bool channel_xor_ = true;
+  bool channel_lowest_ = false;  // the channel is the lowest field (decode_next's fast case)
 };
 
 class Lpddr5Memory;
@@ -167,11 +169,13 @@ class Lpddr5Memory : public IMemory {
     Tick done = 0;
   };
   void piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write);
+  std::uint32_t with_ecc(std::uint32_t cols) const;
 
   Lpddr5Config t_;
   ClockDomain clk_;
   int burst_cycles_ = 4;
   Lpddr5Ticks k_;
+  std::uint32_t block_columns_ = 0;  // column accesses of a whole interleave block, ECC included
   Lpddr5AddressMap map_;
   std::vector<std::unique_ptr<Lpddr5Channel>> chans_;
   std::vector<Open> open_;
