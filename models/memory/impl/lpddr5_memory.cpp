@@ -118,16 +118,18 @@ Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int i
   dont_initialize();
 }
 
-void Lpddr5Channel::enqueue(const Entry& e) {
-  std::uint32_t slot;
+std::uint32_t Lpddr5Channel::new_slot() {
   if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(pool_.size());
-    pool_.push_back(e);
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-    pool_[slot] = e;
+    pool_.emplace_back();
+    return static_cast<std::uint32_t>(pool_.size() - 1);
   }
+  std::uint32_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  return slot;
+}
+
+void Lpddr5Channel::enqueue(std::uint32_t slot) {
+  const Entry& e = pool_[slot];
   (e.write ? arriving_writes_ : arriving_reads_).insert_by_time(QueuedPiece{e.arrival, e.at.row, slot, e.at.bank});
   Tick now = sim_now();
   Tick at = std::max({e.arrival, cmd_free_, now});
@@ -373,7 +375,9 @@ void Lpddr5Memory::send(MemRequest req) {
     std::uint64_t in_block = map_.block_offset(addr);
     std::uint64_t n = std::min(left, block - in_block);
     at = first ? map_.decode(addr) : map_.decode_next(at, addr);
-    Lpddr5Channel::Entry e;
+    Lpddr5Channel& ch = *chans_[at.channel];
+    std::uint32_t slot = ch.new_slot();
+    Lpddr5Channel::Entry& e = ch.entry(slot);
     e.req = id;
     e.arrival = req.issued;
     e.at = at;
@@ -381,7 +385,7 @@ void Lpddr5Memory::send(MemRequest req) {
                            : with_ecc(static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb));
     e.bytes = static_cast<std::uint32_t>(n);
     e.write = req.write;
-    chans_[e.at.channel]->enqueue(e);
+    ch.enqueue(slot);
     addr += n;
     left -= n;
   }

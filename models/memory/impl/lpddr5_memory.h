@@ -99,7 +99,10 @@ class Lpddr5Channel : public sc_core::sc_module {
     std::uint32_t bytes = 0;
     bool write = false;
   };
-  void enqueue(const Entry& e);
+  // A new piece is written in place (entry(slot) after new_slot()), then enqueued: no copies.
+  std::uint32_t new_slot();
+  Entry& entry(std::uint32_t slot) { return pool_[slot]; }
+  void enqueue(std::uint32_t slot);
   MemStats stats;
   std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0, refreshes = 0;
   std::uint64_t max_queue = 0;
