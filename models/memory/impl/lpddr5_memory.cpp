@@ -277,12 +277,17 @@ bool Lpddr5Channel::serve_write() {
   return writes_.size() >= high && batch_ >= c.min_batch;
 }
 
+// Serves every decision due by now + sim.memory_lookahead_ns (0, the default: only those due
+// now, each at its own time; more: several per wake-up, blind to pieces sent later that
+// arrive inside the window).
 void Lpddr5Channel::run() {
   ++ActivationCounter::value();
   const Tick now = sim_now();
+  const Tick horizon = now + mem_.lookahead_;
+  Tick cursor = now;  // the earliest time of the next decision
   for (;;) {
-    Tick d = std::max(now, cmd_free_);
-    if (d > now) {
+    Tick d = std::max(cursor, cmd_free_);
+    if (d > horizon) {
       // Busy until d: sleep until then (or until the first arrival, if nothing is queued).
       if (!reads_.empty() || !writes_.empty()) wake_.notify(sc_core::sc_time::from_value(d - now));
       else if (Tick a = next_arrival(); a != ~Tick(0))
@@ -291,8 +296,14 @@ void Lpddr5Channel::run() {
     }
     admit(d);
     if (reads_.empty() && writes_.empty()) {
-      if (Tick a = next_arrival(); a != ~Tick(0)) wake_.notify(sc_core::sc_time::from_value(a - now));
-      break;
+      Tick a = next_arrival();  // after d: admit(d) took the rest
+      if (a == ~Tick(0)) break;
+      if (a > horizon) {
+        wake_.notify(sc_core::sc_time::from_value(a - now));
+        break;
+      }
+      cursor = a;
+      continue;
     }
     refresh_until(d);
     bool w = serve_write();
@@ -343,6 +354,7 @@ void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
   k_.trefi = ticks(c.trefi);
   map_.init(m);
   block_columns_ = with_ecc(map_.columns_per_block());
+  lookahead_ = ns_to_ticks(cfg.sim.memory_lookahead_ns);
   for (int i = 0; i < m.channels; ++i) {
     std::string n = "lpddr5_ch" + std::to_string(i);
     chans_.push_back(std::make_unique<Lpddr5Channel>(n.c_str(), *this, i, rec));

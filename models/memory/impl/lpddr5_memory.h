@@ -179,6 +179,7 @@ class Lpddr5Memory : public IMemory {
   int burst_cycles_ = 4;
   Lpddr5Ticks k_;
   std::uint32_t block_columns_ = 0;  // column accesses of a whole interleave block, ECC included
+  Tick lookahead_ = 0;               // sim.memory_lookahead_ns
   Lpddr5AddressMap map_;
   std::vector<std::unique_ptr<Lpddr5Channel>> chans_;
   std::vector<Open> open_;
