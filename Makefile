@@ -36,7 +36,7 @@ test: build
 bench: build
 	@build/$(PRESET)/tools/dfsim_bench
 	@echo
-	@build/$(PRESET)/tools/dfsim_bench stream
+	@build/$(PRESET)/tools/dfsim_bench stream_1gib
 	@echo
 	@/usr/bin/time -f "serve: 1000 ShareGPT-like requests (~200/200 tokens) on Llama-3.1-8B, step table: %e s host, %M KiB peak RSS" \
 	  build/$(PRESET)/dfsim serve -q --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv \
