@@ -9,15 +9,16 @@
 
 namespace dfsim {
 
-std::string layer_prefix(std::int64_t layer) { return "l" + std::to_string(layer) + "."; }
+std::string layer_prefix(std::int64_t layer) { return fmt::format("l{}.", layer); }
 
+// (fmt rather than "literal" + std::string: GCC 12 warns falsely (-Wrestrict) on the latter.)
 std::string step_graph_name(const ModelSpec& m, const StepSpec& s) {
-  std::string n = m.name + (s.phase == StepPhase::decode ? ".decode" : ".prefill") + ".b" + std::to_string(s.batch);
-  if (s.phase == StepPhase::prefill) n += ".s" + std::to_string(s.tokens);
-  if (s.phase == StepPhase::decode || s.context > 0) n += ".ctx" + std::to_string(s.context);
-  if (s.layers > 0 && s.layers < m.layers) n += ".l" + std::to_string(s.layers);
-  if (s.dtype != Dtype::fp16) n += "." + std::string(dtype_name(s.dtype));
-  if (s.tp > 1) n += ".tp" + std::to_string(s.tp);
+  std::string n = fmt::format("{}.{}.b{}", m.name, s.phase == StepPhase::decode ? "decode" : "prefill", s.batch);
+  if (s.phase == StepPhase::prefill) n += fmt::format(".s{}", s.tokens);
+  if (s.phase == StepPhase::decode || s.context > 0) n += fmt::format(".ctx{}", s.context);
+  if (s.layers > 0 && s.layers < m.layers) n += fmt::format(".l{}", s.layers);
+  if (s.dtype != Dtype::fp16) n += fmt::format(".{}", dtype_name(s.dtype));
+  if (s.tp > 1) n += fmt::format(".tp{}", s.tp);
   return n;
 }
 
