@@ -42,6 +42,10 @@ struct SfpConfig {
       {"add", 1}, {"fma", 1}, {"max", 1}, {"reduce", 1}, {"convert", 1},
       {"exp", 2}, {"log", 2}, {"rsqrt", 2}, {"div", 2}, {"gelu", 4}};
   double fp32_rate = 0.5;                  // throughput factor when the op runs in fp32
+  // Cycles per level of the cross-lane adder tree that a row reduction passes each vector of a
+  // row through, one vector at a time (ceil(log2(lanes)) levels); 0: the tree is pipelined and
+  // only each row's final vector pays it.
+  int tree_level_cycles = 4;
 };
 
 // The LX scratchpad shared by a core's corelets.
@@ -63,7 +67,7 @@ struct DmaConfig {
   int queues = 2;                          // 1: one queue for every transfer; 2: inbound + outbound
   int max_outstanding = 8;                 // requests in flight per queue
   int issue_cycles = 4;                    // core cycles to issue one request
-  int stick_issue_cycles = 12;             // extra core cycles per stick of a request (word generation)
+  int stick_issue_cycles = 7;              // extra core cycles per stick of a request (word generation)
 };
 
 // One core: clock, corelets and their units.

@@ -122,6 +122,10 @@ std::vector<Param> build() {
               sfp_classes),
       nums(make("core.sfp.fp32_rate", T::Double, "", "SFP throughput factor when an op runs in fp32",
                 DFSIM_FIELD(core.sfp.fp32_rate)), 0, true, 1),
+      ints(make("core.sfp.tree_level_cycles", T::Int, "cycles",
+                "cycles per level of the cross-lane adder tree a row reduction passes every vector through, "
+                "one vector at a time (0: pipelined)",
+                DFSIM_FIELD(core.sfp.tree_level_cycles)), 0, 1000),
       ints(make("core.lx.bytes", T::UInt64, "bytes", "physical LX scratchpad SRAM per core",
                 DFSIM_FIELD(core.lx.bytes)), 1),
       ints(make("core.lx.usable_bytes", T::UInt64, "bytes", "LX bytes programs may reserve (<= core.lx.bytes)",
