@@ -27,6 +27,9 @@ struct PtConfig {
   // MAC ways per PE per cycle, per PT precision; a precision absent here is not supported by PT.
   std::map<Dtype, int> simd{{Dtype::fp16, 8}, {Dtype::fp8, 16}, {Dtype::int8, 16}, {Dtype::int4, 32}};
   Dataflow dataflow = Dataflow::ws;     // which operand stays in the PEs (docs/models.md, "PT")
+  // Whether one LX read of the streamed operand feeds both corelets' arrays (a broadcast); if
+  // not, each corelet reads its own copy through the shared LX read port.
+  bool stream_broadcast = true;
 };
 
 // SFP function classes that have a cost in SfpConfig::cycles_per_vector.

@@ -138,6 +138,16 @@ TEST_CASE("timing: pt LX feed and partial sums per dataflow", "[timing][pt][lx]"
   PtCost odd = pt_matmul_cost(17, 9, 65, 8, 8, 8, 1, WS, Dtype::fp16);
   CHECK(odd.feed_bytes == 5590);
   CHECK(odd.psum_bytes == 612);
+  // Without the broadcast of the streamed operand each corelet reads its own copy:
+  // ws: B once + A once per n fold of a corelet (4), twice: (4096 + 64*64*4 x 2) x 2 B = 73728 B;
+  // os: A per n fold (8) + B per m fold (4) twice: (32768 + 16384 x 2) x 2 = 131072 B;
+  // is: A once + B per m fold (4) twice: 73728 B. The cycles do not change.
+  CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 8, 2, WS, Dtype::fp16, false).feed_bytes == 73728);
+  CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 8, 2, OS, Dtype::fp16, false).feed_bytes == 131072);
+  CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 8, 2, IS, Dtype::fp16, false).feed_bytes == 73728);
+  CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 8, 2, WS, Dtype::fp16, false).cycles == ws.cycles);
+  // one corelet has no one to share with: 17x9x65 as above
+  CHECK(pt_matmul_cost(17, 9, 65, 8, 8, 8, 1, WS, Dtype::fp16, false).feed_bytes == 5590);
   // int4 packs two per byte: (4096 + 16384) / 2 = 10240 B
   CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 32, 2, WS, Dtype::int4).feed_bytes == 10240);
 }
