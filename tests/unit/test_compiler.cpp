@@ -376,6 +376,12 @@ TEST_CASE("compiler: sum over a leading dim splits a kept dim with strided loads
   CHECK(g.tasks[1].elements == 64u * 64);
   // Each lane keeps its own column: the SFP accumulates sticks elementwise (no cross-lane tree).
   CHECK(g.tasks[1].op == "add");
+  // 256 columns on 32 cores would give 8 columns (16 B) each: the stick dim is split in whole
+  // sticks, 256 / 64 = 4 cores of one 128 B stick each.
+  KernelGraph wide = compile(j, 32);
+  CHECK(wide.cores == 32);
+  CHECK(wide.tasks[0].core_count == 4);
+  CHECK(wide.tasks[0].reads[0].bytes == 128);
   ExpandedGraph eg = expand_graph(g, chip());
   CHECK(all_equal(coverage(g, eg, "x", false), 1));
   CHECK(all_equal(coverage(g, eg, "s", true), 1));
