@@ -36,11 +36,18 @@ test: build
 bench: build
 	@build/$(PRESET)/tools/dfsim_bench
 	@echo
-	@build/$(PRESET)/tools/dfsim_bench stream
+	@build/$(PRESET)/tools/dfsim_bench stream_1gib
 	@echo
 	@/usr/bin/time -f "serve: 1000 ShareGPT-like requests (~200/200 tokens) on Llama-3.1-8B, step table: %e s host, %M KiB peak RSS" \
 	  build/$(PRESET)/dfsim serve -q --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv \
 	  --rate 0.5 --num-requests 1000 --prompt-len normal:200,100 --output-len normal:200,100 -o out/bench-serve
+	@rm -rf out/bench-step-cache
+	@/usr/bin/time -f "serve: the same, step times simulated by dfsim, cold cache: %e s host, %M KiB peak RSS" \
+	  build/$(PRESET)/dfsim serve -q --model llama-3.1-8b --step-cache out/bench-step-cache \
+	  --rate 0.5 --num-requests 1000 --prompt-len normal:200,100 --output-len normal:200,100 -o out/bench-serve-sim
+	@/usr/bin/time -f "serve: the same, warm cache: %e s host, %M KiB peak RSS" \
+	  build/$(PRESET)/dfsim serve -q --model llama-3.1-8b --step-cache out/bench-step-cache \
+	  --rate 0.5 --num-requests 1000 --prompt-len normal:200,100 --output-len normal:200,100 -o out/bench-serve-sim
 
 accuracy: build
 	@build/$(PRESET)/dfsim accuracy --config $(CONFIG) --jobs $(JOBS)

@@ -4,10 +4,6 @@
 
 namespace dfsim {
 
-Tick sim_now() {
-  return static_cast<Tick>(sc_core::sc_time_stamp().value());
-}
-
 TaskUnit::TaskUnit(sc_core::sc_module_name n, TaskHost& sched, Recorder& rec)
     : sc_core::sc_module(n), sched_(sched), rec_(rec) {
   SC_HAS_PROCESS(TaskUnit);

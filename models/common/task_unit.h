@@ -22,7 +22,8 @@ struct ActivationCounter {
   }
 };
 
-Tick sim_now();  // current simulated time in ticks
+// Current simulated time in ticks (sc_time_stamp without its out-of-line call).
+inline Tick sim_now() { return static_cast<Tick>(sc_core::sc_get_curr_simcontext()->time_stamp().value()); }
 
 class TaskUnit : public sc_core::sc_module {
  public:

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
@@ -17,7 +18,9 @@
 #include "sim/common/self_executable.h"
 #include "sim/serve/serve_report.h"
 #include "sim/serve/serve_setup.h"
+#include "sim/energy/energy_model.h"
 #include "sim/serve/simulated_step_times.h"
+#include "sim/serve/step_discovery.h"
 #include "sim/serve/step_table.h"
 
 namespace dfsim {
@@ -95,7 +98,7 @@ int cmd_serve(const std::vector<std::string>& args) {
   std::string model_arg, config, out, requests_file, rate_arg, prompt_len = "200", output_len = "200", arrival = "poisson",
       scheduler = "spyre", step_table, step_cache = "out/step-cache", export_table, batch_buckets, kv_buckets = "pow2";
   std::vector<std::string> sets;
-  int tp = 1, query_quantum = 0;
+  int tp = 1, query_quantum = 0, jobs = std::max(1u, std::thread::hardware_concurrency());
   std::int64_t num_requests = 100, num_blocks = 0;
   std::uint64_t seed = 0;
   double burstiness = 1;
@@ -116,6 +119,8 @@ int cmd_serve(const std::vector<std::string>& args) {
       ("scheduler", po::value(&scheduler), "spyre (default: prefill/decode interleaving) or spyre-no-interleave")
       ("step-table", po::value(&step_table), "step times from this CSV (phase,batch,kv_tokens,query_tokens,step_ms)")
       ("step-cache", po::value(&step_cache), "without --step-table: cache of simulated step times (default out/step-cache)")
+      ("jobs,j", po::value(&jobs), "step simulations run at once (default: the machine's cores)")
+      ("full-steps", "simulate every layer of each step (default: the first 1 and 2 layers, extrapolated)")
       ("export-step-table", po::value(&export_table), "write the step shapes the run used, with their times, to this CSV")
       ("block-size", po::value(&p.block_size), "KV-cache block, tokens (default 64; the newer plugin uses 128)")
       ("num-blocks", po::value(&num_blocks), "KV blocks (default: what fits in the cards' memory after the weights)")
@@ -142,6 +147,7 @@ int cmd_serve(const std::vector<std::string>& args) {
   bool have_rate = vm.count("rate");
   if (have_rate == vm.count("requests")) throw UsageError("give either --requests FILE or --rate R");
   if (tp < 1 || tp > 64) throw UsageError("--tp must be in [1, 64]");
+  if (jobs < 1 || jobs > 1024) throw UsageError("--jobs must be in [1, 1024]");
   if (num_requests < 1 || num_requests > kMaxRequests) throw UsageError("--num-requests must be in [1, 10000000]");
   if (arrival != "poisson" && arrival != "gamma") throw UsageError("--arrival: expected poisson or gamma, got \"" + arrival + "\"");
   if (!(burstiness > 0) || burstiness > 1e6) throw UsageError("--burstiness must be > 0");
@@ -180,6 +186,7 @@ int cmd_serve(const std::vector<std::string>& args) {
   }
 
   std::unique_ptr<StepTimeProvider> source;
+  SimulatedStepTimes* simulated = nullptr;
   std::string table_meta_source;
   if (!step_table.empty()) {
     StepTable t = read_step_table(step_table);
@@ -194,9 +201,29 @@ int cmd_serve(const std::vector<std::string>& args) {
     table_meta_source = src == t.meta.end() ? "table " + step_table : src->second;
     source = std::make_unique<TableStepTimes>(std::move(t));
   } else {
-    source = std::make_unique<SimulatedStepTimes>(model, cfg, tp, step_cache, self_executable());
-    table_meta_source = fmt::format("simulated by dfsim {} on {}", DFSIM_VERSION, cfg.name);
+    auto sim = std::make_unique<SimulatedStepTimes>(model, cfg, tp, step_cache, self_executable(),
+                                                    vm.count("full-steps") ? StepSimMode::full : StepSimMode::layers, jobs);
+    simulated = sim.get();
+    table_meta_source = fmt::format("simulated by dfsim {} on {} ({})", DFSIM_VERSION, cfg.name, sim->method());
+    source = std::move(sim);
   }
+
+  // The requests of each rate, generated once.
+  std::vector<std::vector<Request>> request_sets;
+  for (double rate : rates) {
+    std::vector<Request> reqs = trace;
+    if (have_rate) {
+      gen.rate = rate;
+      reqs = generate_requests(gen);
+      check_requests_fit(reqs, p, "--prompt-len/--output-len");
+    }
+    request_sets.push_back(std::move(reqs));
+  }
+  DiscoveryResult found;
+  if (simulated)  // simulate the shapes the runs need first, --jobs at a time
+    found = discover_steps(*simulated, model, cfg, [&](StepTimeProvider& t) {
+      for (const auto& reqs : request_sets) run_serving(reqs, p, b, t);
+    });
   MemoStepTimes times(*source);
 
   if (out.empty()) out = "out/serve-" + model.name + "-" + cfg.name;
@@ -207,15 +234,10 @@ int cmd_serve(const std::vector<std::string>& args) {
   std::vector<ServeResult> results;
   std::vector<RunContext> ctxs;
   std::vector<Json> sums;
-  for (double rate : rates) {
-    std::vector<Request> reqs = trace;
-    if (have_rate) {
-      gen.rate = rate;
-      reqs = generate_requests(gen);
-      check_requests_fit(reqs, p, "--prompt-len/--output-len");
-    }
-    results.push_back(run_serving(reqs, p, b, times));
-    ctxs.push_back(RunContext{model.name, cfg.name, times.describe(), scheduler, tp, rate, p});
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    results.push_back(run_serving(request_sets[i], p, b, times));
+    ctxs.push_back(RunContext{model.name, cfg.name, times.describe(), scheduler, tp, rates[i], p,
+                              static_power_w(cfg, cfg.cores) * tp, cfg.energy.power_budget_w * tp});
     sums.push_back(make_serve_summary(results.back(), ctxs.back()));
   }
   std::unique_ptr<OutputDir> top = std::make_unique<OutputDir>(out);
@@ -264,6 +286,9 @@ int cmd_serve(const std::vector<std::string>& args) {
     if (!sweep) std::cout << serve_summary_text(sums[0]);
     if (sweep) std::cout << table << "outputs: " << out << "/sweep.csv and " << out << "/rate-*/\n";
     else std::cout << "outputs: " << top->path("summary.json") << ", requests.jsonl, steps.csv" << (trace_json ? ", trace.json" : "") << "\n";
+    if (simulated)
+      std::cout << fmt::format("step simulations: {} run ({} shapes found in {} scheduler passes), the rest from {}\n",
+                               simulated->children_run(), found.shapes, found.passes, simulated->cache_file());
     if (!export_table.empty()) std::cout << "step table: " << export_table << " (" << times.used().size() << " shapes)\n";
   }
   return 0;

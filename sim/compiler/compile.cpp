@@ -70,8 +70,14 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   // Residency: every op graph tensor has an HBM buffer (graph inputs preloaded) unless it
   // aliases another's; the ones the LX plan keeps between kernels also get an LX buffer for
   // each core's slice.
-  ResidencyPlan residency =
-      plan_residency(ops, ops.compile.lx_planning, cores, usable, fused_away_tensors(ops, kernels));
+  // Not candidates: tensors that live only inside a fused kernel, and a matmul kernel's output
+  // (its epilogue's last), which the matmul lowering stores from its own tiles.
+  std::vector<bool> never_kept = fused_away_tensors(ops, kernels);
+  never_kept.resize(ops.tensors.size(), false);
+  for (const KernelPlan& k : kernels)
+    if (find_op_info(ops.ops[static_cast<std::size_t>(k.ops.front())].op)->kind == OpKind::matmul)
+      never_kept[static_cast<std::size_t>(ops.ops[static_cast<std::size_t>(k.ops.back())].outputs[0])] = true;
+  ResidencyPlan residency = plan_residency(ops, ops.compile.lx_planning, cores, usable, never_kept);
   LowerContext ctx{builder, ops, {}, cores, usable / 2, {}};
   ctx.stick_bytes = config.core.dma.stick_bytes;
   ctx.chip = &config;

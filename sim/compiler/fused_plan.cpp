@@ -120,8 +120,8 @@ class Planner {
 
 std::uint64_t FusedPlan::unit_bytes() const {
   std::uint64_t b = 0;
-  for (const FusedSlot& s : slots)
-    if (!(s.external_in && !s.slicer.follows_split())) b += s.unit + s.fixed;
+  for (const FusedSlot& s : slots)  // a broadcast operand takes its whole slice once (its fixed bytes)
+    b += s.external_in && !s.slicer.follows_split() ? s.fixed : s.unit + s.fixed;
   return b;
 }
 

@@ -37,7 +37,8 @@ struct FusedPlan {
   std::int64_t extent = 1;         // units of the split dim
   int cores = 1;
   int out_split_dim = 0;           // the split dim as a dim of the first op's output
-  // LX bytes of one unit of every slot a tile holds (broadcast operands are loaded once).
+  // LX bytes of a one-unit tile: one unit of every slot a tile holds, plus the broadcast
+  // operands, loaded once and kept for the kernel (lower_fused takes them off the budget).
   std::uint64_t unit_bytes() const;
 };
 

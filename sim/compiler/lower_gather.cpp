@@ -76,6 +76,36 @@ void lower_kv_write(LowerContext& ctx, const Op& op, const std::string& kernel) 
   const std::int64_t outer = static_cast<std::int64_t>(dims_product(cache.shape, 0, r - 2));
   const std::uint64_t row = dtype_bytes(cache.dtype, u64(cache.shape[r - 1]));
   const std::uint64_t block = row * u64(fresh.shape[r - 2]), stride = row * u64(cache.shape[r - 2]);
+  if (block > ctx.budget || outer < ctx.cores) {
+    // Fewer leading indices than cores (a 2-D cache, one sequence's KV heads), or a leading
+    // index's T new rows beyond the tile budget: the rows move in tiles, the (index, tile)
+    // pairs dealt round-robin to the cores.
+    const std::int64_t t_rows = fresh.shape[r - 2];
+    // Each leading index's rows in parts (enough for every core), each part in tiles.
+    const auto parts = divide_work(t_rows, std::max(1, ctx.cores / static_cast<int>(std::min<std::int64_t>(outer, ctx.cores))));
+    int next = 0;
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::size_t pi = 0; pi < parts.size(); ++pi)
+        for (int c = parts[pi].first; c < parts[pi].first + parts[pi].count; ++c, ++next) {
+          const std::int64_t begin = parts[pi].start(c), size = std::min(parts[pi].share, t_rows - begin);
+          if (size <= 0) continue;
+          auto tiles = tile_units(size, row, 0, ctx.budget, kPipelineTiles);
+          if (!tiles) fail_fit(ctx, op, row);
+          const CoreGroup one{next % ctx.cores, 1, 1, 0};
+          for (std::size_t ti = 0; ti < tiles->size(); ++ti) {
+            const TileRange& t = (*tiles)[ti];
+            const std::string prefix = fmt::format("{}/o{}/p{}/t{}", kernel, o, c, ti);
+            const std::uint64_t bytes = u64(t.size) * row, first = u64(begin + t.begin);
+            SlicePattern in{(u64(o) * u64(t_rows) + first) * row, bytes, 1, 0, bytes / dtype_bytes(cache.dtype, 1)};
+            int lx = emit_load(ctx, prefix + "/load_" + fresh.name, prefix + "/" + fresh.name,
+                               ctx.hbm[static_cast<std::size_t>(op.inputs[1])], fresh.dtype, in, 0, one);
+            SlicePattern out{u64(o) * stride + (u64(op.position) + first) * row, bytes, 1, 0, in.elements};
+            emit_store(ctx, prefix + "/store_" + cache.name, lx, ctx.hbm[static_cast<std::size_t>(op.outputs[0])],
+                       cache.dtype, out, 0, one);
+          }
+        }
+    return;
+  }
   const auto groups = divide_work(outer, ctx.cores);
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const CoreGroup& grp = groups[gi];

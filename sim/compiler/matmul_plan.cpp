@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "models/pt/pt_timing.h"
 #include "sim/config/chip_config.h"
@@ -38,6 +39,42 @@ std::uint64_t span(const StoredMatrix& m, std::int64_t bshare, std::int64_t rows
 }
 
 constexpr std::uint64_t kMaxSpanBytes = 256ull << 20;  // address span one core may reach per tensor
+
+// The busiest memory port's inbound or outbound bytes. Each core reaches memory through the
+// port of its ring half (Ring::memory_port: port = core x ports / stops), and a multicast
+// crosses the port of every half its sharers sit in; cores numbered as lower_matmul's core_of.
+// A's tiles are shared by a grid row's cores, B's by a grid column's; C and the epilogue's
+// operands (`other`) belong to one core each. Bytes are spread evenly over the groups.
+double busiest_port_bytes(const ChipConfig& chip, const MatmulPlan& plan, double a, double b, double c, double other) {
+  const int ports = chip.memory.ports, stops = std::max(1, chip.cores);
+  auto port_of = [&](int core) { return static_cast<std::size_t>(static_cast<std::int64_t>(core) * ports / stops % ports); };
+  auto core_of = [&](int g, int kk, int r, int cl) { return ((g * plan.ksplit + kk) * plan.rows + r) * plan.cols + cl; };
+  std::vector<double> in(static_cast<std::size_t>(ports), 0.0), out(in);
+  const double groups = static_cast<double>(plan.bsplit * plan.ksplit);
+  const double cores = groups * plan.rows * plan.cols;
+  for (int g = 0; g < plan.bsplit; ++g)
+    for (int kk = 0; kk < plan.ksplit; ++kk) {
+      for (int r = 0; r < plan.rows; ++r) {  // A: one share per grid row, to every port its cores use
+        std::vector<char> used(in.size(), 0);
+        for (int cl = 0; cl < plan.cols; ++cl) used[port_of(core_of(g, kk, r, cl))] = 1;
+        for (std::size_t p = 0; p < in.size(); ++p)
+          if (used[p]) in[p] += a / (groups * plan.rows);
+      }
+      for (int cl = 0; cl < plan.cols; ++cl) {  // B: one share per grid column
+        std::vector<char> used(in.size(), 0);
+        for (int r = 0; r < plan.rows; ++r) used[port_of(core_of(g, kk, r, cl))] = 1;
+        for (std::size_t p = 0; p < in.size(); ++p)
+          if (used[p]) in[p] += b / (groups * plan.cols);
+      }
+      for (int r = 0; r < plan.rows; ++r)
+        for (int cl = 0; cl < plan.cols; ++cl) {
+          std::size_t p = port_of(core_of(g, kk, r, cl));
+          in[p] += other / cores;
+          out[p] += c / cores;
+        }
+    }
+  return std::max(*std::max_element(in.begin(), in.end()), *std::max_element(out.begin(), out.end()));
+}
 
 }  // namespace
 
@@ -111,16 +148,21 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   if (ksplit > 1)  // the partials' tree: a ring copy of each fp32 output tile per level
     plan.compute_ns += std::ceil(std::log2(ksplit)) * static_cast<double>(plan.bshare * plan.mshare * plan.nshare * 4) /
                        chip.ring.bytes_per_cycle / ghz;
-  double gbps = chip.memory_peak_gbps();
-  if (chip.memory.ports > 0)
-    gbps = std::min(gbps, chip.memory.ports * chip.memory.port_bytes_per_cycle * ghz);
+  const double gbps = chip.memory_peak_gbps();
   auto whole_sticks = [&](std::uint64_t bytes, std::int64_t run, std::int64_t full) {
     return effective_run_bytes(static_cast<double>(bytes), run, full, in, chip.core.dma.stick_bytes);
   };
   const double a_eff = whole_sticks(a_bytes, ta ? plan.tile.m : plan.tile.k, ta ? p.M : p.K);
   const double b_eff = whole_sticks(b_bytes, tb ? plan.tile.k : plan.tile.n, tb ? p.K : p.N);
   const double c_eff = whole_sticks(c_bytes, plan.tile.n, p.N);
-  plan.memory_ns = (a_eff + b_eff + c_eff + static_cast<double>(plan.offchip_bytes - a_bytes - b_bytes - c_bytes)) / gbps;
+  const double other = static_cast<double>(plan.offchip_bytes - a_bytes - b_bytes - c_bytes);
+  plan.memory_ns = (a_eff + b_eff + c_eff + other) / gbps;
+  if (chip.memory.ports > 0) {
+    // The ports between the controllers and the ring, each with its ring half's cores: a
+    // division on one half's cores, or multicasts to both halves, load a port more.
+    const double port_gbps = chip.memory.port_bytes_per_cycle * ghz;
+    plan.memory_ns = std::max(plan.memory_ns, busiest_port_bytes(chip, plan, a_eff, b_eff, c_eff, other) / port_gbps);
+  }
   // One core's DMA: word generation, and the bytes its queue keeps in flight (max_outstanding
   // bursts per loaded-memory latency: about kCoreDmaGbps, "read bandwidth, 1 of 32 cores" in
   // dfsim calibrate). Inbound and outbound have queues of their own.
@@ -151,9 +193,13 @@ std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipC
     // Memory-bound plans whose estimates are within 3 % stream their bytes at the same
     // card-level rate; the one on more cores has more DMA queues in flight, which the card
     // needs to reach that rate (dfsim calibrate: 8 cores read at 54 % of peak, 32 at 73 %).
+    // Within that margin, fewer off-chip bytes first: the estimate's port and DRAM figures
+    // are averages, the bytes are exact.
     const bool both_memory = x.estimate_ns == x.memory_ns && y.estimate_ns == y.memory_ns;
-    if (both_memory && x.cores() != y.cores() && std::abs(x.estimate_ns - y.estimate_ns) <= 0.03 * std::max(x.estimate_ns, y.estimate_ns))
-      return x.cores() > y.cores();
+    if (both_memory && std::abs(x.estimate_ns - y.estimate_ns) <= 0.03 * std::max(x.estimate_ns, y.estimate_ns)) {
+      if (x.offchip_bytes != y.offchip_bytes) return x.offchip_bytes < y.offchip_bytes;
+      if (x.cores() != y.cores()) return x.cores() > y.cores();
+    }
     if (x.estimate_ns != y.estimate_ns) return x.estimate_ns < y.estimate_ns;
     if (x.offchip_bytes != y.offchip_bytes) return x.offchip_bytes < y.offchip_bytes;
     if (x.bsplit != y.bsplit) return x.bsplit > y.bsplit;  // batch first

@@ -26,8 +26,8 @@ struct ResidencyPlan {
 // pointwise or reduction output), it is neither a graph input nor a graph output, its
 // producer and every consumer divide it over the cores the same way (same dim, same extent),
 // and the slices kept at any one time take at most a quarter of the usable LX.
-// `fused_away` (per tensor, may be empty): tensors that live only inside a fused kernel and
-// are never candidates.
+// `fused_away` (per tensor, may be empty): tensors that are never candidates (those that live
+// only inside a fused kernel, a matmul kernel's stored output).
 ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std::uint64_t usable_lx,
                              const std::vector<bool>& fused_away = {});
 

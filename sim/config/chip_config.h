@@ -172,6 +172,7 @@ struct SimConfig {
   bool trace = true;                       // write trace.json
   double utilization_bucket_ns = 1000;     // utilization.csv bucket width
   double dma_lookahead_ns = 200;           // how far ahead a DMA engine may book its bursts
+  double memory_lookahead_ns = 0;          // lpddr5: how far ahead a controller decides (0: exact)
 };
 
 // The whole card: every parameter, resolved and checked.

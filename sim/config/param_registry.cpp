@@ -309,6 +309,11 @@ std::vector<Param> build() {
                 "a DMA engine books the bursts it may issue within this window in one step (0: one burst per "
                 "step; larger is faster to simulate, coarser in how engines interleave)",
                 DFSIM_FIELD(sim.dma_lookahead_ns)), 0, false, 1e6),
+      nums(make("sim.memory_lookahead_ns", T::Double, "ns",
+                "lpddr5: a channel controller serves every decision due within this window in one wake-up (0: "
+                "each at its own time, exact; larger is faster to simulate, blind to pieces sent later that "
+                "arrive inside the window)",
+                DFSIM_FIELD(sim.memory_lookahead_ns)), 0, false, 1e6),
   };
 }
 

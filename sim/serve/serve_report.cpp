@@ -13,6 +13,30 @@ namespace {
 double ms(Ns t) { return static_cast<double>(t) / 1e6; }
 double round6(double x) { return std::round(x * 1e6) / 1e6; }
 
+// The "energy" section: the steps' energy plus the idle cards' static power between steps.
+Json energy_section(const ServeResult& r, const RunContext& ctx, double dur_ns, double busy_ns, std::int64_t out_tokens) {
+  double steps_j = 0, peak_w = 0;
+  for (const auto& s : r.steps) {
+    steps_j += s.energy_j;
+    peak_w = std::max(peak_w, s.energy_j / (static_cast<double>(s.end - s.start) / 1e9));
+  }
+  double idle_j = std::max(0.0, dur_ns - busy_ns) / 1e9 * ctx.idle_w, total = steps_j + idle_j;
+  std::vector<double> per_request;
+  for (const auto& q : r.requests) per_request.push_back(q.energy_j);
+  Json jr = latency_stats_ms(per_request);  // the same statistics, in J
+  Json e;
+  e["total_j"] = round6(total);
+  e["steps_j"] = round6(steps_j);
+  e["idle_j"] = round6(idle_j);
+  e["average_w"] = round6(total / (dur_ns / 1e9));
+  e["peak_step_w"] = round6(peak_w);
+  e["budget_w"] = ctx.budget_w;
+  e["j_per_request"] = jr;
+  e["j_per_output_token"] = round6(out_tokens ? total / static_cast<double>(out_tokens) : 0);
+  e["output_tokens_per_j"] = round6(total > 0 ? static_cast<double>(out_tokens) / total : 0);
+  return e;
+}
+
 }  // namespace
 
 Json latency_stats_ms(std::vector<double> v) {
@@ -109,6 +133,7 @@ Json make_serve_summary(const ServeResult& r, const RunContext& ctx) {
   s["queue"] = {{"mean_waiting", round6(waiting_x_t / dur_ns)},
                 {"max_waiting", max_waiting},
                 {"mean_in_system", round6(system_x_t / dur_ns)}};
+  if (r.energy && !r.steps.empty()) s["energy"] = energy_section(r, ctx, dur_ns, busy, out_tokens);
   return s;
 }
 
@@ -153,6 +178,18 @@ std::string serve_summary_text(const Json& s) {
                                               st["decode"].get<std::int64_t>(), st["mean_decode_batch"].get<double>()));
   line("Mean / max waiting requests:", fmt::format("{:.2f} / {}", s["queue"]["mean_waiting"].get<double>(),
                                                    s["queue"]["max_waiting"].get<int>()));
+  if (s.contains("energy")) {
+    const Json& e = s["energy"];
+    line("Energy (J), average power (W):", fmt::format("{:.2f} J, {:.1f} W (peak step {:.1f} W of {:g})", e["total_j"].get<double>(),
+                                                        e["average_w"].get<double>(), e["peak_step_w"].get<double>(),
+                                                        e["budget_w"].get<double>()));
+    line("Energy per request (J), per token:", fmt::format("{:.3f} mean, {:.3f} p99; {:.4f} J/token",
+                                                           e["j_per_request"]["mean"].get<double>(),
+                                                           e["j_per_request"]["p99"].get<double>(),
+                                                           e["j_per_output_token"].get<double>()));
+  } else {
+    line("Energy:", "not known (the step times come without energy)");
+  }
   o += "Step times: " + s["step_times"].get<std::string>() + "\n";
   o += "==================================================\n";
   return o;
@@ -162,20 +199,21 @@ void write_requests_jsonl(std::ostream& out, const ServeResult& r) {
   for (const auto& q : r.requests)
     out << fmt::format(
         "{{\"id\": {}, \"arrival_ms\": {:.6f}, \"scheduled_ms\": {:.6f}, \"first_token_ms\": {:.6f}, \"finish_ms\": {:.6f}, "
-        "\"prompt_tokens\": {}, \"output_tokens\": {}, \"preemptions\": {}}}\n",
+        "\"prompt_tokens\": {}, \"output_tokens\": {}, \"preemptions\": {}{}}}\n",
         q.req.id, ms(q.req.arrival), ms(q.scheduled), ms(q.first_token), ms(q.finish), q.req.prompt_tokens,
-        q.req.output_tokens, q.preemptions);
+        q.req.output_tokens, q.preemptions, r.energy ? fmt::format(", \"energy_j\": {:.6f}", q.energy_j) : "");
 }
 
 void write_steps_csv(std::ostream& out, const ServeResult& r) {
   out << "start_ms,end_ms,phase,batch,batch_bucket,kv_tokens,query_tokens,real_tokens,max_tkv,blocks_used,waiting,"
-         "running,in_system,request,chunk,chunks\n";
+         "running,in_system,request,chunk,chunks,energy_mj\n";
   for (const auto& s : r.steps)
-    out << fmt::format("{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", ms(s.start), ms(s.end),
+    out << fmt::format("{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", ms(s.start), ms(s.end),
                        phase_name(s.shape.phase), s.batch, s.shape.batch, s.shape.kv_tokens, s.shape.query_tokens,
                        s.real_tokens, s.max_tkv, s.blocks_used, s.waiting, s.running, s.in_system,
                        s.request >= 0 ? std::to_string(s.request) : "", s.chunk ? std::to_string(s.chunk) : "",
-                       s.chunks ? std::to_string(s.chunks) : "");
+                       s.chunks ? std::to_string(s.chunks) : "",
+                       s.energy_j >= 0 ? fmt::format("{:.6f}", s.energy_j * 1e3) : "");
 }
 
 void write_serve_trace(std::ostream& out, const ServeResult& r, const RunContext& ctx) {
@@ -201,6 +239,14 @@ void write_serve_trace(std::ostream& out, const ServeResult& r, const RunContext
     out << ",\n"
         << fmt::format(R"({{"ph": "C", "pid": 1, "name": "requests", "ts": {}, "args": {{"waiting": {}, "decoding": {}}}}})",
                        us(s.start), s.waiting, s.running);
+    if (r.energy) {  // the step's average power, then the idle floor until the next step
+      auto power = [&](Ns t, double w) {
+        out << ",\n" << fmt::format(R"j({{"ph": "C", "pid": 1, "name": "power (W)", "ts": {}, "args": {{"W": {:.3f}}}}})j", us(t), w);
+      };
+      power(s.start, s.energy_j / (static_cast<double>(s.end - s.start) / 1e9));
+      bool gap = &s == &r.steps.back() || (&s + 1)->start > s.end;
+      if (gap) power(s.end, ctx.idle_w);
+    }
   }
   for (const auto& sp : r.slots)
     out << ",\n"

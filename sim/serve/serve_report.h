@@ -14,6 +14,8 @@ struct RunContext {       // what the run was, echoed into summary.json
   int tp = 1;
   double offered_rate = 0;  // requests/s of a generator (0: a trace file)
   SchedulerParams params;
+  double idle_w = 0;        // what the cards draw between steps (their static power)
+  double budget_w = 75;     // the cards' power budget (card.power_budget_w x tp)
 };
 
 // Mean, median (p50), p99 and max with numpy's linear interpolation; zeros when empty.

@@ -148,6 +148,7 @@ class Loop {
     used_blocks_ += need;
     s.blocks_used = used_blocks_;
     run_step(s);
+    charge(i, s.energy_j);
     last_prefill_ = true;
     l.chunk += 1;
     l.cached = done;
@@ -191,6 +192,7 @@ class Loop {
     s.max_tkv = max_tkv;
     s.blocks_used = used_blocks_;
     run_step(s);
+    for (int r : running_) charge(r, s.energy_j / batch);
     last_prefill_ = false;
     std::vector<int> still;
     for (int r : running_) {
@@ -210,12 +212,18 @@ class Loop {
   }
 
   void run_step(StepRecord& s) {
-    std::int64_t ns = times_.step_ns(s.shape);
-    if (ns <= 0) throw std::logic_error("a step time must be > 0");
+    StepCost c = times_.cost(s.shape);
+    if (c.ns <= 0) throw std::logic_error("a step time must be > 0");
     s.start = now_;
-    now_ += ns;
+    now_ += c.ns;
+    s.energy_j = c.energy_j;
+    if (!c.has_energy()) res_.energy = false;
     s.end = now_;
     res_.steps.push_back(s);
+  }
+
+  void charge(int i, double j) {
+    if (j > 0) res_.requests[i].energy_j += j;
   }
 
   void emit_token(int i) {

@@ -27,6 +27,7 @@ struct RequestRecord {
   Request req;
   Ns scheduled = -1, first_token = -1, finish = -1;
   int preemptions = 0;
+  double energy_j = 0;      // its share of the steps it ran in (a decode step's energy split evenly over its batch)
 };
 
 struct StepRecord {
@@ -41,6 +42,7 @@ struct StepRecord {
   int in_system = 0;        // waiting + prefilling + decoding at the step's start
   std::int64_t request = -1;  // prefill: the request's id
   int chunk = 0, chunks = 0;  // prefill: which chunk of how many
+  double energy_j = -1;     // the step's energy (< 0: the step-time source gives none)
 };
 
 struct SlotSpan {           // a request holding a batch slot (prefill through finish or preemption)
@@ -56,6 +58,7 @@ struct ServeResult {
   std::vector<Ns> itl;                  // every inter-token gap of every request
   std::vector<SlotSpan> slots;
   std::int64_t preemptions = 0;
+  bool energy = true;                   // every step's energy is known
 };
 
 // Runs `requests` (sorted by arrival) to completion. The caller has checked that every request

@@ -6,11 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-#include <vector>
+#include <exception>
+#include <set>
 
 #include "sim/common/error.h"
 #include "sim/common/text_file.h"
@@ -22,13 +23,14 @@ namespace dfsim::serve {
 
 namespace fs = std::filesystem;
 
-Json make_step_graph(const ModelInfo& model, const StepShape& shape, int tp) {
+Json make_step_graph(const ModelInfo& model, const StepShape& shape, int tp, int layers) {
   if (tp > 1)
     throw InputError("--tp", "", "simulated step times on more than one card need the multi-card model (not built yet); "
                                  "pass --step-table FILE.csv");
   StepSpec s;
   s.batch = shape.batch;
   s.dtype = model.spec.dtype;
+  s.layers = layers;
   if (shape.phase == Phase::decode) {
     s.phase = StepPhase::decode;
     s.context = std::max(0, shape.kv_tokens - 1);  // the KV length includes the new token
@@ -41,88 +43,183 @@ Json make_step_graph(const ModelInfo& model, const StepShape& shape, int tp) {
 }
 
 SimulatedStepTimes::SimulatedStepTimes(ModelInfo model, const ChipConfig& cfg, int tp, std::string cache_dir,
-                                       std::string dfsim_binary, StepGraphBuilder builder)
+                                       std::string dfsim_binary, StepSimMode mode, int jobs, StepGraphBuilder builder)
     : model_(std::move(model)), config_json_(cfg.resolved.dump()), cache_dir_(std::move(cache_dir)),
-      binary_(std::move(dfsim_binary)), tp_(tp), cores_(cfg.cores), builder_(std::move(builder)) {
-  key_base_ = "dfsim " DFSIM_VERSION "\nmodel\n" + read_text_file(model_.file) + "\nconfig\n" + config_json_ +
-              fmt::format("\ntp {}\n", tp_);
+      binary_(std::move(dfsim_binary)), tp_(tp), cores_(cfg.cores), mode_(mode), jobs_(std::max(1, jobs)),
+      builder_(std::move(builder)) {
+  // The binary's own bytes are in the key: a rebuilt dfsim (a compiler or model change under
+  // the same version) simulates again rather than reuse times it would no longer give.
+  key_base_ = "dfsim " DFSIM_VERSION " " + hash_hex(read_text_file(binary_)) + "\nmodel\n" + read_text_file(model_.file) +
+              "\nconfig\n" + config_json_ + fmt::format("\ntp {}\n", tp_);
   std::error_code ec;
   fs::create_directories(cache_dir_, ec);
   if (ec || !fs::is_directory(cache_dir_)) throw InputError(cache_dir_, "", "cannot create the step cache directory");
   std::ifstream in(cache_file());
   for (std::string line; std::getline(in, line);) {
-    // A line cut short by an interrupted run is skipped; the shape is simulated again.
+    // A line cut short by an interrupted run is skipped; the run is simulated again.
     try {
       Json j = Json::parse(line);
-      cache_[j.at("key").get<std::string>()] = j.at("step_ns").get<std::int64_t>();
+      cache_[j.at("key").get<std::string>()] = {j.at("step_ns").get<std::int64_t>(), j.value("energy_j", -1.0)};
     } catch (const std::exception&) {
     }
   }
 }
 
-std::string SimulatedStepTimes::key_of(const StepShape& shape) const {
-  return hash_hex(key_base_ + shape.text());
+std::vector<int> SimulatedStepTimes::layer_runs() const {
+  if (mode_ == StepSimMode::full || model_.layers <= 2) return {0};
+  return {1, 2};
 }
 
-std::int64_t SimulatedStepTimes::step_ns(const StepShape& shape) {
-  std::string key = key_of(shape);
-  auto it = cache_.find(key);
-  if (it != cache_.end()) {
-    ++hits_;
-    return it->second;
-  }
-  std::int64_t ns = simulate(shape, key);
-  cache_[key] = ns;
+std::string SimulatedStepTimes::key_of(const StepShape& shape, int layers) const {
+  return hash_hex(key_base_ + shape.text() + fmt::format("\nlayers {}", layers));
+}
+
+bool SimulatedStepTimes::cached(const StepShape& shape) const {
+  for (int l : layer_runs())
+    if (!cache_.count(key_of(shape, l))) return false;
+  return true;
+}
+
+void SimulatedStepTimes::prefetch(const std::vector<StepShape>& shapes) {
+  std::vector<Run> missing;
+  std::set<std::string> seen;
+  for (const auto& s : shapes)
+    for (int l : layer_runs()) {
+      std::string k = key_of(s, l);
+      if (!cache_.count(k) && seen.insert(k).second) missing.push_back({s, l});
+    }
+  if (!missing.empty()) simulate(missing);
+}
+
+StepCost SimulatedStepTimes::cost(const StepShape& shape) {
+  prefetch({shape});
+  std::vector<int> runs = layer_runs();
+  const Result& a = cache_.at(key_of(shape, runs[0]));
+  if (runs.size() == 1) return {a.ns, a.energy_j};
+  // Layers 2..L cost what the second layer added; the first run holds the embedding, the first
+  // layer and the head.
+  const Result& b = cache_.at(key_of(shape, runs[1]));
+  std::int64_t more = model_.layers - 1;
+  StepCost c{a.ns + more * std::max<std::int64_t>(0, b.ns - a.ns)};
+  if (a.energy_j >= 0 && b.energy_j >= 0) c.energy_j = a.energy_j + static_cast<double>(more) * std::max(0.0, b.energy_j - a.energy_j);
+  return c;
+}
+
+void SimulatedStepTimes::remember(const Run& run, const std::string& key, const Result& r) {
+  cache_[key] = r;
   std::ofstream out(cache_file(), std::ios::app);
-  out << Json{{"key", key}, {"model", model_.name}, {"tp", tp_}, {"phase", phase_name(shape.phase)},
-              {"batch", shape.batch}, {"kv_tokens", shape.kv_tokens}, {"query_tokens", shape.query_tokens},
-              {"step_ns", ns}, {"dfsim", DFSIM_VERSION}}.dump()
+  out << Json{{"key", key}, {"model", model_.name}, {"tp", tp_}, {"phase", phase_name(run.shape.phase)},
+              {"batch", run.shape.batch}, {"kv_tokens", run.shape.kv_tokens}, {"query_tokens", run.shape.query_tokens},
+              {"layers", run.layers}, {"step_ns", r.ns}, {"energy_j", r.energy_j}, {"dfsim", DFSIM_VERSION}}.dump()
       << "\n";
   if (!out) throw InputError(cache_file(), "", "cannot be written");
-  return ns;
 }
 
-std::int64_t SimulatedStepTimes::simulate(const StepShape& shape, const std::string& key) {
-  Json graph = builder_(model_, shape, tp_);
-  std::string dir = cache_dir_ + "/." + key + "." + std::to_string(getpid());
-  fs::create_directories(dir);
-  std::string graph_file = dir + "/step.json", config_file = dir + "/config.json", log = dir + "/log.txt";
-  std::ofstream(graph_file) << graph.dump();
-  std::ofstream(config_file) << config_json_;
-  std::vector<std::string> args = {binary_, "run", "--workload", graph_file, "--config", config_file,
-                                   "--out", dir + "/out", "--set", "sim.trace=false", "--quiet",
-                                   "--cores", std::to_string(cores_)};  // the whole card
+namespace {
+
+struct Child {             // a running child simulation
+  std::size_t run = 0;     // index into the runs
+  std::string key, dir;
+};
+
+pid_t spawn_quietly(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> a = args;
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& s : a) argv.push_back(s.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, binary_.c_str(), &fa, nullptr, argv.data(), environ);
+  int rc = posix_spawn(&pid, a[0].c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  int status = 0;
-  if (rc == 0) waitpid(pid, &status, 0);
-  std::string out_log = read_text_file(log);
-  std::int64_t ns = -1;
-  if (rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    Json s = Json::parse(read_text_file(dir + "/out/summary.json"), nullptr, false);
-    if (s.is_object() && s.contains("sim_time_ns")) ns = std::llround(s["sim_time_ns"].get<double>());
+  return rc == 0 ? pid : -1;
+}
+
+std::string last_line(std::string s) {
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  auto nl = s.rfind('\n');
+  return nl == std::string::npos ? s : s.substr(nl + 1);
+}
+
+}  // namespace
+
+void SimulatedStepTimes::simulate(const std::vector<Run>& runs) {
+  std::map<pid_t, Child> running;
+  std::string failure;
+  std::exception_ptr launch_error;  // a graph that cannot be built (bad input): rethrown as it is
+  std::size_t next = 0;
+  // Reaps one child: its result joins the cache, or its last log line becomes the failure.
+  auto reap = [&]() {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    auto it = running.find(pid);
+    if (it == running.end()) {
+      if (pid < 0) running.clear();  // no children left (should not happen)
+      return;
+    }
+    Child c = std::move(it->second);
+    running.erase(it);
+    ++children_;
+    const Run& run = runs[c.run];
+    Result r{-1, -1};
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      Json s = Json::parse(read_text_file(c.dir + "/out/summary.json"), nullptr, false);
+      if (s.is_object() && s.contains("sim_time_ns")) r.ns = std::llround(s["sim_time_ns"].get<double>());
+      if (s.is_object() && s.contains("energy") && s["energy"].contains("total_j"))
+        r.energy_j = s["energy"]["total_j"].get<double>();
+    }
+    std::string log = read_text_file(c.dir + "/log.txt");
+    std::error_code ec;
+    fs::remove_all(c.dir, ec);
+    if (r.ns > 0) remember(run, c.key, r);
+    else if (failure.empty())
+      failure = fmt::format("simulating the {} step of {} ({} layers) failed: {}", run.shape.text(), model_.name,
+                            run.layers ? std::to_string(run.layers) : "all", last_line(log));
+  };
+  while (next < runs.size() || !running.empty()) {
+    if (next < runs.size() && failure.empty() && static_cast<int>(running.size()) < jobs_) {
+      const Run& run = runs[next];
+      std::string key = key_of(run.shape, run.layers);
+      Child c{next++, key, cache_dir_ + "/." + key + "." + std::to_string(getpid())};
+      std::string graph;
+      try {
+        graph = builder_(model_, run.shape, tp_, run.layers).dump();
+      } catch (...) {
+        launch_error = std::current_exception();
+        failure = "-";
+        continue;
+      }
+      fs::create_directories(c.dir);
+      std::string graph_file = c.dir + "/step.json", config_file = c.dir + "/config.json";
+      std::ofstream(graph_file) << graph;
+      std::ofstream(config_file) << config_json_;
+      pid_t pid = spawn_quietly({binary_, "run", "--workload", graph_file, "--config", config_file, "--out", c.dir + "/out",
+                                 "--set", "sim.trace=false", "--quiet", "--cores", std::to_string(cores_)},  // the whole card
+                                c.dir + "/log.txt");
+      if (pid < 0) {
+        failure = "cannot start " + binary_;
+        std::error_code ec;
+        fs::remove_all(c.dir, ec);
+      } else {
+        running.emplace(pid, std::move(c));
+      }
+      continue;
+    }
+    if (running.empty()) break;  // a failure stopped the launches and every child is reaped
+    reap();
   }
-  ++children_;
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  if (ns <= 0) {
-    while (!out_log.empty() && out_log.back() == '\n') out_log.pop_back();
-    throw SimError(fmt::format("simulating the {} step of {} failed: {}", shape.text(), model_.name,
-                               out_log.substr(out_log.rfind('\n') == std::string::npos ? 0 : out_log.rfind('\n') + 1)));
-  }
-  return ns;
+  if (launch_error) std::rethrow_exception(launch_error);
+  if (!failure.empty()) throw SimError(failure);
+}
+
+std::string SimulatedStepTimes::method() const {
+  return layer_runs().size() == 1 ? "all layers" : "1 and 2 layers, extrapolated";
 }
 
 std::string SimulatedStepTimes::describe() const {
-  return fmt::format("simulated by dfsim ({} shapes run, cache {})", children_, cache_file());
+  return fmt::format("simulated by dfsim ({}; cache {})", method(), cache_file());
 }
 
 }  // namespace dfsim::serve

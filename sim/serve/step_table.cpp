@@ -29,6 +29,7 @@ StepTable read_step_table(const std::string& file) {
   t.file = file;
   bool header = false;
   int line_no = 0;
+  int energy_col = -1;  // the optional energy_mj column
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     std::string s = trim(line);
@@ -45,6 +46,8 @@ StepTable read_step_table(const std::string& file) {
     if (!header) {
       if (f.size() < 5 || f[0] != "phase" || f[1] != "batch" || f[2] != "kv_tokens" || f[3] != "query_tokens" || f[4] != "step_ms")
         throw InputError(file, where, std::string("expected the column line \"") + kColumns + "\" (further columns are ignored)");
+      for (std::size_t i = 5; i < f.size(); ++i)
+        if (f[i] == "energy_mj") energy_col = static_cast<int>(i);
       header = true;
       continue;
     }
@@ -66,8 +69,15 @@ StepTable read_step_table(const std::string& file) {
     double ms = std::strtod(f[4].c_str(), &end);
     if (f[4].empty() || *end || !std::isfinite(ms) || !(ms > 0) || ms > 1e9)
       throw InputError(file, where + "/step_ms", "expected a time in ms > 0, got \"" + f[4] + "\"");
-    std::int64_t ns = std::max<std::int64_t>(1, std::llround(ms * 1e6));
-    if (!t.rows.emplace(k, ns).second) throw InputError(file, where, "a second row for " + k.text());
+    StepCost c{std::max<std::int64_t>(1, std::llround(ms * 1e6))};
+    if (energy_col >= 0 && static_cast<std::size_t>(energy_col) < f.size() && !f[energy_col].empty()) {
+      const std::string& e = f[energy_col];
+      double mj = std::strtod(e.c_str(), &end);
+      if (*end || !std::isfinite(mj) || mj < 0 || mj > 1e12)
+        throw InputError(file, where + "/energy_mj", "expected an energy in mJ >= 0 (or an empty field), got \"" + e + "\"");
+      c.energy_j = mj / 1e3;
+    }
+    if (!t.rows.emplace(k, c).second) throw InputError(file, where, "a second row for " + k.text());
   }
   if (!header) throw InputError(file, "", std::string("no column line (expected \"") + kColumns + "\")");
   if (t.rows.empty()) throw InputError(file, "", "no rows");
@@ -78,13 +88,14 @@ void write_step_table(std::ostream& out, const std::map<std::string, std::string
                       const std::map<StepShape, MemoStepTimes::Use>& rows) {
   out << "# dfsim step table (docs/serving.md)\n";
   for (const auto& [k, v] : meta) out << "# " << k << ": " << v << "\n";
-  out << kColumns << ",steps\n";
+  out << kColumns << ",steps,energy_mj\n";
   for (const auto& [k, u] : rows)
-    out << fmt::format("{},{},{},{},{:.6f},{}\n", phase_name(k.phase), k.batch, k.kv_tokens, k.query_tokens,
-                       static_cast<double>(u.ns) / 1e6, u.steps);
+    out << fmt::format("{},{},{},{},{:.6f},{},{}\n", phase_name(k.phase), k.batch, k.kv_tokens, k.query_tokens,
+                       static_cast<double>(u.cost.ns) / 1e6, u.steps,
+                       u.cost.has_energy() ? fmt::format("{:.6f}", u.cost.energy_j * 1e3) : "");
 }
 
-std::int64_t TableStepTimes::step_ns(const StepShape& shape) {
+StepCost TableStepTimes::cost(const StepShape& shape) {
   auto it = t_.rows.find(shape);
   if (it == t_.rows.end())
     throw InputError(t_.file, "", "no row for " + shape.text() +

@@ -1,7 +1,8 @@
 #pragma once
 // The step-time table (CSV, docs/serving.md): one row per compiled step shape with its time,
 // read with --step-table and written with --export-step-table. Header comment lines carry what
-// the times are for (model, config, tp) and where they come from (source).
+// the times are for (model, config, tp) and where they come from (source). An optional
+// `energy_mj` column gives each step's energy (serving's J per request and average power).
 #include <cstdint>
 #include <map>
 #include <ostream>
@@ -14,7 +15,7 @@ namespace dfsim::serve {
 struct StepTable {
   std::string file;
   std::map<std::string, std::string> meta;        // "# key: value" header lines
-  std::map<StepShape, std::int64_t> rows;          // step time, ns
+  std::map<StepShape, StepCost> rows;              // step time (and energy when the table has it)
 };
 
 // InputError naming the file and line on a malformed row, a duplicate shape or a bad time.
@@ -29,7 +30,7 @@ void write_step_table(std::ostream& out, const std::map<std::string, std::string
 class TableStepTimes : public StepTimeProvider {
  public:
   explicit TableStepTimes(StepTable t) : t_(std::move(t)) {}
-  std::int64_t step_ns(const StepShape& shape) override;
+  StepCost cost(const StepShape& shape) override;
   std::string describe() const override;
   const StepTable& table() const { return t_; }
 

@@ -1,7 +1,7 @@
 #pragma once
-// Where step times come from: the serving loop asks a provider for the time of each distinct
+// Where step times come from: the serving loop asks a provider for the cost of each distinct
 // step shape. Two providers: a table (step_table.h, measured or other times) and simulation
-// (simulated_step_times.h, a child `dfsim run` per shape, memoised). There is deliberately no
+// (simulated_step_times.h, child `dfsim run`s per shape, memoised). There is deliberately no
 // analytic fallback.
 #include <cstdint>
 #include <map>
@@ -11,12 +11,19 @@
 
 namespace dfsim::serve {
 
+// What one step of a shape costs on the cards.
+struct StepCost {
+  std::int64_t ns = 0;      // step time (> 0)
+  double energy_j = -1;     // energy of the step, static included (< 0: the source does not know)
+  bool has_energy() const { return energy_j >= 0; }
+};
+
 class StepTimeProvider {
  public:
   virtual ~StepTimeProvider() = default;
-  // The time of one step of this shape, in nanoseconds (> 0). InputError if the provider cannot
-  // give it (a table without the row, a model without step graphs).
-  virtual std::int64_t step_ns(const StepShape& shape) = 0;
+  // The cost of one step of this shape. InputError if the provider cannot give it (a table
+  // without the row, a model without step graphs).
+  virtual StepCost cost(const StepShape& shape) = 0;
   virtual std::string describe() const = 0;  // one line for the summary: where times come from
 };
 
@@ -24,15 +31,15 @@ class StepTimeProvider {
 class MemoStepTimes : public StepTimeProvider {
  public:
   explicit MemoStepTimes(StepTimeProvider& inner) : inner_(inner) {}
-  std::int64_t step_ns(const StepShape& shape) override {
+  StepCost cost(const StepShape& shape) override {
     auto it = memo_.find(shape);
-    if (it == memo_.end()) it = memo_.emplace(shape, Use{inner_.step_ns(shape), 0}).first;
+    if (it == memo_.end()) it = memo_.emplace(shape, Use{inner_.cost(shape), 0}).first;
     ++it->second.steps;
-    return it->second.ns;
+    return it->second.cost;
   }
   std::string describe() const override { return inner_.describe(); }
   struct Use {
-    std::int64_t ns = 0;
+    StepCost cost;
     std::int64_t steps = 0;
   };
   const std::map<StepShape, Use>& used() const { return memo_; }

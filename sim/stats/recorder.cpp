@@ -58,26 +58,19 @@ std::size_t Recorder::coarsen_for(Tick t) {
       halve(tr.bucket_busy);
       tr.hot_lo = tr.hot_hi = 0;  // recomputed at the next update
     }
-    for (Series& s : series_) halve(s.per_bucket);
+    for (Series& s : series_) {
+      halve(s.per_bucket);
+      s.hot_lo = s.hot_hi = 0;  // recomputed at the next amount
+    }
   }
   return t / bucket_;
 }
 
-void Recorder::busy(int id, Tick start, Tick end, bool new_item) {
-  Track& t = tracks_[id];
-  if (new_item) ++t.items;
-  // Only the part after the previous interval counts, so nothing is counted twice.
-  start = std::max(start, t.last_end);
-  if (end <= start) return;
-  t.busy += end - start;
-  t.last_end = end;
-  if (t.keep_spans) {
-    if (!t.spans.empty() && start <= t.spans.back().second + merge_gap_)
-      t.spans.back().second = end;
-    else
-      t.spans.emplace_back(start, end);
-  }
-  add_to_buckets(t, start, end);
+void Recorder::keep_span(Track& t, Tick start, Tick end) {
+  if (!t.spans.empty() && start <= t.spans.back().second + merge_gap_)
+    t.spans.back().second = end;
+  else
+    t.spans.emplace_back(start, end);
 }
 
 void Recorder::busy_backfill(int id, Tick start, Tick end) {

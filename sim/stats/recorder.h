@@ -4,6 +4,7 @@
 // grows with the work simulated, not with simulated time: the number of utilization buckets
 // is bounded (their width doubles as a run gets longer), counters keep a point only when
 // their value changes, and per-span detail is kept only for the trace level that draws it.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -59,6 +60,8 @@ struct Counter {
 struct Series {
   std::string group, name;
   std::vector<std::uint64_t> per_bucket;
+  std::size_t hot = 0;          // bucket of the latest amount, and its bounds (no division
+  Tick hot_lo = 0, hot_hi = 0;  // for the next amount in the same bucket)
 };
 
 // A value per utilization bucket computed after the run (the card's power): a counter in the
@@ -87,7 +90,19 @@ class Recorder {
 
   // Marks [start, end) busy on a track. Busy time and buckets are exact; trace spans closer
   // than the merge gap (1 % of the initial bucket) are drawn as one.
-  void busy(int track, Tick start, Tick end, bool new_item = true);
+  // Inline: one call per ring hop and per DRAM piece.
+  void busy(int track, Tick start, Tick end, bool new_item = true) {
+    Track& t = tracks_[track];
+    if (new_item) ++t.items;
+    // Only the part after the previous interval counts, so nothing is counted twice.
+    start = std::max(start, t.last_end);
+    if (end <= start) return;
+    t.busy += end - start;
+    t.last_end = end;
+    if (t.keep_spans) keep_span(t, start, end);
+    if (start >= t.hot_lo && end <= t.hot_hi) t.bucket_busy[t.hot] += end - start;
+    else add_to_buckets(t, start, end);
+  }
   // The same for an interval booked before the latest one on the track (a closed-form model
   // filling an idle gap it left): counted in the totals and buckets, not drawn as a span.
   void busy_backfill(int track, Tick start, Tick end);
@@ -103,10 +118,18 @@ class Recorder {
     pts.emplace_back(t, value);
   }
   void add(int series, Tick t, std::uint64_t amount) {
+    Series& s = series_[series];
+    if (t >= s.hot_lo && t < s.hot_hi) {
+      s.per_bucket[s.hot] += amount;
+      return;
+    }
     std::size_t b = bucket_index(t);
-    auto& v = series_[series].per_bucket;
+    auto& v = s.per_bucket;
     if (v.size() <= b) v.resize(b + 1, 0);
     v[b] += amount;
+    s.hot = b;
+    s.hot_lo = b * bucket_;
+    s.hot_hi = s.hot_lo + bucket_;
   }
 
   Tick bucket() const { return bucket_; }  // current width (grows with the run)
@@ -128,6 +151,7 @@ class Recorder {
   }
   std::size_t coarsen_for(Tick t);
   void add_to_buckets(Track& t, Tick start, Tick end);
+  void keep_span(Track& t, Tick start, Tick end);
 
   Tick bucket_, merge_gap_;
   TraceLevel level_ = TraceLevel::units;

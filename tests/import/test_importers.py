@@ -6,6 +6,7 @@ Each case builds what it needs in a temporary directory (the tiny Llama block of
 its ONNX export) and exits 0 if it holds; an AssertionError (exit 1) says what did not.
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -185,7 +186,17 @@ def test_bert_encoder(dfsim, d):
     # Per token: q, k, v, out 4 * 128*128 + intermediate, output 2 * 128*512 = 196608; 32 tokens:
     # 6291456. Attention: 2 sequences * 4 heads * (16*16*32 + 16*16*32) = 131072. Total 6422528.
     assert [s["compute"]["macs"] for s in summaries] == [6422528, 6422528], [s["compute"]["macs"] for s in summaries]
-    assert summaries[0]["offchip"]["graph_bytes"] == summaries[1]["offchip"]["graph_bytes"]
+    # The same parameters; the off-chip traffic close: ONNX stores the MatMul weights [K, N],
+    # torch's Linear [N, K], so the compiler may divide them differently (and re-load the small
+    # biases per grid row a different number of times).
+    def param_bytes(graph):
+        size = {"fp16": 2, "fp32": 4, "bf16": 2}
+        return sum(math.prod(t["shape"]) * size.get(t.get("dtype", "fp16"), 2)
+                   for n, t in graph["tensors"].items() if n in graph["inputs"] and n not in ("x", "mask"))
+    graphs = [load(os.path.join(d, n + ".json")) for n in ("torch", "onnx")]
+    assert param_bytes(graphs[0]) == param_bytes(graphs[1]), [param_bytes(g) for g in graphs]
+    gb = [s["offchip"]["graph_bytes"] for s in summaries]
+    assert abs(gb[0] - gb[1]) <= 0.1 * max(gb), gb
 
 
 GEN_VOCAB = 1000  # the LM head's rows: tells its weight apart from the layer's

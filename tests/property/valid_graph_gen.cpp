@@ -1,6 +1,7 @@
 #include "valid_graph_gen.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 namespace dfsim::property {
@@ -62,6 +63,11 @@ bool add_reduce(GraphDraft& d) {
   int dim = d.pick(0, 3) ? -1 : static_cast<int>(d.pick(-rank, rank - 1));  // mostly rows
   bool keepdim = d.pick(0, 1);
   int nd = dim < 0 ? dim + rank : dim;
+  // Over an inner dim a unit holds the slice from that dim on: one that does not fit the small
+  // chip's LX is the documented "one slice needs N bytes" limit, so reduce the rows instead.
+  std::int64_t slice = 1;
+  for (int i = nd; i < rank; ++i) slice *= s[static_cast<std::size_t>(i)];
+  if (slice * 4 * 4 > 16384) dim = -1, nd = rank - 1;
   Shape out;
   for (int i = 0; i < rank; ++i)
     if (i != nd) out.push_back(s[static_cast<std::size_t>(i)]);
@@ -122,6 +128,129 @@ bool add_cat(GraphDraft& d) {
   return true;
 }
 
+// The transformer ops (issue 9) on floating-point tensors.
+bool is_float(const std::string& dtype) { return dtype == "fp16" || dtype == "fp32"; }
+
+std::string pick_live_float(GraphDraft& d, std::size_t min_rank, std::size_t max_rank) {
+  std::vector<std::string> ok;
+  for (const auto& t : d.live) {
+    auto r = d.shape_of(t).size();
+    if (r >= min_rank && r <= max_rank && is_float(d.dtype_of(t))) ok.push_back(t);
+  }
+  if (ok.empty()) return "";
+  return d.pick(0, 1) ? ok.back() : ok[static_cast<std::size_t>(d.pick(0, static_cast<std::int64_t>(ok.size()) - 1))];
+}
+
+bool add_softmax(GraphDraft& d) {
+  std::string x = pick_live_float(d, 1, 4);
+  if (x.empty()) return false;
+  int rank = static_cast<int>(d.shape_of(x).size());
+  int dim = d.pick(0, 3) ? -1 : static_cast<int>(d.pick(-rank, rank - 1));
+  // The slice a softmax unit holds (its dim, and the dims after it) fits the small chip's LX:
+  // a larger one is the documented "one row needs N bytes" limit.
+  Shape s = d.shape_of(x);
+  std::int64_t slice = 1;
+  for (std::size_t i = static_cast<std::size_t>(dim < 0 ? dim + rank : dim); i < s.size(); ++i) slice *= s[i];
+  if (slice * 4 * 4 > 16384) return false;
+  d.add_op("softmax", {x}, d.new_tensor(d.shape_of(x), d.dtype_of(x), false), {{"dim", dim}});
+  return true;
+}
+
+bool add_norm(GraphDraft& d) {
+  std::string x = pick_live_float(d, 1, 4);
+  if (x.empty()) return false;
+  Shape s = d.shape_of(x);
+  bool layer = d.pick(0, 1);
+  std::vector<std::string> in{x};
+  int extra = static_cast<int>(d.pick(0, layer ? 2 : 1));  // weight, then bias
+  for (int i = 0; i < extra; ++i) in.push_back(d.new_tensor({s.back()}, d.dtype_of(x), true));
+  d.add_op(layer ? "layernorm" : "rmsnorm", in, d.new_tensor(s, d.dtype_of(x), false));
+  return true;
+}
+
+bool add_linear(GraphDraft& d) {
+  std::string x = pick_live_float(d, 2, 3);
+  if (x.empty()) return false;
+  Shape s = d.shape_of(x);
+  std::int64_t n = one_of(d, std::vector<std::int64_t>{64, 128, 192, 256});
+  std::vector<std::string> in{x, d.new_tensor({n, s.back()}, d.dtype_of(x), true)};
+  if (d.pick(0, 1)) in.push_back(d.new_tensor({n}, d.dtype_of(x), true));
+  Shape out = s;
+  out.back() = n;
+  d.add_op("linear", in, d.new_tensor(out, d.dtype_of(x), false));
+  return true;
+}
+
+bool add_bmm(GraphDraft& d) {
+  std::string a = pick_live_float(d, 3, 3);
+  if (a.empty()) return false;
+  Shape s = d.shape_of(a);
+  std::int64_t n = one_of(d, std::vector<std::int64_t>{16, 64, 128});
+  bool shared = d.pick(0, 2) == 0, tb = d.pick(0, 1);  // [K, N] for every batch; B stored [.., N, K]
+  Shape b = shared ? Shape{s[2], n} : Shape{s[0], s[2], n};
+  if (tb) std::swap(b[b.size() - 1], b[b.size() - 2]);
+  Json attrs = tb ? Json{{"transpose_b", true}} : Json(nullptr);
+  d.add_op("matmul", {a, d.new_tensor(b, d.dtype_of(a), true)}, d.new_tensor({s[0], s[1], n}, d.dtype_of(a), false), attrs);
+  return true;
+}
+
+bool add_rope(GraphDraft& d) {
+  // [..., T, D] with leading dims, as attention uses it: rope's unit is a [T, D] plane with its
+  // cos and sin (docs/compiler.md), so a 2-D x of a long T is a documented limit, not drawn.
+  std::string x = pick_live_float(d, 3, 4);
+  if (x.empty()) return false;
+  Shape s = d.shape_of(x);
+  if (s.back() % 2 || 4 * s.back() * s[s.size() - 2] * (d.dtype_of(x) == "fp32" ? 4 : 2) > 32768) return false;
+  Shape cs{s[s.size() - 2], s.back()};
+  d.add_op("rope", {x, d.new_tensor(cs, d.dtype_of(x), true), d.new_tensor(cs, d.dtype_of(x), true)},
+           d.new_tensor(s, d.dtype_of(x), false));
+  return true;
+}
+
+bool add_sdpa(GraphDraft& d) {
+  std::string dt = d.pick(0, 3) ? "fp16" : "fp32";
+  std::int64_t b = d.pick(1, 2), hkv = one_of(d, std::vector<std::int64_t>{1, 2}), group = d.pick(1, 4);
+  std::int64_t lq = one_of(d, std::vector<std::int64_t>{1, 8, 64, 100}), dh = one_of(d, std::vector<std::int64_t>{64, 128});
+  bool causal = d.pick(0, 1);
+  std::int64_t lk = causal ? lq : one_of(d, std::vector<std::int64_t>{lq, 64, 128});
+  std::vector<std::string> in{d.new_tensor({b, hkv * group, lq, dh}, dt, true), d.new_tensor({b, hkv, lk, dh}, dt, true),
+                              d.new_tensor({b, hkv, lk, dh}, dt, true)};
+  if (!causal && d.pick(0, 2) == 0) in.push_back(d.new_tensor({lq, lk}, dt, true));
+  d.add_op("sdpa", in, d.new_tensor({b, hkv * group, lq, dh}, dt, false), {{"causal", causal}});
+  return true;
+}
+
+bool add_embedding(GraphDraft& d) {
+  std::string dt = d.pick(0, 3) ? "fp16" : "fp32";
+  std::int64_t v = one_of(d, std::vector<std::int64_t>{100, 1000, 32000}), dim = 64 * d.pick(1, 2);
+  Shape ids = d.pick(0, 1) ? Shape{d.pick(1, 64)} : Shape{d.pick(1, 4), d.pick(1, 16)};
+  Shape out = ids;
+  out.push_back(dim);
+  std::string table = d.new_tensor({v, dim}, dt, true);
+  std::int64_t n = std::accumulate(ids.begin(), ids.end(), std::int64_t{1}, std::multiplies<>());
+  d.partial_bytes[table] = tensor_bytes(Json{{"shape", {std::min(n, v), dim}}, {"dtype", dt}});  // the rows gathered
+  std::string id_tensor = d.new_tensor(ids, "int32", true);
+  d.partial_bytes[id_tensor] = 0;  // the ids are the DMA's descriptors
+  std::string y = d.new_tensor(out, dt, false);
+  d.add_op("embedding", {table, id_tensor}, y);
+  return true;
+}
+
+bool add_kv_write(GraphDraft& d) {
+  std::string x = pick_live_float(d, 2, 4);  // the new rows [..., T, D]
+  if (x.empty()) return false;
+  Shape s = d.shape_of(x), cache = s;
+  std::int64_t t = s[s.size() - 2], lmax = t + d.pick(0, 3) * 16;
+  cache[cache.size() - 2] = lmax;
+  Json attrs = {{"position", d.pick(0, lmax - t)}};
+  std::string in = d.new_tensor(cache, d.dtype_of(x), true);
+  std::string out = d.new_tensor(cache, d.dtype_of(x), false);
+  d.partial_bytes[in] = 0;  // updated in place: only the new rows move
+  d.partial_bytes[out] = tensor_bytes(d.tensors[x]);
+  d.add_op("kv_write", {in, x}, out, attrs);
+  return true;
+}
+
 }  // namespace
 
 // The op families. Adding an op family (softmax, layernorm, ...) is one row here.
@@ -129,6 +258,9 @@ const std::vector<OpFamily>& op_families() {
   static const std::vector<OpFamily> f = {
       {"unary", 3, add_unary},   {"binary", 4, add_binary},       {"reduce", 2, add_reduce},
       {"matmul", 2, add_matmul}, {"transpose", 1, add_transpose}, {"cat", 1, add_cat},
+      {"softmax", 1, add_softmax}, {"norm", 1, add_norm},         {"linear", 1, add_linear},
+      {"bmm", 1, add_bmm},       {"rope", 1, add_rope},           {"sdpa", 1, add_sdpa},
+      {"embedding", 1, add_embedding}, {"kv_write", 1, add_kv_write},
   };
   return f;
 }
@@ -192,14 +324,26 @@ GeneratedGraph generate_graph(std::uint64_t seed, std::uint64_t index) {
     }
   }
   Json outputs = Json::array();
+  for (std::size_t i = 0; i < d.live.size(); ++i)  // every unconsumed op output is a graph output
+    if (d.uses[i] == 0 && std::find(d.inputs.begin(), d.inputs.end(), d.live[i]) == d.inputs.end())
+      outputs.push_back(d.live[i]);
+  Json inputs = Json::array();  // inputs no op reads are left out
   for (std::size_t i = 0; i < d.live.size(); ++i)
-    if (d.uses[i] == 0) outputs.push_back(d.live[i]);  // every unconsumed tensor is a graph output
+    if (d.uses[i] > 0 && std::find(d.inputs.begin(), d.inputs.end(), d.live[i]) != d.inputs.end()) inputs.push_back(d.live[i]);
+  Json tensors = Json::object();
+  for (std::size_t i = 0; i < d.live.size(); ++i)
+    if (d.uses[i] > 0 || std::find(d.inputs.begin(), d.inputs.end(), d.live[i]) == d.inputs.end())
+      tensors[d.live[i]] = d.tensors[d.live[i]];
   static const std::vector<std::string> planning = {"none", "reductions", "all"};
   g.graph = {{"format", "dfsim.ops"}, {"version", 1}, {"name", "gen_" + std::to_string(seed) + "_" + std::to_string(index)},
-             {"tensors", d.tensors}, {"inputs", d.inputs}, {"outputs", outputs}, {"ops", d.ops},
+             {"tensors", tensors}, {"inputs", inputs}, {"outputs", outputs}, {"ops", d.ops},
              {"compile", {{"cores", g.cores}, {"lx_planning", one_of(d, planning)}}}};
-  for (const auto& t : d.inputs) g.compulsory_bytes += tensor_bytes(d.tensors[t]);
-  for (const auto& t : outputs) g.compulsory_bytes += tensor_bytes(d.tensors[t.get<std::string>()]);
+  auto compulsory = [&](const std::string& t) {
+    auto it = d.partial_bytes.find(t);
+    return it != d.partial_bytes.end() ? it->second : tensor_bytes(d.tensors[t]);
+  };
+  for (const auto& t : inputs) g.compulsory_bytes += compulsory(t.get<std::string>());
+  for (const auto& t : outputs) g.compulsory_bytes += compulsory(t.get<std::string>());
   return g;
 }
 

@@ -3,6 +3,7 @@
 // op set, compile options and forced matmul work divisions, for the property tests of test_valid_graphs.cpp. Each op
 // family is one row of op_families() (valid_graph_gen.cpp): adding an op is one table entry.
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -21,6 +22,9 @@ struct GraphDraft {
   std::vector<std::string> live;  // produced or input tensors, in creation order
   std::vector<int> uses;          // per live tensor: how many ops read it
   int cores = 1;                  // the compile cores (forced work divisions must fit them)
+  // Tensors the graph moves only in part (an embedding table's gathered rows, a KV cache's new
+  // rows): their compulsory bytes, instead of their size.
+  std::map<std::string, std::uint64_t> partial_bytes;
 
   std::int64_t pick(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); }
   Shape shape_of(const std::string& t) const { return tensors.at(t).at("shape").get<Shape>(); }

@@ -216,12 +216,16 @@ TEST_CASE("e2e: attention_512x1024 on spyre loads K and V once per GQA group", "
   const std::uint64_t proj = 12ull * 512 * 128 * 1024 + 8ull * 512 * 1024 * 128;
   const std::uint64_t attn = 8ull * 2 * 12 * 64 * 256 * 128;
   CHECK(s["compute"]["macs"].get<std::uint64_t>() == proj + attn);
-  // Reads: x (1 MiB) once by each projection (the same for every head: kept in LX across the
-  // heads, lx_planning) (3), wq, wk, wv (2 + 0.5 + 0.5), q (1), K and V once each (0.25 + 0.25:
-  // the 8 units of a KV head run at once on 8 cores and share each tile by multicast), o and wo
-  // (1 + 2), p (8) by the sum: 18.5 MiB. Writes q, k, v (1.5), o (1), p (8), y (1): 11.5 MiB.
-  CHECK(s["offchip"]["bytes_read"] == 37 * kMiB / 2);
-  CHECK(s["explain"][0]["offchip_bytes"]["x"] == kMiB);
+  // Reads: x (1 MiB) by each projection (the same for every head: kept in LX across the heads,
+  // lx_planning): twice by q, whose 8 heads split over two groups of 16 cores (B=2 M=16: each
+  // group's half of the ring has a memory port of its own, where M=32 would multicast wq
+  // through both), once by k and v (4); wq, wk, wv (2 + 0.5 + 0.5), q (1), K and V once each
+  // (0.25 + 0.25: the 8 units of a KV head run at once on 8 cores and share each tile by
+  // multicast), o and wo (1 + 2), p (8) by the sum: 19.5 MiB. Writes q, k, v (1.5), o (1),
+  // p (8), y (1): 11.5 MiB.
+  CHECK(s["offchip"]["bytes_read"] == 39 * kMiB / 2);
+  CHECK(s["explain"][0]["split"] == "B=2 M=16 (32 of 32 cores)");
+  CHECK(s["explain"][0]["offchip_bytes"]["x"] == 2 * kMiB);
   CHECK(s["offchip"]["bytes_written"] == 23 * kMiB / 2);
   const auto& sdpa = s["explain"][3];
   CHECK(sdpa["ops"][0] == "sdpa -> o");

@@ -66,7 +66,7 @@ TEST_CASE("gen cli: --list names the shipped models; a user's model file works b
   TempDir d("gen_file");
   fs::create_directories(d.path);
   std::ofstream(d.path / "tiny.json") << R"({"format": "dfsim.model", "version": 1, "name": "tiny",
-    "source": "a test model", "hidden_size": 256, "num_layers": 2, "num_heads": 4, "num_kv_heads": 2,
+    "source": "a test model", "hidden_size": 256, "num_layers": 3, "num_heads": 4, "num_kv_heads": 2,
     "intermediate_size": 512, "vocab_size": 1000, "max_position_embeddings": 512})";
   json s = gen_run(d, "t", (d.path / "tiny.json").string() + " --phase decode --batch 2 --context 100 --cores 4");
   CHECK(s["cores_used"].get<int>() == 4);
@@ -171,18 +171,28 @@ TEST_CASE("gen cli: dfsim serve simulates each step shape with gen's graphs, onc
   TempDir d("gen_serve");
   fs::create_directories(d.path);
   std::ofstream(d.path / "tiny.json") << R"({"format": "dfsim.model", "version": 1, "name": "tiny",
-    "source": "a test model", "hidden_size": 256, "num_layers": 2, "num_heads": 4, "num_kv_heads": 2,
+    "source": "a test model", "hidden_size": 256, "num_layers": 3, "num_heads": 4, "num_kv_heads": 2,
     "intermediate_size": 512, "vocab_size": 1000, "max_position_embeddings": 4096})";
   const std::string cmd = "serve --model " + (d.path / "tiny.json").string() +
                           " --rate 2 -n 8 --prompt-len normal:100,20 --output-len normal:20,5 --step-cache " +
                           (d.path / "cache").string() + " -o ";
   Result first = dfsim(cmd + (d.path / "a").string());
   REQUIRE(first.code == 0);
-  CHECK_THAT(first.out, Contains("Step times: simulated by dfsim (3 shapes run"));
+  // 3 shapes (one prefill, two decode KV buckets), each simulated with 1 and 2 of the 3 layers.
+  CHECK_THAT(first.out, Contains("step simulations: 6 run (3 shapes found in"));
+  CHECK_THAT(first.out, Contains("Step times: simulated by dfsim (1 and 2 layers, extrapolated"));
   Result again = dfsim(cmd + (d.path / "b").string());
   REQUIRE(again.code == 0);
-  CHECK_THAT(again.out, Contains("Step times: simulated by dfsim (0 shapes run"));  // all from the cache
+  CHECK_THAT(again.out, Contains("step simulations: 0 run (0 shapes found in 1 scheduler passes)"));  // all from the cache
   CHECK(slurp(d.path / "a" / "steps.csv") == slurp(d.path / "b" / "steps.csv"));
+  CHECK(slurp(d.path / "a" / "summary.json") == slurp(d.path / "b" / "summary.json"));
+  // Every layer simulated: one run per shape; the extrapolation is within 1 % of it.
+  Result full = dfsim(cmd + (d.path / "c").string() + " --full-steps --jobs 1");
+  REQUIRE(full.code == 0);
+  CHECK_THAT(full.out, Contains("step simulations: 3 run (3 shapes found in"));
+  json ja = json::parse(slurp(d.path / "a" / "summary.json")), jc = json::parse(slurp(d.path / "c" / "summary.json"));
+  CHECK(ja["tpot_ms"]["mean"].get<double>() == Approx(jc["tpot_ms"]["mean"].get<double>()).epsilon(0.01));
+  CHECK(ja["energy"]["steps_j"].get<double>() == Approx(jc["energy"]["steps_j"].get<double>()).epsilon(0.01));
 }
 
 TEST_CASE("gen cli: a model step reports its energy per token", "[gen][cli][energy]") {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 #include <random>
 
 #include "sim/common/error.h"
@@ -344,6 +345,29 @@ TEST_CASE("transformer ops: kv_write, reshape, slice, split, embedding move exac
     p.t("x", {8, 1024, 64}).t("cache", {8, 1024, 64}).t("new", {8, 16, 64}).t("c2", {8, 1024, 64}).in({"x", "new"}).out({"c2"});
     p.op("copy", {"x"}, {"cache"}).op("kv_write", {"cache", "new"}, {"c2"});
     REQUIRE_THROWS_WITH(p.compile(8), Contains("w.json: /ops/1/inputs/0: kv_write updates its cache in place, which must be a graph input"));
+  }
+  SECTION("kv_write into a 2-D cache: the new rows in parts over every core, in tiles within the budget") {
+    // 3000 new rows of 64 fp32 (256 B) at position 1000 of a 4000-row cache, on 8 cores: one
+    // leading index, so the rows split 8 ways (375 each) and each part in tiles.
+    G b;
+    b.t("cache", {4000, 64}, "fp32").t("new", {3000, 64}, "fp32").t("c2", {4000, 64}, "fp32").in({"cache", "new"}).out({"c2"});
+    b.op("kv_write", {"cache", "new"}, {"c2"}, {{"position", 1000}});
+    KernelGraph g = b.compile(8);
+    CHECK(dma(g, "load") == 3000u * 256);
+    CHECK(dma(g, "store", "cache") == 3000u * 256);
+    std::set<int> cores;
+    for (const auto& t : g.tasks) cores.insert(t.first_core);
+    CHECK(cores.size() == 8);
+    ExpandedGraph x = expand_graph(g, chip());
+    auto w = coverage(g, x, "cache", true);
+    for (std::uint64_t r = 0; r < 4000; ++r) CHECK(w[r * 256] == (r >= 1000 ? 1 : 0));
+    // A block of new rows larger than the tile budget (8 MB: 32000 rows): still tiles.
+    G big;
+    big.t("cache", {32000, 64}, "fp32").t("new", {32000, 64}, "fp32").t("c2", {32000, 64}, "fp32").in({"cache", "new"}).out({"c2"});
+    big.op("kv_write", {"cache", "new"}, {"c2"});
+    KernelGraph gb = big.compile(2);
+    CHECK(dma(gb, "load") == 32000u * 256);
+    check_lx_per_tile(gb, kUsable / 2);
   }
   SECTION("reshape: free when the stick dim allows (an alias), else a restickify copy") {
     G b;

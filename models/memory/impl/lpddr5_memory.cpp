@@ -21,6 +21,7 @@ void Lpddr5AddressMap::init(const MemoryConfig& m) {
     throw std::invalid_argument("lpddr5: memory.lpddr5.interleave_bytes (" + std::to_string(block) +
                                 ") must be a multiple of the column access (" + std::to_string(col_bytes_) +
                                 " B) and divide memory.lpddr5.row_bytes (" + std::to_string(t.row_bytes) + ")");
+  cols_per_block_ = static_cast<std::uint32_t>(block / col_bytes_);
   channels_.set(m.channels);
   bgs_.set(t.bank_groups);
   banks_.set(t.banks_per_group);
@@ -34,6 +35,7 @@ void Lpddr5AddressMap::init(const MemoryConfig& m) {
     Field x = f == "Ro" ? Field::ro : f == "Co" ? Field::co : f == "Ba" ? Field::ba : f == "Bg" ? Field::bg : Field::ch;
     lsb_first_.insert(lsb_first_.begin(), x);
   }
+  channel_lowest_ = !lsb_first_.empty() && lsb_first_[0] == Field::ch;
 }
 
 // The channel digit of an interleave-block index whose lower fields are already taken off.
@@ -92,6 +94,15 @@ DramCoord Lpddr5AddressMap::decode(std::uint64_t addr) const {
   return c;
 }
 
+DramCoord Lpddr5AddressMap::decode_next(const DramCoord& prev, std::uint64_t addr) const {
+  // Channel digit (c + hash(upper)) mod channels with the upper digits unchanged: +1.
+  if (!channel_lowest_ || channels_.mod(block_.div(addr)) == 0) return decode(addr);
+  DramCoord c = prev;
+  c.channel = static_cast<int>(channels_.mod(static_cast<std::uint64_t>(prev.channel) + 1));
+  c.column = prev.column / cols_per_block_ * cols_per_block_;  // the block's first column
+  return c;
+}
+
 // ---- channel controller ------------------------------------------------------------------
 
 Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int index, Recorder& rec)
@@ -100,24 +111,26 @@ Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int i
   banks_.resize(static_cast<std::size_t>(t.bank_groups) * t.banks_per_group);
   track_ = rec.add_track("memory", "ch " + std::to_string(index), "dram");
   queue_counter_ = rec.add_counter("memory", "ch " + std::to_string(index) + " queue", "requests", TraceLevel::full);
-  next_refresh_ = mem.clk_.cycles(t.trefi);
+  next_refresh_ = mem.k_.trefi;
   SC_HAS_PROCESS(Lpddr5Channel);
   SC_METHOD(run);
   sensitive << wake_;
   dont_initialize();
 }
 
-void Lpddr5Channel::enqueue(const Entry& e) {
-  std::uint32_t slot;
+std::uint32_t Lpddr5Channel::new_slot() {
   if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(pool_.size());
-    pool_.push_back(e);
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-    pool_[slot] = e;
+    pool_.emplace_back();
+    return static_cast<std::uint32_t>(pool_.size() - 1);
   }
-  (e.write ? arriving_writes_ : arriving_reads_).push(Arrival{e.arrival, e.seq, slot});
+  std::uint32_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  return slot;
+}
+
+void Lpddr5Channel::enqueue(std::uint32_t slot) {
+  const Entry& e = pool_[slot];
+  (e.write ? arriving_writes_ : arriving_reads_).insert_by_time(QueuedPiece{e.arrival, e.at.row, slot, e.at.bank});
   Tick now = sim_now();
   Tick at = std::max({e.arrival, cmd_free_, now});
   wake_.notify(sc_core::sc_time::from_value(at - now));
@@ -127,67 +140,58 @@ void Lpddr5Channel::enqueue(const Entry& e) {
 // while there is room; the rest wait (back-pressure towards the ring).
 void Lpddr5Channel::admit(Tick upto) {
   const std::size_t depth = static_cast<std::size_t>(mem_.t_.queue_depth);
-  for (auto* p : {&arriving_reads_, &arriving_writes_}) {
-    std::deque<Entry>& q = p == &arriving_reads_ ? reads_ : writes_;
-    while (!p->empty() && p->top().arrival <= upto && q.size() < depth) {
-      std::uint32_t slot = p->top().slot;
-      q.push_back(pool_[slot]);
-      free_slots_.push_back(slot);
-      p->pop();
-    }
-  }
+  auto move = [&](PieceQueue& from, PieceQueue& to) {
+    for (; !from.empty() && from.front().arrival <= upto && to.size() < depth; from.pop_front()) to.push_back(from.front());
+  };
+  move(arriving_reads_, reads_);
+  move(arriving_writes_, writes_);
   max_queue = std::max<std::uint64_t>(max_queue, reads_.size() + writes_.size());
 }
 
 Tick Lpddr5Channel::next_arrival() const {
   Tick t = ~Tick(0);
-  if (!arriving_reads_.empty()) t = std::min(t, arriving_reads_.top().arrival);
-  if (!arriving_writes_.empty()) t = std::min(t, arriving_writes_.top().arrival);
+  if (!arriving_reads_.empty()) t = std::min(t, arriving_reads_.front().arrival);
+  if (!arriving_writes_.empty()) t = std::min(t, arriving_writes_.front().arrival);
   return t;
 }
 
 // All-bank refreshes due by `t`: each starts when due (or when the last column command has
 // gone), closes every bank and blocks activations for tRP + tRFC.
 void Lpddr5Channel::refresh_until(Tick t) {
-  const Lpddr5Config& c = mem_.t_;
-  if (c.trefi <= 0) return;
-  const ClockDomain& clk = mem_.clk_;
+  if (mem_.t_.trefi <= 0) return;
+  const Lpddr5Ticks& k = mem_.k_;
   while (next_refresh_ <= t) {
     Tick start = std::max(next_refresh_, cmd_free_);
-    for (Bank& b : banks_) start = std::max(start, b.act + clk.cycles(c.tras));
-    Tick ready = start + clk.cycles(c.trp + c.trfc);
+    for (Bank& b : banks_) start = std::max(start, b.act + k.tras);
+    Tick ready = start + k.refresh;
     for (Bank& b : banks_) {
       b.open = false;
       b.ready = std::max(b.ready, ready);
     }
     ++refreshes;
-    next_refresh_ += clk.cycles(c.trefi);
+    next_refresh_ += k.trefi;
   }
 }
 
 // Earliest PRE of an open bank: tRAS after its ACT, after its last column command, tWR after
 // its last write data, and not before the request that needs it has arrived.
 Tick Lpddr5Channel::precharge_at(const Bank& b, Tick arrival) const {
-  const Lpddr5Config& c = mem_.t_;
-  const ClockDomain& clk = mem_.clk_;
-  return std::max({b.act + clk.cycles(c.tras), b.last_col + clk.cycles(c.tccd_l), b.wr_end + clk.cycles(c.twr),
-                   arrival});
+  const Lpddr5Ticks& k = mem_.k_;
+  return std::max({b.act + k.tras, b.last_col + k.tccd_l, b.wr_end + k.twr, arrival});
 }
 
 // FR-FCFS: the oldest request whose column command can go at `d` (a hit on an open row, or a
 // bank opened ahead), else the one whose column command can go first; the queue is in
 // arrival order, so the scan stops at the first request that is ready.
-int Lpddr5Channel::pick(const std::deque<Entry>& q, Tick d) const {
-  const Lpddr5Config& c = mem_.t_;
-  const ClockDomain& clk = mem_.clk_;
-  const Tick trcd = clk.cycles(c.trcd), trp = clk.cycles(c.trp);
+int Lpddr5Channel::pick(const PieceQueue& q, Tick d) const {
+  const Tick trcd = mem_.k_.trcd, trp = mem_.k_.trp;
   int best = 0;
   Tick best_t = ~Tick(0);
   for (std::size_t i = 0; i < q.size(); ++i) {
-    const Entry& e = q[i];
-    const Bank& b = banks_[e.at.bank];
+    const QueuedPiece& e = q[i];
+    const Bank& b = banks_[e.bank];
     Tick act;
-    if (b.open && b.row == e.at.row) act = b.act;
+    if (b.open && b.row == e.row) act = b.act;
     else if (b.open) act = precharge_at(b, e.arrival) + trp;
     else act = std::max(b.ready, e.arrival);
     Tick col = act + trcd;
@@ -201,52 +205,50 @@ int Lpddr5Channel::pick(const std::deque<Entry>& q, Tick d) const {
 }
 
 void Lpddr5Channel::serve(const Entry& e, Tick d) {
-  const Lpddr5Config& c = mem_.t_;
-  const ClockDomain& clk = mem_.clk_;
+  const Lpddr5Ticks& k = mem_.k_;
   Bank& b = banks_[e.at.bank];
   Tick col_ready;
   if (b.open && b.row == e.at.row) {
     ++row_hits;
-    col_ready = b.act + clk.cycles(c.trcd);
+    col_ready = b.act + k.trcd;
   } else {
     Tick act;
     if (b.open) {
       // Row conflict: precharge (not before tRAS from its ACT, its last column, tWR).
       ++row_conflicts;
-      act = precharge_at(b, e.arrival) + clk.cycles(c.trp);
+      act = precharge_at(b, e.arrival) + k.trp;
     } else {
       ++row_misses;
       act = std::max(b.ready, e.arrival);
     }
     // The controller opens banks ahead for queued requests (bank-level parallelism), within
     // tRRD and tFAW of the channel's other ACTs.
-    if (act_count_ > 0) act = std::max(act, acts_[0] + clk.cycles(c.trrd));
-    if (act_count_ >= 4) act = std::max(act, acts_[3] + clk.cycles(c.tfaw));
+    if (act_count_ > 0) act = std::max(act, acts_[0] + k.trrd);
+    if (act_count_ >= 4) act = std::max(act, acts_[3] + k.tfaw);
     for (int i = 3; i > 0; --i) acts_[i] = acts_[i - 1];
     acts_[0] = act;
     ++act_count_;
     b.open = true;
     b.row = e.at.row;
     b.act = act;
-    col_ready = act + clk.cycles(c.trcd);
+    col_ready = act + k.trcd;
   }
   Tick c0 = std::max(d, col_ready);
   if (any_) {
-    c0 = std::max(c0, cmd_free_ + clk.cycles((e.at.bank_group == last_bg_ ? c.tccd_l : c.tccd_s) - c.tccd_s));
+    c0 = std::max(c0, cmd_free_ + (e.at.bank_group == last_bg_ ? k.tccd_l_extra : 0));
     if (last_write_ != e.write) {
-      c0 = std::max(c0, e.write ? last_read_cmd_ + clk.cycles(c.trtw) : write_data_end_ + clk.cycles(c.twtr));
+      c0 = std::max(c0, e.write ? last_read_cmd_ + k.trtw : write_data_end_ + k.twtr);
       ++stats.turnarounds;
       ++mem_.total_.turnarounds;
     }
   }
   // Columns of one request are in one row of one bank: back to back at tCCD_L (or the burst).
-  const int burst_cycles_ = mem_.burst_cycles_;
-  const std::uint64_t step = static_cast<std::uint64_t>(std::max(c.tccd_l, burst_cycles_));
-  Tick last_c = c0 + clk.cycles(step * (e.columns - 1));
-  Tick data_start = c0 + clk.cycles(e.write ? c.wl : c.rl);
-  Tick data_end = last_c + clk.cycles((e.write ? c.wl : c.rl) + burst_cycles_);
+  Tick last_c = c0 + k.column_step * (e.columns - 1);
+  Tick latency = e.write ? k.write_latency : k.read_latency;
+  Tick data_start = c0 + latency;
+  Tick data_end = last_c + latency + k.burst;
   b.last_col = last_c;
-  cmd_free_ = last_c + clk.cycles(c.tccd_s);
+  cmd_free_ = last_c + k.tccd_s;
   if (e.write) {
     write_data_end_ = data_end;
     b.wr_end = data_end;
@@ -259,7 +261,7 @@ void Lpddr5Channel::serve(const Entry& e, Tick d) {
   rec_.busy(track_, data_start, data_end);
   (e.write ? stats.bytes_written : stats.bytes_read) += e.bytes;
   ++(e.write ? stats.writes : stats.reads);
-  mem_.piece_done(e.req, data_end + clk.cycles(c.frontend_cycles), e.bytes, e.write);
+  mem_.piece_done(e.req, data_end + k.frontend, e.bytes, e.write);
 }
 
 // Read/write arbitration: reads first; a write drain starts at write_high queued writes and
@@ -275,12 +277,17 @@ bool Lpddr5Channel::serve_write() {
   return writes_.size() >= high && batch_ >= c.min_batch;
 }
 
+// Serves every decision due by now + sim.memory_lookahead_ns (0, the default: only those due
+// now, each at its own time; more: several per wake-up, blind to pieces sent later that
+// arrive inside the window).
 void Lpddr5Channel::run() {
   ++ActivationCounter::value();
   const Tick now = sim_now();
+  const Tick horizon = now + mem_.lookahead_;
+  Tick cursor = now;  // the earliest time of the next decision
   for (;;) {
-    Tick d = std::max(now, cmd_free_);
-    if (d > now) {
+    Tick d = std::max(cursor, cmd_free_);
+    if (d > horizon) {
       // Busy until d: sleep until then (or until the first arrival, if nothing is queued).
       if (!reads_.empty() || !writes_.empty()) wake_.notify(sc_core::sc_time::from_value(d - now));
       else if (Tick a = next_arrival(); a != ~Tick(0))
@@ -289,8 +296,14 @@ void Lpddr5Channel::run() {
     }
     admit(d);
     if (reads_.empty() && writes_.empty()) {
-      if (Tick a = next_arrival(); a != ~Tick(0)) wake_.notify(sc_core::sc_time::from_value(a - now));
-      break;
+      Tick a = next_arrival();  // after d: admit(d) took the rest
+      if (a == ~Tick(0)) break;
+      if (a > horizon) {
+        wake_.notify(sc_core::sc_time::from_value(a - now));
+        break;
+      }
+      cursor = a;
+      continue;
     }
     refresh_until(d);
     bool w = serve_write();
@@ -299,10 +312,13 @@ void Lpddr5Channel::run() {
       batch_ = 0;
     }
     ++batch_;
-    std::deque<Entry>& q = w ? writes_ : reads_;
+    PieceQueue& q = w ? writes_ : reads_;
     int i = pick(q, d);
-    Entry e = q[i];
-    q.erase(q.begin() + i);
+    std::uint32_t slot = q[i].slot;
+    q.erase(static_cast<std::size_t>(i));
+    // A copy: serving may enqueue (a burst's write leg), which may grow the pool.
+    Entry e = pool_[slot];
+    free_slots_.push_back(slot);
     rec_.counter(queue_counter_, d, static_cast<double>(reads_.size() + writes_.size()));
     serve(e, d);
   }
@@ -316,11 +332,38 @@ void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
   clk_ = ClockDomain(m.clock_mhz);
   // Data-bus cycles of one column access: burst_length beats at data_rate / clock per cycle.
   burst_cycles_ = std::max(1, static_cast<int>(std::llround(t_.burst_length * m.clock_mhz / m.data_rate_mtps)));
+  const Lpddr5Config& c = t_;
+  auto ticks = [&](int cycles) { return clk_.cycles(static_cast<std::uint64_t>(cycles)); };
+  k_.tras = ticks(c.tras);
+  k_.trp = ticks(c.trp);
+  k_.trcd = ticks(c.trcd);
+  k_.trrd = ticks(c.trrd);
+  k_.tfaw = ticks(c.tfaw);
+  k_.twr = ticks(c.twr);
+  k_.trtw = ticks(c.trtw);
+  k_.twtr = ticks(c.twtr);
+  k_.tccd_s = ticks(c.tccd_s);
+  k_.tccd_l = ticks(c.tccd_l);
+  k_.tccd_l_extra = ticks(c.tccd_l - c.tccd_s);
+  k_.read_latency = ticks(c.rl);
+  k_.write_latency = ticks(c.wl);
+  k_.burst = ticks(burst_cycles_);
+  k_.column_step = ticks(std::max(c.tccd_l, burst_cycles_));
+  k_.frontend = ticks(c.frontend_cycles);
+  k_.refresh = ticks(c.trp + c.trfc);
+  k_.trefi = ticks(c.trefi);
   map_.init(m);
+  block_columns_ = with_ecc(map_.columns_per_block());
+  lookahead_ = ns_to_ticks(cfg.sim.memory_lookahead_ns);
   for (int i = 0; i < m.channels; ++i) {
     std::string n = "lpddr5_ch" + std::to_string(i);
     chans_.push_back(std::make_unique<Lpddr5Channel>(n.c_str(), *this, i, rec));
   }
+}
+
+// Column accesses of `cols` data columns with inline ECC (in the same row).
+std::uint32_t Lpddr5Memory::with_ecc(std::uint32_t cols) const {
+  return t_.inline_ecc > 0 ? cols + (cols + t_.inline_ecc - 1) / t_.inline_ecc : cols;
 }
 
 void Lpddr5Memory::send(MemRequest req) {
@@ -338,20 +381,23 @@ void Lpddr5Memory::send(MemRequest req) {
   const std::uint32_t colb = map_.column_bytes();
   // One piece per interleave block the request touches; counted first, so no list is built.
   std::uint64_t addr = req.addr, left = req.bytes;
-  o.pieces = static_cast<int>((addr % block + left + block - 1) / block);
-  while (left > 0) {
-    std::uint64_t in_block = addr % block;
+  o.pieces = static_cast<int>(map_.blocks(map_.block_offset(addr) + left + block - 1));
+  DramCoord at;
+  for (bool first = true; left > 0; first = false) {
+    std::uint64_t in_block = map_.block_offset(addr);
     std::uint64_t n = std::min(left, block - in_block);
-    Lpddr5Channel::Entry e;
+    at = first ? map_.decode(addr) : map_.decode_next(at, addr);
+    Lpddr5Channel& ch = *chans_[at.channel];
+    std::uint32_t slot = ch.new_slot();
+    Lpddr5Channel::Entry& e = ch.entry(slot);
     e.req = id;
     e.arrival = req.issued;
-    e.at = map_.decode(addr);
-    e.columns = static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb);
-    if (t_.inline_ecc > 0) e.columns += (e.columns + t_.inline_ecc - 1) / t_.inline_ecc;  // ECC in the same row
+    e.at = at;
+    e.columns = n == block ? block_columns_
+                           : with_ecc(static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb));
     e.bytes = static_cast<std::uint32_t>(n);
     e.write = req.write;
-    e.seq = seq_++;
-    chans_[e.at.channel]->enqueue(e);
+    ch.enqueue(slot);
     addr += n;
     left -= n;
   }

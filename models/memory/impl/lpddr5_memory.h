@@ -4,12 +4,11 @@
 // all-bank refresh). Event-driven: each channel controller wakes only when it can issue its
 // next request; a request's column accesses are timed in closed form, never cycle by cycle.
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <queue>
 #include <string>
 #include <vector>
 
+#include "models/memory/impl/lpddr5_piece_queue.h"
 #include "models/memory/memory.h"
 
 namespace dfsim {
@@ -48,8 +47,15 @@ class Lpddr5AddressMap {
  public:
   void init(const MemoryConfig& m);
   DramCoord decode(std::uint64_t addr) const;
+  // decode(addr) for the interleave block that follows the one `prev` decodes: when the
+  // channel is the lowest field and no carry leaves it, only the channel moves (a request's
+  // pieces); else a full decode.
+  DramCoord decode_next(const DramCoord& prev, std::uint64_t addr) const;
   int channel(std::uint64_t addr) const;  // decode(addr).channel, without the other fields
   std::uint64_t block_bytes() const { return block_.value(); }
+  std::uint64_t block_offset(std::uint64_t addr) const { return block_.mod(addr); }
+  std::uint64_t blocks(std::uint64_t bytes) const { return block_.div(bytes); }
+  std::uint32_t columns_per_block() const { return cols_per_block_; }
   std::uint32_t column_bytes() const { return col_bytes_; }
 
  private:
@@ -58,12 +64,27 @@ class Lpddr5AddressMap {
   std::vector<Field> lsb_first_;
   FixedDivisor block_{512};
   std::uint32_t col_bytes_ = 128;
+  std::uint32_t cols_per_block_ = 4;
   FixedDivisor channels_{8}, bgs_{4}, banks_{4}, cols_per_row_blocks_{8};
   bool xor_ = true;
   bool channel_xor_ = true;
+  bool channel_lowest_ = false;  // the channel is the lowest field (decode_next's fast case)
 };
 
 class Lpddr5Memory;
+
+// The controller's timings in ticks, converted once from memory cycles.
+struct Lpddr5Ticks {
+  Tick tras = 0, trp = 0, trcd = 0, trrd = 0, tfaw = 0, twr = 0, trtw = 0, twtr = 0;
+  Tick tccd_s = 0, tccd_l_extra = 0;   // tCCD_S, and what tCCD_L adds in one bank group
+  Tick tccd_l = 0;
+  Tick read_latency = 0, write_latency = 0;  // RL, WL
+  Tick burst = 0;                            // data-bus time of one column access
+  Tick column_step = 0;                      // between column commands of one piece
+  Tick frontend = 0;
+  Tick refresh = 0;                          // tRP + tRFC
+  Tick trefi = 0;
+};
 
 // One channel: its banks, queues and the controller process.
 class Lpddr5Channel : public sc_core::sc_module {
@@ -77,9 +98,11 @@ class Lpddr5Channel : public sc_core::sc_module {
     std::uint32_t columns = 0;
     std::uint32_t bytes = 0;
     bool write = false;
-    std::uint64_t seq = 0;     // arrival order, for FCFS ties
   };
-  void enqueue(const Entry& e);
+  // A new piece is written in place (entry(slot) after new_slot()), then enqueued: no copies.
+  std::uint32_t new_slot();
+  Entry& entry(std::uint32_t slot) { return pool_[slot]; }
+  void enqueue(std::uint32_t slot);
   MemStats stats;
   std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0, refreshes = 0;
   std::uint64_t max_queue = 0;
@@ -93,26 +116,13 @@ class Lpddr5Channel : public sc_core::sc_module {
     Tick last_col = 0;    // last column command to it
     Tick wr_end = 0;      // end of the last write data to it (tWR before PRE)
   };
-  // An arrival waiting outside the controller queues: its order key and its slot in pool_
-  // (the heap moves these small keys, not whole entries).
-  struct Arrival {
-    Tick arrival = 0;
-    std::uint64_t seq = 0;
-    std::uint32_t slot = 0;
-  };
-  struct Later {
-    bool operator()(const Arrival& a, const Arrival& b) const {
-      return a.arrival != b.arrival ? a.arrival > b.arrival : a.seq > b.seq;
-    }
-  };
-  using Arrivals = std::priority_queue<Arrival, std::vector<Arrival>, Later>;
   void run();
   void admit(Tick upto);
   Tick next_arrival() const;
   void refresh_until(Tick t);
   bool serve_write();
   Tick precharge_at(const Bank& b, Tick arrival) const;
-  int pick(const std::deque<Entry>& q, Tick d) const;
+  int pick(const PieceQueue& q, Tick d) const;
   void serve(const Entry& e, Tick d);
 
   Lpddr5Memory& mem_;
@@ -120,10 +130,10 @@ class Lpddr5Channel : public sc_core::sc_module {
   Recorder& rec_;
   int track_ = -1, queue_counter_ = -1;
   std::vector<Bank> banks_;
-  Arrivals arriving_reads_, arriving_writes_;  // not yet in a controller queue (in arrival order)
+  PieceQueue arriving_reads_, arriving_writes_;  // not yet in a controller queue (in arrival order)
   std::vector<Entry> pool_;                    // the waiting entries, by slot
   std::vector<std::uint32_t> free_slots_;
-  std::deque<Entry> reads_, writes_;           // the controller queues (at most queue_depth each), oldest first
+  PieceQueue reads_, writes_;                  // the controller queues (at most queue_depth each), oldest first
   bool draining_ = false;     // the bus is serving writes
   int batch_ = 0;             // requests served since the bus last turned
   bool any_ = false, last_write_ = false;
@@ -162,15 +172,18 @@ class Lpddr5Memory : public IMemory {
     Tick done = 0;
   };
   void piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write);
+  std::uint32_t with_ecc(std::uint32_t cols) const;
 
   Lpddr5Config t_;
   ClockDomain clk_;
   int burst_cycles_ = 4;
+  Lpddr5Ticks k_;
+  std::uint32_t block_columns_ = 0;  // column accesses of a whole interleave block, ECC included
+  Tick lookahead_ = 0;               // sim.memory_lookahead_ns
   Lpddr5AddressMap map_;
   std::vector<std::unique_ptr<Lpddr5Channel>> chans_;
   std::vector<Open> open_;
   std::vector<std::uint64_t> free_;
-  std::uint64_t seq_ = 0;
   MemStats total_;
 };
 
