@@ -33,12 +33,13 @@ std::uint64_t folded_cycles(Folding fr, Folding fc, std::uint64_t R, std::uint64
 }  // namespace
 
 PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int rows, int cols, int simd,
-                      int corelets, Dataflow dataflow, Dtype in) {
+                      int corelets, Dataflow dataflow, Dtype in, bool broadcast) {
   PtCost c;
   if (m == 0 || n == 0 || k == 0) return c;
   const std::uint64_t R = static_cast<std::uint64_t>(rows), C = static_cast<std::uint64_t>(cols);
   const std::uint64_t L = static_cast<std::uint64_t>(std::max(corelets, 1));
   const std::uint64_t ks = ceil_div(k, static_cast<std::uint64_t>(std::max(simd, 1)));  // reduction steps
+  const std::uint64_t readers = broadcast ? 1 : L;  // LX reads of the operand both corelets stream
   std::uint64_t feed_elems = 0;  // operand elements read from LX
   switch (dataflow) {
     case Dataflow::os: {
@@ -51,7 +52,7 @@ PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int row
       c.fold_rows = std::min(mc, R);
       c.fold_cols = std::min(n, C);
       // A rows are streamed once per n fold, B columns once per m fold of a corelet.
-      feed_elems = m * k * fc.count() + k * n * fr.count();
+      feed_elems = m * k * fc.count() + k * n * fr.count() * readers;
       break;
     }
     case Dataflow::ws: {
@@ -62,7 +63,7 @@ PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int row
       c.folds = fr.count() * fc.count();
       c.fold_rows = std::min(ks, R);
       c.fold_cols = std::min(nc, C);
-      feed_elems = k * n + m * k * fc.count();
+      feed_elems = k * n + m * k * fc.count() * readers;
       c.psum_bytes = (fr.count() - 1) * m * n * 4;
       break;
     }
@@ -74,7 +75,7 @@ PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int row
       c.folds = fr.count() * fc.count();
       c.fold_rows = std::min(ks, R);
       c.fold_cols = std::min(mc, C);
-      feed_elems = m * k + k * n * fc.count();
+      feed_elems = m * k + k * n * fc.count() * readers;
       c.psum_bytes = (fr.count() - 1) * m * n * 4;
       break;
     }

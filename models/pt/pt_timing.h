@@ -24,9 +24,10 @@ struct PtCost {
 // A fold alone takes 2 Sr + Sc + T - 2 cycles (preload or result shift-out Sr, skew Sr + Sc - 2,
 // stream T); back to back the next fold starts max(T, Sr) after the previous one (double-
 // buffered stationary registers), so only the last fold pays its fill and drain.
-// `in` is the operand precision (bytes of the LX feed).
+// `in` is the operand precision (bytes of the LX feed). With `broadcast` one LX read of the
+// operand both corelets stream feeds both arrays; without it each corelet reads its own.
 PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int rows, int cols, int simd,
-                      int corelets, Dataflow dataflow, Dtype in = Dtype::fp16);
+                      int corelets, Dataflow dataflow, Dtype in = Dtype::fp16, bool broadcast = true);
 
 // pt_matmul_cost(...).cycles
 std::uint64_t pt_matmul_cycles(std::uint64_t m, std::uint64_t n, std::uint64_t k, int rows, int cols, int simd,

@@ -19,6 +19,8 @@ std::uint64_t sfp_cycles(const SfpConfig& sfp, const std::string& op, Dtype dtyp
   std::uint64_t per_corelet = (elements + L - 1) / L;
   std::uint64_t vectors = (per_corelet + lanes - 1) / lanes;
   std::uint64_t tail = 0;  // cross-lane reduction of each row
+  auto it = sfp.cycles_per_vector.find(cls);
+  double cost = it == sfp.cycles_per_vector.end() ? 1.0 : it->second;
   if (cls == "reduce" && rows > 0) {
     std::uint64_t rows_c = (std::min(rows, elements) + L - 1) / L;
     std::uint64_t row_len = (per_corelet + rows_c - 1) / rows_c;
@@ -26,9 +28,9 @@ std::uint64_t sfp_cycles(const SfpConfig& sfp, const std::string& op, Dtype dtyp
     std::uint64_t depth = 0;
     while ((std::uint64_t{1} << depth) < lanes) ++depth;
     tail = rows_c + depth;
+    // An unpipelined tree takes one vector at a time, each for all its levels.
+    cost = std::max(cost, static_cast<double>(depth * static_cast<std::uint64_t>(sfp.tree_level_cycles)));
   }
-  auto it = sfp.cycles_per_vector.find(cls);
-  double cost = it == sfp.cycles_per_vector.end() ? 1.0 : it->second;
   if (dtype == Dtype::fp32 || dtype == Dtype::int32) cost /= sfp.fp32_rate;
   return static_cast<std::uint64_t>(std::ceil(static_cast<double>(vectors) * cost)) + tail + sfp.pipeline_cycles;
 }

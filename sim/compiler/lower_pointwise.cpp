@@ -29,6 +29,9 @@ bool is_rowwise(const Op& op) {
   return is_elementwise(k) || k == OpKind::reduce || k == OpKind::normalize || k == OpKind::rope;
 }
 
+// The stick of the tensors' layout: 128 B = 64 fp16 (docs/compiler.md, work division).
+constexpr std::uint64_t kLayoutStickBytes = 128;
+
 PointwisePlan plan_pointwise(const OpGraph& g, const Op& op, int cores) {
   PointwisePlan p;
   p.cores = cores;
@@ -53,6 +56,12 @@ PointwisePlan plan_pointwise(const OpGraph& g, const Op& op, int cores) {
     if (s >= 0) {
       p.extent = in.shape[s];
       p.out.dim = !drop || s < op.dim ? s : s - 1;
+      // A split of the stick dim (a reduction over an outer dim) gives every core whole
+      // sticks, the unit of the layout: 512 fp16 columns go to 8 cores, not 32 B to 32.
+      if (forced < 0 && s == static_cast<int>(in.shape.size()) - 1) {
+        const auto per_stick = static_cast<std::int64_t>(std::max<std::uint64_t>(1, kLayoutStickBytes / dtype_bytes(in.dtype, 1)));
+        p.cores = static_cast<int>(std::min<std::int64_t>(p.cores, (p.extent + per_stick - 1) / per_stick));
+      }
     }
     return p;
   }
@@ -162,9 +171,13 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
     const CoreGroup& grp = groups[gi];
     // Elementwise ops are software-pipelined: at least kPipelineTiles tiles per core, so the
     // loads of a tile overlap the store of the previous one. (Their split dim is the
-    // outermost non-trivial one, so tiles stay contiguous runs.) A reduction's output is
-    // small and its split may be strided, where cutting would shorten every row's run.
-    int min_tiles = reduction ? 1 : kPipelineTiles;
+    // outermost non-trivial one, so tiles stay contiguous runs.) So are reductions over the
+    // last dim (their rows are split: contiguous too), in twice as many tiles, so that the
+    // SFP's cross-lane reduction of a tile overlaps the next tile's load and only an eighth
+    // of it trails the last load; a reduction over an outer dim splits the kept columns,
+    // strided, where cutting would shorten every row's run.
+    const bool row_reduction = reduction && reduction_sfp_op(g, op) == op.op;
+    int min_tiles = !reduction ? kPipelineTiles : row_reduction ? 2 * kPipelineTiles : 1;
     auto tiles = tile_units(grp.share, unit, fixed, ctx.budget, min_tiles);
     if (!tiles && reduction && lower_row_chunks(ctx, op, kernel, 1)) return;
     if (!tiles)
@@ -175,7 +188,8 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
       const TileRange& tile = (*tiles)[ti];
       std::int64_t begin = grp.base + tile.begin;
       std::string prefix = kernel + "/g" + std::to_string(gi) + "/t" + std::to_string(ti);
-      Task compute = group_task(prefix + "/" + op.op, UnitKind::sfp, op.op, grp, out.dtype);
+      Task compute = group_task(prefix + "/" + op.op, UnitKind::sfp, reduction ? reduction_sfp_op(g, op) : op.op,
+                                grp, out.dtype);
       for (std::size_t i = 0; i < p.in.size(); ++i) {
         const OpTensor& in = *p.in[i].tensor;
         if (first_use[i] != i) {

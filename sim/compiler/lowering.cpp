@@ -105,11 +105,17 @@ void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, 
   ctx.builder.add_task(std::move(t));
 }
 
+std::string reduction_sfp_op(const OpGraph& g, const Op& op) {
+  const auto rank = static_cast<int>(g.tensors[static_cast<std::size_t>(op.inputs[0])].shape.size());
+  if (op.dim == rank - 1) return op.op;
+  return op.op == "amax" ? "max" : "add";
+}
+
 int emit_carried_reduce(LowerContext& ctx, const std::string& prefix, const Op& op, const OpTensor& in, int hbm_in, Dtype out,
                         const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g, int prev,
                         std::uint64_t part_bytes) {
   int lx = emit_load(ctx, prefix + "/load_" + in.name, prefix + "/" + in.name, hbm_in, in.dtype, p, unit_offset, g);
-  Task t = group_task(prefix + "/" + op.op, UnitKind::sfp, op.op, g, out);
+  Task t = group_task(prefix + "/" + op.op, UnitKind::sfp, reduction_sfp_op(ctx.ops, op), g, out);
   t.elements = p.elements;
   t.reads.push_back(whole(lx, p.total_bytes()));
   if (prev >= 0) t.reads.push_back(whole(prev, part_bytes));

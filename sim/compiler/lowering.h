@@ -139,6 +139,11 @@ void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, 
 // `hbm_in`), reduces it with
 // `op` on the SFP together with the previous partial `prev` (-1: none) into a new partial of
 // `part_bytes` named `<prefix>/partial`. Returns the new partial's LX buffer.
+// The SFP op of a reduction: its own (a `reduce`-class op, whose rows take the cross-lane
+// adder tree) when it reduces the last dim, whose elements lie along a stick's lanes; over an
+// outer dim every lane keeps its own column, so it is an elementwise accumulate of one stick
+// into another ("max" for amax, "add" for sum and mean).
+std::string reduction_sfp_op(const OpGraph& g, const Op& op);
 int emit_carried_reduce(LowerContext& ctx, const std::string& prefix, const Op& op, const OpTensor& in, int hbm_in, Dtype out,
                         const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g, int prev,
                         std::uint64_t part_bytes);

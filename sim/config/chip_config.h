@@ -27,6 +27,9 @@ struct PtConfig {
   // MAC ways per PE per cycle, per PT precision; a precision absent here is not supported by PT.
   std::map<Dtype, int> simd{{Dtype::fp16, 8}, {Dtype::fp8, 16}, {Dtype::int8, 16}, {Dtype::int4, 32}};
   Dataflow dataflow = Dataflow::ws;     // which operand stays in the PEs (docs/models.md, "PT")
+  // Whether one LX read of the streamed operand feeds both corelets' arrays (a broadcast); if
+  // not, each corelet reads its own copy through the shared LX read port.
+  bool stream_broadcast = true;
 };
 
 // SFP function classes that have a cost in SfpConfig::cycles_per_vector.
@@ -42,6 +45,10 @@ struct SfpConfig {
       {"add", 1}, {"fma", 1}, {"max", 1}, {"reduce", 1}, {"convert", 1},
       {"exp", 2}, {"log", 2}, {"rsqrt", 2}, {"div", 2}, {"gelu", 4}};
   double fp32_rate = 0.5;                  // throughput factor when the op runs in fp32
+  // Cycles per level of the cross-lane adder tree that a row reduction passes each vector of a
+  // row through, one vector at a time (ceil(log2(lanes)) levels); 0: the tree is pipelined and
+  // only each row's final vector pays it.
+  int tree_level_cycles = 4;
 };
 
 // The LX scratchpad shared by a core's corelets.
@@ -63,7 +70,7 @@ struct DmaConfig {
   int queues = 2;                          // 1: one queue for every transfer; 2: inbound + outbound
   int max_outstanding = 8;                 // requests in flight per queue
   int issue_cycles = 4;                    // core cycles to issue one request
-  int stick_issue_cycles = 12;             // extra core cycles per stick of a request (word generation)
+  int stick_issue_cycles = 7;              // extra core cycles per stick of a request (word generation)
 };
 
 // One core: clock, corelets and their units.

@@ -237,7 +237,7 @@ TEST_CASE("compiler: add 2048x1024 on 32 cores") {
   CHECK(eg.instances[eg.first_instance[3] + 5].deps == std::vector<int>{eg.first_instance[2] + 5});
 }
 
-TEST_CASE("compiler: small shares and reductions are not pipelined") {
+TEST_CASE("compiler: small shares and column reductions are not pipelined") {
   // 64 rows of 64 fp16 per core: a tile of 16 rows would carry 16 x 3 x 128 = 6 KiB < 16 KiB.
   KernelGraph small = compile(add_graph("2048", "64"), 32);
   CHECK(small.tasks.size() == 4);
@@ -247,6 +247,16 @@ TEST_CASE("compiler: small shares and reductions are not pipelined") {
       "inputs": ["x"], "outputs": ["y"],
       "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 1}}]})"), 32);
   CHECK(cols.tasks.size() == 3);
+  // A row sum (contiguous rows per core) is pipelined, in twice the elementwise ops' tiles so
+  // that only an eighth of its SFP reduction trails the last load: 2048 rows of 2 KiB on 32
+  // cores = 64 rows (128 KiB) per core, cut into 8 tiles of 8 rows (16 KiB): 8 x 3 = 24
+  // templates; its SFP op stays a cross-lane reduction.
+  KernelGraph rows = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "r",
+      "tensors": {"x": {"shape": [2048, 1024], "dtype": "fp16"}, "y": {"shape": [2048], "dtype": "fp16"}},
+      "inputs": ["x"], "outputs": ["y"],
+      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": -1}}]})"), 32);
+  CHECK(rows.tasks.size() == 24);
+  CHECK(rows.tasks[1].op == "sum");
 }
 
 TEST_CASE("compiler: a smaller LX splits each core's share into tiles") {
@@ -364,6 +374,14 @@ TEST_CASE("compiler: sum over a leading dim splits a kept dim with strided loads
   CHECK(rd.stride == 512);
   CHECK(rd.offset.alpha == 128);
   CHECK(g.tasks[1].elements == 64u * 64);
+  // Each lane keeps its own column: the SFP accumulates sticks elementwise (no cross-lane tree).
+  CHECK(g.tasks[1].op == "add");
+  // 256 columns on 32 cores would give 8 columns (16 B) each: the stick dim is split in whole
+  // sticks, 256 / 64 = 4 cores of one 128 B stick each.
+  KernelGraph wide = compile(j, 32);
+  CHECK(wide.cores == 32);
+  CHECK(wide.tasks[0].core_count == 4);
+  CHECK(wide.tasks[0].reads[0].bytes == 128);
   ExpandedGraph eg = expand_graph(g, chip());
   CHECK(all_equal(coverage(g, eg, "x", false), 1));
   CHECK(all_equal(coverage(g, eg, "s", true), 1));

@@ -136,8 +136,25 @@ TEST_CASE("compute: sfp elementwise op on N elements equals the closed form", "[
   CHECK(run(g, cfg) == 1572 * kCore);
 }
 
+// A 64 x 1000 fp16 row sum in LX on one core (both row-reduction cases below).
+static KernelGraph row_sum_graph() {
+  return graph(R"({"name": "x", "space": "lx", "bytes": 128000, "preloaded": true},
+                  {"name": "s", "space": "lx", "bytes": 128, "dtype": "fp16"})",
+               R"({"name": "r", "unit": "sfp", "op": "sum", "core": 0, "elements": 64000,
+                   "reads": [{"buffer": "x", "bytes": 128000}], "writes": [{"buffer": "s", "bytes": 128}]})");
+}
+
+TEST_CASE("compute: sfp row reduction through an unpipelined cross-lane tree", "[compute][sfp]") {
+  ChipConfig cfg;  // core.sfp.tree_level_cycles = 4 (the spyre preset)
+  // 64 rows of 1000: 32 rows per corelet x 16 vectors = 512 vectors, each through the 6 levels
+  // of the tree one at a time: 6 x 4 = 24 cycles per vector = 12288 + 32 row passes + 6 tree
+  // depth + 8 pipeline = 12334 cycles (LX read 128000 / 256 = 500 cycles, hidden)
+  CHECK(run(row_sum_graph(), cfg) == 12334 * kCore);
+}
+
 TEST_CASE("compute: sfp row reduction pays one cross-lane pass per row", "[compute][sfp]") {
   ChipConfig cfg;
+  cfg.core.sfp.tree_level_cycles = 0;  // a pipelined tree
   KernelGraph g = graph(R"({"name": "x", "space": "lx", "bytes": 128000, "preloaded": true},
                            {"name": "s", "space": "lx", "bytes": 128, "dtype": "fp16"})",
                         R"({"name": "r", "unit": "sfp", "op": "sum", "core": 0, "elements": 64000,

@@ -66,7 +66,8 @@ TEST_CASE("config: spyre.json holds the public Spyre figures", "[config]") {
   CHECK(c.core.dma.stick_bytes == 128);
   CHECK(c.core.dma.burst_sticks == 32);
   CHECK(c.memory.impl == "lpddr5");
-  CHECK(c.core.dma.stick_issue_cycles == 12);
+  CHECK(c.core.dma.stick_issue_cycles == 7);
+  CHECK(c.core.sfp.tree_level_cycles == 4);
   CHECK(c.memory.channels == 8);
   CHECK(c.memory.bus_bits == 32);
   CHECK(c.memory.data_rate_mtps == 6400);

@@ -138,6 +138,16 @@ TEST_CASE("timing: pt LX feed and partial sums per dataflow", "[timing][pt][lx]"
   PtCost odd = pt_matmul_cost(17, 9, 65, 8, 8, 8, 1, WS, Dtype::fp16);
   CHECK(odd.feed_bytes == 5590);
   CHECK(odd.psum_bytes == 612);
+  // Without the broadcast of the streamed operand each corelet reads its own copy:
+  // ws: B once + A once per n fold of a corelet (4), twice: (4096 + 64*64*4 x 2) x 2 B = 73728 B;
+  // os: A per n fold (8) + B per m fold (4) twice: (32768 + 16384 x 2) x 2 = 131072 B;
+  // is: A once + B per m fold (4) twice: 73728 B. The cycles do not change.
+  CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 8, 2, WS, Dtype::fp16, false).feed_bytes == 73728);
+  CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 8, 2, OS, Dtype::fp16, false).feed_bytes == 131072);
+  CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 8, 2, IS, Dtype::fp16, false).feed_bytes == 73728);
+  CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 8, 2, WS, Dtype::fp16, false).cycles == ws.cycles);
+  // one corelet has no one to share with: 17x9x65 as above
+  CHECK(pt_matmul_cost(17, 9, 65, 8, 8, 8, 1, WS, Dtype::fp16, false).feed_bytes == 5590);
   // int4 packs two per byte: (4096 + 16384) / 2 = 10240 B
   CHECK(pt_matmul_cost(64, 64, 64, 8, 8, 32, 2, WS, Dtype::int4).feed_bytes == 10240);
 }
@@ -180,14 +190,28 @@ TEST_CASE("timing: sfp fp32 at half rate and corelets split the work", "[timing]
   // 65 elements on 1 corelet: 2 vectors x 1 + 8 = 10
   CHECK(sfp_cycles(s, "add", Dtype::fp16, 65, 1) == 10);
   CHECK(sfp_cycles(s, "add", Dtype::fp16, 0, 1) == 0);
-  // Row reductions: 4 rows of 1024 on 1 corelet: 16 vectors per row x 4 = 64 vectors + 4
+  // Row reductions through a pipelined tree (tree_level_cycles 0): 4 rows of 1024 on 1
+  // corelet: 16 vectors per row x 4 = 64 vectors + 4
   // cross-lane passes + log2(64) = 6 tree depth + 8 pipeline = 82
+  s.tree_level_cycles = 0;
   CHECK(sfp_cycles(s, "sum", Dtype::fp16, 4096, 1, 4) == 82);
   // 256 short rows of 16 on 2 corelets: 128 rows each, 1 vector per row: 128 + 128 + 6 + 8 = 270
   // (the same elements elementwise: 32 vectors + 8 = 40)
   CHECK(sfp_cycles(s, "sum", Dtype::fp16, 4096, 2, 256) == 270);
   // only reduce-class ops take rows into account
   CHECK(sfp_cycles(s, "add", Dtype::fp16, 4096, 2, 256) == 40);
+  // An unpipelined cross-lane tree (tree_level_cycles 4, the default): every vector of a row takes the 6
+  // levels x 4 = 24 cycles. 4 rows of 1024 on 1 corelet: 64 vectors x 24 = 1536 + 4 + 6 + 8 = 1554
+  s.tree_level_cycles = 4;
+  CHECK(sfp_cycles(s, "sum", Dtype::fp16, 4096, 1, 4) == 1554);
+  // 2 corelets, 256 rows of 16: 128 vectors x 24 = 3072 + 128 + 6 + 8 = 3214
+  CHECK(sfp_cycles(s, "sum", Dtype::fp16, 4096, 2, 256) == 3214);
+  // Elementwise accumulates (a column sum's "add") do not pass the tree: 32 vectors + 8 = 40
+  CHECK(sfp_cycles(s, "add", Dtype::fp16, 4096, 2, 256) == 40);
+  // A class cost above the tree's stays: reduce at 30 cycles per vector: 64 x 30 + 4 + 6 + 8 = 1938
+  s.cycles_per_vector["reduce"] = 30;
+  CHECK(sfp_cycles(s, "sum", Dtype::fp16, 4096, 1, 4) == 1938);
+  s.tree_level_cycles = 0;
   // Fractional costs round up once over the whole op: 3 vectors x 1.5 = 4.5 -> 5 + 8 = 13
   s.cycles_per_vector["exp"] = 1.5;
   CHECK(sfp_cycles(s, "exp", Dtype::fp16, 192, 1) == 13);
