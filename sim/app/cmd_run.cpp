@@ -1,5 +1,6 @@
 // `dfsim run`: simulate a workload on a config and write summary.json, trace.json and
 // utilization.csv to the output directory.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -154,6 +155,17 @@ int cmd_run(const std::vector<std::string>& args) {
   ExpandedGraph x = expand_graph(g, cfg);
   if (placement) add_placement_dependencies(*placement, task_workload, x);
   spdlog::info("{} task instances on {} cores", x.instances.size(), g.cores);
+  // The default level grows with the task instances (about 500 B each): past
+  // sim.trace_auto_instances a run asked for no level gets the kernels level, and says so.
+  const std::uint64_t auto_max = cfg.sim.trace_auto_instances;
+  if (!vm.count("trace") && trace.flows_kernel.empty() && trace.level > TraceLevel::kernels && auto_max > 0 &&
+      x.instances.size() > auto_max) {
+    trace.level = TraceLevel::kernels;
+    if (!quiet)
+      std::cerr << fmt::format("dfsim: {} task instances (more than sim.trace_auto_instances = {}): the trace is drawn at "
+                               "level kernels; --trace units draws every instance (about {} MB)\n",
+                               x.instances.size(), auto_max, x.instances.size() / 2000);
+  }
   if (out.empty()) out = "out/" + std::filesystem::path(workload).stem().string() + "-" + cfg.name;
   OutputDir dir(out, {"summary.json", "trace.json", "trace.json.gz", "utilization.csv"});
 

@@ -190,6 +190,7 @@ struct SimConfig {
   double utilization_bucket_ns = 1000;     // utilization.csv bucket width
   double dma_lookahead_ns = 200;           // how far ahead a DMA engine may book its bursts
   double memory_lookahead_ns = 0;          // lpddr5: how far ahead a controller decides (0: exact)
+  std::uint64_t trace_auto_instances = 1'000'000;  // default trace level drops to kernels past this (0: never)
 };
 
 // The whole card: every parameter, resolved and checked.

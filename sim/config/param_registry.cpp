@@ -331,6 +331,10 @@ std::vector<Param> build() {
                 "each at its own time, exact; larger is faster to simulate, blind to pieces sent later that "
                 "arrive inside the window)",
                 DFSIM_FIELD(sim.memory_lookahead_ns)), 0, false, 1e6),
+      ints(make("sim.trace_auto_instances", T::UInt64, "instances",
+                "dfsim run without --trace draws the trace at level kernels (not units) when the run has more task "
+                "instances than this, so that a whole-model prefill does not write gigabytes (0: never)",
+                DFSIM_FIELD(sim.trace_auto_instances)), 0),
   };
 }
 

@@ -51,11 +51,11 @@ std::string placement_text(const nlohmann::ordered_json& s) {
   std::string out;
   for (const auto& w : s["placement"]) {
     std::string cards;
-    for (const auto& c : w["cards"]) cards += (cards.empty() ? "" : ",") + std::to_string(c.get<int>());
+    for (const auto& c : w["cards"]) cards += fmt::format("{}{}", cards.empty() ? "" : ",", c.get<int>());
     out += fmt::format("  workload  {:<16} cards {:<8} {:>12.3f} us from {:.3f} to {:.3f} us{}\n", w["name"].get<std::string>(),
                        cards, w["duration_ns"].get<double>() / 1000, w["start_ns"].get<double>() / 1000,
                        w["end_ns"].get<double>() / 1000,
-                       w["after"].get<std::string>().empty() ? "" : " (after " + w["after"].get<std::string>() + ")");
+                       w["after"].get<std::string>().empty() ? "" : fmt::format(" (after {})", w["after"].get<std::string>()));
   }
   return out;
 }

@@ -157,7 +157,7 @@ void write_kernels(const Ctx& c) {
     std::set<std::string> ops;
     for (int t : g.kernels[k].tasks) ops.insert(g.tasks[t].op);
     std::string list;
-    for (const auto& o : ops) list += (list.empty() ? "" : ",") + quoted(o);
+    for (const auto& o : ops) list += fmt::format("{}{}", list.empty() ? "" : ",", quoted(o));
     return fmt::format(R"("kernel":{},"ops":[{}],"instances":{},"offchip_bytes":{},"macs":{})", quoted(g.kernels[k].name),
                        list, a.instances, a.bytes, a.macs);
   };

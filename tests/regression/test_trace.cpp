@@ -114,6 +114,19 @@ TEST_CASE("trace: --trace off writes no trace; bad levels and formats exit 2", "
   CHECK_THAT(r.out, Contains("no kernel \"no_such_kernel\""));
 }
 
+TEST_CASE("trace: past sim.trace_auto_instances the default level is kernels, said on stderr; --trace keeps its level",
+          "[trace]") {
+  TempDir a("auto"), b("asked");
+  Result r = dfsim(std::string("run -w ") + kMlp + " --set sim.trace_auto_instances=10 -o " + a.str());
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("(more than sim.trace_auto_instances = 10): the trace is drawn at level kernels"));
+  CHECK(read_json(a.path / "trace.json")["otherData"]["level"] == "kernels");
+  Result q = dfsim(std::string("run -w ") + kMlp + " --set sim.trace_auto_instances=10 --trace units -o " + b.str());
+  REQUIRE(q.code == 0);
+  CHECK_THAT(q.out, !Contains("sim.trace_auto_instances"));
+  CHECK(read_json(b.path / "trace.json")["otherData"]["level"] == "units");
+}
+
 TEST_CASE("trace: json.gz holds the same trace as json, byte for byte", "[trace]") {
   TempDir a("plain"), b("gz");
   REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " -o " + a.str()).code == 0);
