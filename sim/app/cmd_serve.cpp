@@ -107,7 +107,7 @@ int cmd_serve(const std::vector<std::string>& args) {
       ("model,m", po::value(&model_arg)->required(), "model: a name in workloads/models/ or a model file")
       ("config,c", po::value(&config), "chip config (default configs/spyre.json)")
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
-      ("tp", po::value(&tp), "tensor-parallel cards (default 1; sets the memory for KV blocks)")
+      ("tp", po::value(&tp), "tensor-parallel cards (default 1): N cards' memory for KV blocks, steps simulated as dfsim gen --tp N on a config of >= N cards")
       ("requests,r", po::value(&requests_file), "request trace: .jsonl or .csv with arrival_ms, prompt_tokens, output_tokens")
       ("rate", po::value(&rate_arg), "generate requests at R per second; a list (1,2,4,8) sweeps the rates")
       ("num-requests,n", po::value(&num_requests), "requests to generate (default 100)")
