@@ -106,7 +106,7 @@ DramCoord Lpddr5AddressMap::decode_next(const DramCoord& prev, std::uint64_t add
 // ---- channel controller ------------------------------------------------------------------
 
 Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int index, Recorder& rec)
-    : sc_core::sc_module(n), mem_(mem), index_(index), rec_(rec) {
+    : sc_core::sc_module(n), mem_(mem), rec_(rec) {
   const Lpddr5Config& t = mem.t_;
   banks_.resize(static_cast<std::size_t>(t.bank_groups) * t.banks_per_group);
   track_ = rec.add_track("memory", "ch " + std::to_string(index), "dram");

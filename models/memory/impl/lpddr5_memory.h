@@ -126,7 +126,6 @@ class Lpddr5Channel : public sc_core::sc_module {
   void serve(const Entry& e, Tick d);
 
   Lpddr5Memory& mem_;
-  int index_;
   Recorder& rec_;
   int track_ = -1, queue_counter_ = -1;
   std::vector<Bank> banks_;
