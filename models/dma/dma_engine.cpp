@@ -14,7 +14,6 @@ DmaEngine::DmaEngine(sc_core::sc_module_name n, TaskHost& s, Recorder& r, const 
                      const std::vector<std::uint64_t>& hbm_base, const std::string& track_name)
     : TaskUnit(n, s, r),
       cfg_(cfg),
-      core_(core),
       mem_(mem),
       ring_(ring),
       lx_(lx),

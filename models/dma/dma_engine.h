@@ -82,7 +82,6 @@ class DmaEngine : public TaskUnit, public MemClient {
   std::uint64_t hbm_addr(const Region& r, std::uint64_t row, std::uint64_t off) const;
 
   const ChipConfig& cfg_;
-  int core_;
   IMemory& mem_;
   Ring& ring_;
   std::vector<LxScratchpad*>& lx_;
