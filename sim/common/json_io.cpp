@@ -1,5 +1,7 @@
 #include "sim/common/json_io.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -233,6 +235,18 @@ void JsonView::expect_object() const {
 
 void JsonView::expect_array() const {
   if (!j_->is_array()) fail("expected an array, got " + json_type_name(*j_));
+}
+
+std::vector<int> JsonView::as_distinct_ints(int min, int max, const std::string& noun) const {
+  expect_array();
+  if (size() == 0) fail(fmt::format("expected at least one {}", noun));
+  std::vector<int> out;
+  for (std::size_t i = 0; i < size(); ++i) {
+    int v = static_cast<int>(at(i).as_int(min, max));
+    if (std::find(out.begin(), out.end(), v) != out.end()) at(i).fail(fmt::format("{} {} listed twice", noun, v));
+    out.push_back(v);
+  }
+  return out;
 }
 
 void JsonView::only_keys(std::initializer_list<std::string_view> allowed) const {

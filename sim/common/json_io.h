@@ -57,6 +57,9 @@ class JsonView {
   double as_number(double min, double max) const;
   bool as_bool() const;
   Dtype as_dtype() const;
+  // A non-empty array of distinct integers in [min, max] (a list of cards): "expected at least
+  // one {noun}", "{noun} N listed twice".
+  std::vector<int> as_distinct_ints(int min, int max, const std::string& noun) const;
 
   // Optional members with defaults.
   std::string get_string(std::string_view key, const std::string& dflt) const;

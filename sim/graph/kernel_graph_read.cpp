@@ -103,16 +103,7 @@ Task read_task(const JsonView& v, const BufferNames& names, const std::vector<Bu
     auto& out = std::string(key) == "reads" ? t.reads : t.writes;
     for (std::size_t i = 0; i < list.size(); ++i) out.push_back(read_access(list.at(i), names));
   }
-  if (v.has("cards")) {
-    JsonView cs = v.at("cards");
-    cs.expect_array();
-    if (cs.size() == 0) cs.fail("expected at least one card");
-    for (std::size_t i = 0; i < cs.size(); ++i) {
-      int c = static_cast<int>(cs.at(i).as_int(0, 63));
-      if (std::find(t.cards.begin(), t.cards.end(), c) != t.cards.end()) cs.at(i).fail("card " + std::to_string(c) + " listed twice");
-      t.cards.push_back(c);
-    }
-  }
+  if (v.has("cards")) t.cards = v.at("cards").as_distinct_ints(0, 63, "card");
   if (v.has("algorithm")) {
     t.algorithm = v.at("algorithm").as_string();
     if (t.algorithm != "ring" && t.algorithm != "tree") v.at("algorithm").fail("expected \"ring\" or \"tree\"");

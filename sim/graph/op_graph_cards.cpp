@@ -21,15 +21,10 @@ bool check_card_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView&
   const int cards = g.compile.cards;
   if (attrs.has("group")) {
     JsonView gv = attrs.at("group");
-    gv.expect_array();
-    if (gv.size() == 0) gv.fail("expected at least one card");
-    for (std::size_t i = 0; i < gv.size(); ++i) {
-      int c = static_cast<int>(gv.at(i).as_int(0, 63));
-      if (c >= cards)
-        gv.at(i).fail(fmt::format("card {} outside the graph's {} card(s) (compile.cards)", c, cards));
-      if (std::count(op.group.begin(), op.group.end(), c)) gv.at(i).fail(fmt::format("card {} listed twice", c));
-      op.group.push_back(c);
-    }
+    op.group = gv.as_distinct_ints(0, 63, "card");
+    for (std::size_t i = 0; i < op.group.size(); ++i)
+      if (op.group[i] >= cards)
+        gv.at(i).fail(fmt::format("card {} outside the graph's {} card(s) (compile.cards)", op.group[i], cards));
   }
   const int n = op.group.empty() ? cards : static_cast<int>(op.group.size());
   if (collective) {

@@ -33,14 +33,7 @@ Placement read_placement(const Json& j, const std::string& file) {
       if (other.name == pw.name) w.at("name").fail("duplicate workload name \"" + pw.name + "\"");
     std::string f = w.at("workload").as_string();
     pw.file = std::filesystem::path(f).is_absolute() ? f : (dir / f).string();
-    JsonView cs = w.at("cards");
-    cs.expect_array();
-    if (cs.size() == 0) cs.fail("expected at least one card");
-    for (std::size_t k = 0; k < cs.size(); ++k) {
-      int c = static_cast<int>(cs.at(k).as_int(0, 63));
-      if (std::count(pw.cards.begin(), pw.cards.end(), c)) cs.at(k).fail("card " + std::to_string(c) + " listed twice");
-      pw.cards.push_back(c);
-    }
+    pw.cards = w.at("cards").as_distinct_ints(0, 63, "card");
     if (w.has("after")) {
       std::string a = w.at("after").as_string();
       auto it = std::find_if(p.workloads.begin(), p.workloads.end(), [&](const PlacedWorkload& o) { return o.name == a; });

@@ -84,4 +84,5 @@ TEST_CASE("placement: bad placements exit 2 with one line naming the path", "[pl
   bad(R"({"name": "a", "workload": ")" + add + R"(", "cards": [0], "after": "b"})", "/workloads/0/after");
   bad(R"({"name": "a", "workload": ")" + add + R"(", "cards": [9]})", "/cards: the graph uses 10 cards but the system has 8");
   bad(R"({"name": "a/b", "workload": ")" + add + R"(", "cards": [0]})", "/workloads/0/name");
+  bad(R"({"name": "a", "workload": ")" + add + R"(", "cards": [3, 3]})", "/workloads/0/cards/1: card 3 listed twice");
 }

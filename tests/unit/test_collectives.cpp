@@ -162,6 +162,8 @@ TEST_CASE("collectives: bad link tasks are refused with their path", "[collectiv
   CHECK_THROWS_WITH(collective(3, "all_gather", 1024, 3072, R"(, "algorithm": "tree")"),
                     Contains("/algorithm") && Contains("power-of-two"));
   CHECK_THROWS_WITH(collective(2, "all_reduce", kS, kS, R"(, "cards": [0, 2])"), Contains("/cards/1"));
+  CHECK_THROWS_WITH(collective(2, "all_reduce", kS, kS, R"(, "cards": [1, 1])"), Contains("/cards/1: card 1 listed twice"));
+  CHECK_THROWS_WITH(collective(2, "all_reduce", kS, kS, R"(, "cards": [])"), Contains("/cards: expected at least one card"));
   ChipConfig one;
   KernelGraph g = collective(2, "all_reduce", kS, kS);
   CHECK_THROWS_WITH(expand_graph(g, one), Contains("/cards") && Contains("system.cards"));
@@ -208,6 +210,8 @@ TEST_CASE("collectives: bad collective ops in an op graph name their path", "[co
   };
   bad(card_ops(2, "all_gather", "[256, 1024]"), "/ops/1/outputs/0");
   bad(card_ops(2, "all_reduce", "[256, 1024]", R"({"group": [0, 2]})"), "/ops/1/attrs/group/1");
+  bad(card_ops(2, "all_reduce", "[256, 1024]", R"({"group": [0, 0]})"), "/ops/1/attrs/group/1: card 0 listed twice");
+  bad(card_ops(2, "all_reduce", "[256, 1024]", R"({"group": [64]})"), "/ops/1/attrs/group/0");
   bad(card_ops(2, "all_reduce", "[256, 1024]", R"({"algorithm": "star"})"), "/ops/1/attrs/algorithm");
   bad(card_ops(3, "reduce_scatter", "[85, 1024]"), "divisible by 3");
   bad(card_ops(3, "all_gather", "[768, 1024]", R"({"algorithm": "tree"})"), "power-of-two");

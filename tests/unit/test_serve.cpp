@@ -273,19 +273,31 @@ std::map<std::pair<std::string, int>, CacheLine> read_cache(const std::string& f
   return out;
 }
 
+// A fresh step-cache directory (removed again at the end, pass or fail) with the default card
+// and Llama-3.1-8B.
+struct CacheDir {
+  std::filesystem::path dir;
+  ChipConfig cfg = load_chip_config(DFSIM_SOURCE_DIR "/configs/spyre.json");
+  ModelInfo m = load_model_info(DFSIM_SOURCE_DIR "/workloads/models/llama-3.1-8b.json");
+  explicit CacheDir(const std::string& name)
+      : dir(std::filesystem::temp_directory_path() / ("dfsim_serve_" + name + "_" + std::to_string(getpid()))) {
+    std::filesystem::remove_all(dir);
+  }
+  ~CacheDir() { std::filesystem::remove_all(dir); }
+};
+
 }  // namespace
 
 TEST_CASE("serve: the simulated provider runs each shape's 1- and 2-layer graphs once, extrapolates and caches them", "[serve]") {
-  namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("dfsim_serve_cache_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  ChipConfig cfg = load_chip_config(DFSIM_SOURCE_DIR "/configs/spyre.json");
-  ModelInfo m = load_model_info(DFSIM_SOURCE_DIR "/workloads/models/llama-3.1-8b.json");
+  CacheDir c("cache");
+  const ChipConfig& cfg = c.cfg;
+  const ModelInfo& m = c.m;
+  const std::string dir = c.dir;
   std::vector<Request> reqs;
   for (int i = 0; i < 6; ++i) reqs.push_back({i, i * 1'000'000ll, 100, 3});
   SchedulerParams p = params();
   BucketSpec b = buckets(p);
-  SimulatedStepTimes cold(m, cfg, 1, dir.string(), DFSIM_BINARY, StepSimMode::layers, 2, add_graph);
+  SimulatedStepTimes cold(m, cfg, 1, dir, DFSIM_BINARY, StepSimMode::layers, 2, add_graph);
   ServeResult r1 = run_serving(reqs, p, b, cold);
   std::set<StepShape> shapes;
   for (const auto& s : r1.steps) shapes.insert(s.shape);
@@ -303,35 +315,33 @@ TEST_CASE("serve: the simulated provider runs each shape's 1- and 2-layer graphs
     CHECK(got.energy_j > 0);
   }
   CHECK(r1.energy);  // every step came with its energy
-  SimulatedStepTimes warm(m, cfg, 1, dir.string(), DFSIM_BINARY, StepSimMode::layers, 1, add_graph);
+  SimulatedStepTimes warm(m, cfg, 1, dir, DFSIM_BINARY, StepSimMode::layers, 1, add_graph);
   ServeResult r2 = run_serving(reqs, p, b, warm);
   CHECK(warm.children_run() == 0);  // every shape from the cache
   REQUIRE(r1.steps.size() == r2.steps.size());
   for (std::size_t i = 0; i < r1.steps.size(); ++i) CHECK(r1.steps[i].end == r2.steps[i].end);
   // A different config is a different key: simulated again; so is another layer count.
   ChipConfig half = load_chip_config(DFSIM_SOURCE_DIR "/configs/spyre.json", {"memory.data_rate_mtps=3200"});
-  SimulatedStepTimes other(m, half, 1, dir.string(), DFSIM_BINARY, StepSimMode::layers, 1, add_graph);
+  SimulatedStepTimes other(m, half, 1, dir, DFSIM_BINARY, StepSimMode::layers, 1, add_graph);
   CHECK(other.key_of({Phase::decode, 4, 512, 1}, 1) != warm.key_of({Phase::decode, 4, 512, 1}, 1));
   CHECK(warm.key_of({Phase::decode, 4, 512, 1}, 1) != warm.key_of({Phase::decode, 4, 512, 1}, 0));
   // All layers at once: one run per shape, with 0 (all) layers.
-  SimulatedStepTimes full(m, cfg, 1, dir.string(), DFSIM_BINARY, StepSimMode::full, 2, add_graph);
+  SimulatedStepTimes full(m, cfg, 1, dir, DFSIM_BINARY, StepSimMode::full, 2, add_graph);
   CHECK_FALSE(full.cached({Phase::decode, 4, 512, 1}));
   full.prefetch({{Phase::decode, 4, 512, 1}, {Phase::decode, 8, 512, 1}});
   CHECK(full.children_run() == 2);
   CHECK(full.cached({Phase::decode, 8, 512, 1}));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("serve: discovery passes find every shape a run needs, so the run itself simulates nothing", "[serve]") {
-  namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("dfsim_serve_discover_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  ChipConfig cfg = load_chip_config(DFSIM_SOURCE_DIR "/configs/spyre.json");
-  ModelInfo m = load_model_info(DFSIM_SOURCE_DIR "/workloads/models/llama-3.1-8b.json");
+  CacheDir c("discover"), c2("discover_seq");
+  const ChipConfig& cfg = c.cfg;
+  const ModelInfo& m = c.m;
+  const std::string dir = c.dir, dir2 = c2.dir;
   std::vector<Request> reqs = generated(20, 24, 3, "uniform:50,700", "uniform:2,40");
   SchedulerParams p = params();
   BucketSpec b = buckets(p);
-  SimulatedStepTimes sim(m, cfg, 1, dir.string(), DFSIM_BINARY, StepSimMode::layers, 2, add_graph);
+  SimulatedStepTimes sim(m, cfg, 1, dir, DFSIM_BINARY, StepSimMode::layers, 2, add_graph);
   DiscoveryResult d = discover_steps(sim, m, cfg, [&](StepTimeProvider& t) { run_serving(reqs, p, b, t); });
   CHECK(d.passes >= 2);  // the last pass met only simulated shapes
   int before = sim.children_run();
@@ -339,16 +349,13 @@ TEST_CASE("serve: discovery passes find every shape a run needs, so the run itse
   ServeResult r = run_serving(reqs, p, b, sim);
   CHECK(sim.children_run() == before);  // nothing left to simulate
   // The same answers as a run that simulates each shape when it meets it.
-  fs::path dir2 = dir.string() + "_seq";
-  SimulatedStepTimes seq(m, cfg, 1, dir2.string(), DFSIM_BINARY, StepSimMode::layers, 1, add_graph);
+  SimulatedStepTimes seq(m, cfg, 1, dir2, DFSIM_BINARY, StepSimMode::layers, 1, add_graph);
   ServeResult r2 = run_serving(reqs, p, b, seq);
   REQUIRE(r.steps.size() == r2.steps.size());
   for (std::size_t i = 0; i < r.steps.size(); ++i) CHECK(r.steps[i].end == r2.steps[i].end);
   // The roofline estimate that steers the first pass: a decode step of Llama-3.1-8B streams its
   // 16.06 GB of weights at 8 x 6400 MT/s x 4 B = 204.8 GB/s: about 78 ms.
   CHECK(estimate_step_ns(m, cfg, {Phase::decode, 1, 64, 1}) == Approx(78.4e6).epsilon(0.01));
-  fs::remove_all(dir);
-  fs::remove_all(dir2);
 }
 
 TEST_CASE("serve: energy per request is its share of its steps; idle cards draw their static power", "[serve]") {
