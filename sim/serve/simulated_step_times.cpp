@@ -47,8 +47,9 @@ SimulatedStepTimes::SimulatedStepTimes(ModelInfo model, const ChipConfig& cfg, i
       builder_(std::move(builder)) {
   // The binary's own bytes are in the key: a rebuilt dfsim (a compiler or model change under
   // the same version) simulates again rather than reuse times it would no longer give.
-  key_base_ = "dfsim " DFSIM_VERSION " " + hash_hex(read_text_file(binary_)) + "\nmodel\n" + read_text_file(model_.file) +
-              "\nconfig\n" + config_json_ + fmt::format("\ntp {}\n", tp_);
+  // Hashed once: a key is then the hash of this hash and the run (discovery asks per step).
+  key_base_ = hash_hex("dfsim " DFSIM_VERSION " " + hash_hex(read_text_file(binary_)) + "\nmodel\n" +
+                       read_text_file(model_.file) + "\nconfig\n" + config_json_ + fmt::format("\ntp {}\n", tp_));
   std::error_code ec;
   fs::create_directories(cache_dir_, ec);
   if (ec || !fs::is_directory(cache_dir_)) throw InputError(cache_dir_, "", "cannot create the step cache directory");
@@ -69,7 +70,7 @@ std::vector<int> SimulatedStepTimes::layer_runs() const {
 }
 
 std::string SimulatedStepTimes::key_of(const StepShape& shape, int layers) const {
-  return hash_hex(key_base_ + shape.text() + fmt::format("\nlayers {}", layers));
+  return hash_hex(fmt::format("{}\n{}\nlayers {}", key_base_, shape.text(), layers));
 }
 
 bool SimulatedStepTimes::cached(const StepShape& shape) const {

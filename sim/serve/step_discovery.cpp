@@ -23,7 +23,8 @@ class DiscoveryTimes : public StepTimeProvider {
  public:
   DiscoveryTimes(SimulatedStepTimes& sim, const ModelInfo& m, const ChipConfig& cfg) : sim_(sim), m_(m), cfg_(cfg) {}
   StepCost cost(const StepShape& shape) override {
-    if (sim_.cached(shape)) {
+    if (auto it = known_.find(shape); it != known_.end()) return {it->second};
+    if (!missing_.count(shape) && sim_.cached(shape)) {
       StepCost c = sim_.cost(shape);
       known_[shape] = c.ns;
       return c;
