@@ -10,7 +10,8 @@ Card::Card(sc_core::sc_module_name n, int id, const ChipConfig& cfg, TaskHost& s
       id_(id),
       mem_(MemoryRegistry::create(cfg.memory.impl, "memory")),
       ring_("ring"),
-      link_("link", sched, rec, id, fabric, engine) {
+      link_dma_("link_dma", cfg, *mem_, hbm_base),
+      link_("link", sched, rec, id, fabric, engine, link_dma_) {
   mem_->attach(rec);
   mem_->init(cfg, rec);
   ring_.init(cfg, rec);
@@ -22,6 +23,9 @@ Card::Card(sc_core::sc_module_name n, int id, const ChipConfig& cfg, TaskHost& s
     // The scheduler numbers the LX of the graph's cores card by card: card x graph cores + core.
     if (i < sched.graph().cores) sched.set_lx(id * sched.graph().cores + i, lx_[i]);
   }
+  std::vector<SfpUnit*> sfps;
+  for (auto& c : cores_) sfps.push_back(&c->sfp());
+  link_.set_sfps(std::move(sfps));
 }
 
 TaskUnit& Card::unit(const KernelGraph& g, const TaskInstance& t) {
@@ -31,7 +35,7 @@ TaskUnit& Card::unit(const KernelGraph& g, const TaskInstance& t) {
 
 System::System(sc_core::sc_module_name n, int cards, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
                const std::vector<std::uint64_t>& hbm_base)
-    : sc_core::sc_module(n), fabric_(cfg, rec), engine_("collectives", cfg, sched, rec, fabric_) {
+    : sc_core::sc_module(n), fabric_(cfg, rec), engine_("collectives", sched, rec, fabric_, cfg.system.cards) {
   for (int c = 0; c < cards; ++c) {
     // One card keeps the groups it always had ("core 3", "memory"); several are told apart.
     rec.set_group_prefix(cards > 1 ? "card " + std::to_string(c) + " " : "");

@@ -1,6 +1,6 @@
 #pragma once
 // One card: the off-chip memory (model chosen by memory.impl), the ring, the cores and the
-// card's PCIe port. The System holds the cards a program uses and the PCIe fabric between
+// card's PCIe port with its DMA into the card's memory. The System holds the cards a program uses and the PCIe fabric between
 // them and the host (models/pcie/).
 #include <memory>
 #include <systemc>
@@ -10,6 +10,7 @@
 #include "models/memory/memory.h"
 #include "models/noc/ring.h"
 #include "models/pcie/collective_engine.h"
+#include "models/pcie/link_dma.h"
 #include "models/pcie/link_port.h"
 #include "models/pcie/pcie_fabric.h"
 
@@ -35,6 +36,7 @@ class Card : public sc_core::sc_module {
   Ring ring_;
   std::vector<LxScratchpad*> lx_;
   std::vector<std::unique_ptr<Core>> cores_;
+  LinkDma link_dma_;
   LinkPort link_;
 };
 

@@ -34,21 +34,39 @@ Tick ComputeUnit::duration(const Task& t, const TaskInstance& inst) const {
   return std::max({compute, lx_.read_time(x.read), lx_.write_time(x.write)});
 }
 
+Tick ComputeUnit::book(Tick at, Tick d) {
+  Tick now = sim_now();
+  Tick start = std::max({at, busy() ? task_end_ : Tick(0), booked_to_});
+  if (booked_to_ <= now) booked_from_ = start;
+  booked_to_ = start + d;
+  for (int tr : tracks_) rec_.busy(tr, start, start + d);
+  return start;
+}
+
 void ComputeUnit::start(int inst) {
   current_ = inst;
   const TaskInstance& ti = sched_.instance(inst);
   const Task& t = sched_.task_of(inst);
-  Tick now = sim_now(), d = duration(t, ti);
+  Tick d = duration(t, ti), now = sim_now();
+  // Runs now unless it would overlap a booking: then after it. Before a booking already drawn
+  // on the tracks, it fills the gap (a backfill).
+  const bool before_booking = booked_to_ > now && now + d <= booked_from_;
+  if (booked_to_ > now && !before_booking) {
+    now = booked_to_;
+    rec_.tasks()[inst].start = now;
+  }
+  task_end_ = now + d;
+  auto draw = [&](int tr) { before_booking ? rec_.busy_backfill(tr, now, now + d) : rec_.busy(tr, now, now + d); };
   LxTraffic x = lx_traffic(t, ti, corelets_of(t));
   lx_.bytes_read += x.read;
   lx_.bytes_written += x.write;
   rec_.tasks()[inst].track = t.corelet >= 0 ? tracks_[t.corelet % tracks_.size()] : tracks_[0];
   if (t.corelet >= 0) {
-    rec_.busy(tracks_[t.corelet % tracks_.size()], now, now + d);
+    draw(tracks_[t.corelet % tracks_.size()]);
   } else {
-    for (int tr : tracks_) rec_.busy(tr, now, now + d);
+    for (int tr : tracks_) draw(tr);
   }
-  done_ev_.notify(sc_core::sc_time::from_value(d));
+  done_ev_.notify(sc_core::sc_time::from_value(task_end_ - sim_now()));
 }
 
 void ComputeUnit::done() {

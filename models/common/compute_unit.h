@@ -1,6 +1,8 @@
 #pragma once
 // A unit whose task time is a closed form (PT, SFP): one event per task, at its completion.
-// It spans the core's corelets; each corelet has its own trace track.
+// It spans the core's corelets; each corelet has its own trace track. Work that is not a task
+// of the graph (a collective's reduction) books it with book(): a task that would overlap a
+// booking starts after it.
 #include <vector>
 
 #include "models/common/task_unit.h"
@@ -23,6 +25,9 @@ class ComputeUnit : public TaskUnit {
 
   // Time of one task instance on `corelets` corelets, compute and LX feed overlapped.
   Tick duration(const Task& t, const TaskInstance& inst) const;
+  // Occupies every corelet for `d` from the earliest time >= `at` after the running task and
+  // earlier bookings; returns that start.
+  Tick book(Tick at, Tick d);
 
  protected:
   virtual std::uint64_t compute_cycles(const Task& t, int corelets) const = 0;
@@ -39,6 +44,8 @@ class ComputeUnit : public TaskUnit {
   std::vector<int> tracks_;  // one per corelet
   sc_core::sc_event done_ev_;
   int current_ = -1;
+  Tick task_end_ = 0;                    // end of the last task started
+  Tick booked_from_ = 0, booked_to_ = 0;  // span of the bookings not yet over (one hull)
 };
 
 }  // namespace dfsim

@@ -24,6 +24,7 @@ class Core : public sc_core::sc_module {
   // The unit that runs task instance `t` of graph `g`.
   TaskUnit& unit(const KernelGraph& g, const TaskInstance& t);
   LxScratchpad& lx() { return lx_; }
+  SfpUnit& sfp() { return sfp_; }
   // DMA queue 0 (inbound, or the only one) and 1 (outbound, when core.dma.queues = 2).
   DmaEngine& dma(int queue = 0) { return queue == 1 && dma_out_ ? *dma_out_ : dma_; }
   int dma_queues() const { return dma_out_ ? 2 : 1; }

@@ -1,8 +1,10 @@
 #pragma once
 // Runs the collectives of a system: gathers the cards of a collective's group as their ports
 // fire it, then plays its steps (collective_schedule.h) on the PCIe fabric one after the other,
-// each step once the previous one has fully arrived; receivers reduce on their card's SFPs,
-// pipelined with the transfer. One SC_METHOD for every collective in flight.
+// each step once the previous one has fully arrived: every transfer read from the sender's
+// memory and written to the receiver's by their LinkDmas; a receiver that reduces also reads
+// its own part and adds on the SFP of the core that runs the collective, pipelined with the
+// transfer. One SC_METHOD for every collective in flight.
 #include <map>
 #include <systemc>
 #include <vector>
@@ -19,8 +21,7 @@ class LinkPort;
 
 class CollectiveEngine : public sc_core::sc_module {
  public:
-  CollectiveEngine(sc_core::sc_module_name n, const ChipConfig& cfg, TaskHost& sched, Recorder& rec,
-                   PcieFabric& fabric);
+  CollectiveEngine(sc_core::sc_module_name n, TaskHost& sched, Recorder& rec, PcieFabric& fabric, int cards);
 
   // Card `port.card()` fired collective instance `inst`.
   void arrive(int inst, LinkPort& port);
@@ -30,7 +31,9 @@ class CollectiveEngine : public sc_core::sc_module {
  private:
   struct Running {
     std::vector<LinkPort*> ports;       // by position in the group (nullptr until arrived)
+    std::vector<int> insts;             // the instance of each position
     int arrived = 0;
+    int streams = 0;                    // memory streams of the step being played not yet done
     std::vector<int> cards;             // the group, in ring order
     std::vector<CollectiveStep> steps;
     std::size_t next = 0;               // next step to play
@@ -43,8 +46,6 @@ class CollectiveEngine : public sc_core::sc_module {
   TaskHost& sched_;
   Recorder& rec_;
   PcieFabric& fabric_;
-  ClockDomain clk_;
-  double reduce_per_cycle_;             // elements a card's SFPs add per cycle
   std::vector<int> reduce_track_;       // per card
   std::map<int, Running> running_;      // by task template
   std::uint64_t reduced_ = 0;

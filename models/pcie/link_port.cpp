@@ -1,14 +1,17 @@
 #include "models/pcie/link_port.h"
 
+#include <algorithm>
+
 #include "models/common/task_host.h"
 #include "models/pcie/collective_engine.h"
+#include "models/pcie/link_dma.h"
 #include "models/pcie/pcie_fabric.h"
 
 namespace dfsim {
 
 LinkPort::LinkPort(sc_core::sc_module_name n, TaskHost& s, Recorder& r, int card, PcieFabric& fabric,
-                   CollectiveEngine& engine)
-    : TaskUnit(n, s, r), card_(card), fabric_(fabric), engine_(engine) {
+                   CollectiveEngine& engine, LinkDma& dma)
+    : TaskUnit(n, s, r), card_(card), fabric_(fabric), engine_(engine), dma_(dma) {
   kind_ = "link";
   track_ = r.add_track("pcie", "card " + std::to_string(card) + " port", "link");
   SC_HAS_PROCESS(LinkPort);
@@ -25,8 +28,12 @@ void LinkPort::start(int inst) {
   Tick now = sim_now();
   if (t.op == "from_host" || t.op == "to_host") {
     bool in = t.op == "from_host";
-    std::uint64_t bytes = (in ? ti.writes : ti.reads).at(0).total_bytes();
-    complete_at(fabric_.transfer(now, in ? PcieFabric::kHost : card_, in ? card_ : PcieFabric::kHost, bytes));
+    const Region& r = (in ? ti.writes : ti.reads).at(0);
+    std::uint64_t bytes = r.total_bytes();
+    Tick arrived = fabric_.transfer(now, in ? PcieFabric::kHost : card_, in ? card_ : PcieFabric::kHost, bytes);
+    // Done when the link has passed the last byte and the card's memory has written (read) it.
+    dma_.stream(r, bytes, in, now, fabric_.duration(dma_.burst_bytes(), false),
+                [this, arrived](Tick t) { complete_at(std::max(arrived, t)); });
     return;
   }
   engine_.arrive(inst, *this);
@@ -34,6 +41,7 @@ void LinkPort::start(int inst) {
 
 void LinkPort::complete_at(Tick end) {
   Tick now = sim_now();
+  end = std::max(end, now);
   rec_.busy(track_, rec_.tasks()[current_].start, end);
   done_ev_.notify(sc_core::sc_time::from_value(end - now));
 }

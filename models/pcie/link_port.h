@@ -1,19 +1,28 @@
 #pragma once
 // A card's PCIe port: runs the card's "link" tasks one at a time. Host transfers (from_host,
-// to_host) cross the fabric at once; a collective waits in the CollectiveEngine until every
-// card of its group has arrived, and completes when the engine's last step has.
+// to_host) cross the fabric at once, their bytes streamed from or to the card's memory by its
+// LinkDma; a collective waits in the CollectiveEngine until every card of its group has
+// arrived, and completes when the engine's last step has.
+#include <vector>
+
 #include "models/common/task_unit.h"
 
 namespace dfsim {
 
 class PcieFabric;
 class CollectiveEngine;
+class LinkDma;
+class SfpUnit;
 
 class LinkPort : public TaskUnit {
  public:
   LinkPort(sc_core::sc_module_name n, TaskHost& s, Recorder& r, int card, PcieFabric& fabric,
-           CollectiveEngine& engine);
+           CollectiveEngine& engine, LinkDma& dma);
   int card() const { return card_; }
+  LinkDma& dma() { return dma_; }
+  // The SFP of each core of the card (a collective's reduction runs on one), set by the card.
+  void set_sfps(std::vector<SfpUnit*> sfps) { sfps_ = std::move(sfps); }
+  SfpUnit& sfp(int core) { return *sfps_.at(static_cast<std::size_t>(core)); }
   int track() const { return track_; }
   // From the engine: the running collective completes at `end` (>= now).
   void complete_at(Tick end);
@@ -24,6 +33,8 @@ class LinkPort : public TaskUnit {
   int card_;
   PcieFabric& fabric_;
   CollectiveEngine& engine_;
+  LinkDma& dma_;
+  std::vector<SfpUnit*> sfps_;
   int track_;
   int current_ = -1;
   sc_core::sc_event done_ev_;

@@ -18,4 +18,8 @@ std::uint64_t SfpUnit::compute_cycles(const Task& t, int corelets) const {
   return sfp_cycles(cfg_.core.sfp, t.op, t.dtype, t.elements, corelets, reduce_rows(t));
 }
 
+Tick SfpUnit::add_time(std::uint64_t elements, Dtype dtype) const {
+  return clk_.cycles(sfp_cycles(cfg_.core.sfp, "add", dtype, elements, cfg_.core.corelets));
+}
+
 }  // namespace dfsim

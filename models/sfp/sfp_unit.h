@@ -8,6 +8,8 @@ class SfpUnit : public ComputeUnit {
  public:
   SfpUnit(sc_core::sc_module_name n, TaskHost& s, Recorder& r, const ChipConfig& cfg, LxScratchpad& lx, int core)
       : ComputeUnit(n, s, r, cfg, lx, core, "sfp") {}
+  // Time to add `elements` pairs of `dtype` on every corelet (a collective's reduction).
+  Tick add_time(std::uint64_t elements, Dtype dtype) const;
 
  protected:
   std::uint64_t compute_cycles(const Task& t, int corelets) const override;

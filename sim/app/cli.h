@@ -39,6 +39,7 @@ struct CompileOverrides {
   bool no_fuse = false;                    // --no-fuse: one kernel per op
   std::uint64_t max_tasks = 0;             // task instances allowed (0: kDefaultMaxTasks of size_limits.h)
   std::map<std::string, std::int64_t> split, tiles;  // --split, --tiles: for every op whose dims they name
+  int core_limit = 0;                      // > 0 (a placement's core range): without --cores, compile for at most this many
 };
 // --split / --tiles value "M=4,N=8" (UsageError otherwise).
 std::map<std::string, std::int64_t> parse_dim_map(const std::string& flag, const std::string& s);

@@ -1,4 +1,5 @@
 // Loading a workload file of either format, and the default config location.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -89,6 +90,7 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
                 << "\" has " << cfg.cores << ": compiling for " << cfg.cores << " (--cores N to choose)\n";
       n = cfg.cores;
     }
+    if (over.core_limit > 0 && over.cores == 0) n = std::min(n, over.core_limit);
     if (over.lx_planning) {
       ops.compile.lx_planning = *over.lx_planning;
       for (Op& op : ops.ops) op.lx_planning.reset();
@@ -129,7 +131,12 @@ KernelGraph load_placement_graph(const Placement& p, const ChipConfig& cfg, cons
                                  std::vector<int>* task_workload) {
   std::vector<KernelGraph> graphs;
   std::string format;
-  for (const PlacedWorkload& w : p.workloads) graphs.push_back(load_workload(w.file, cfg, over, &format));
+  check_placement_fits(p, cfg.cores);
+  for (const PlacedWorkload& w : p.workloads) {
+    CompileOverrides o = over;
+    o.core_limit = w.core_count;
+    graphs.push_back(load_workload(w.file, cfg, o, &format));
+  }
   return merge_placement(p, graphs, task_workload);
 }
 

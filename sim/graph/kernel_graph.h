@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/common/dtype.h"
+#include "sim/common/time.h"
 #include "sim/graph/model_step.h"
 
 namespace dfsim {
@@ -110,6 +111,7 @@ struct TaskInstance {
   std::vector<Region> reads, writes;
   std::vector<int> deps;        // instances that write what this one reads (sorted, unique)
   std::vector<int> consumers;   // inverse of deps
+  Tick not_before = 0;          // released no earlier (a placed workload's start time)
 };
 
 // The whole program as task instances with data dependencies (a reader depends on every

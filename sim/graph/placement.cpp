@@ -24,7 +24,7 @@ Placement read_placement(const Json& j, const std::string& file) {
   const std::filesystem::path dir = std::filesystem::path(file).parent_path();
   for (std::size_t i = 0; i < ws.size(); ++i) {
     JsonView w = ws.at(i);
-    w.only_keys({"name", "workload", "cards", "after", "description"});
+    w.only_keys({"name", "workload", "cards", "cores", "start_ns", "after", "description"});
     PlacedWorkload pw;
     pw.name = w.at("name").as_string();
     if (pw.name.empty() || pw.name.find('/') != std::string::npos)
@@ -34,6 +34,13 @@ Placement read_placement(const Json& j, const std::string& file) {
     std::string f = w.at("workload").as_string();
     pw.file = std::filesystem::path(f).is_absolute() ? f : (dir / f).string();
     pw.cards = w.at("cards").as_distinct_ints(0, 63, "card");
+    if (w.has("cores")) {
+      JsonView r = w.at("cores");
+      r.only_keys({"first", "count"});
+      pw.first_core = static_cast<int>(r.at("first").as_int(0, 1023));
+      pw.core_count = static_cast<int>(r.at("count").as_int(1, 1024));
+    }
+    if (w.has("start_ns")) pw.start_ns = w.at("start_ns").as_number(0, 3.6e12);
     if (w.has("after")) {
       std::string a = w.at("after").as_string();
       auto it = std::find_if(p.workloads.begin(), p.workloads.end(), [&](const PlacedWorkload& o) { return o.name == a; });
@@ -47,6 +54,37 @@ Placement read_placement(const Json& j, const std::string& file) {
 
 Placement load_placement(const std::string& path) { return read_placement(load_json_file(path), path); }
 
+namespace {
+
+// Moves a graph's cores 0, 1, ... to first, first + 1, ...: its task ranges, and the per-core
+// affine offsets and LX instances of its accesses (value(c) at the new core c + first is the
+// old value(c), plus first for a core number).
+void shift_cores(KernelGraph& g, int first) {
+  if (first == 0) return;
+  for (Task& t : g.tasks) {
+    t.first_core += first;
+    for (auto* list : {&t.reads, &t.writes})
+      for (Access& a : *list) {
+        a.offset.beta -= a.offset.alpha * first;
+        if (a.core) a.core->beta += first - a.core->alpha * first;
+      }
+  }
+  g.cores += first;
+}
+
+}  // namespace
+
+void check_placement_fits(const Placement& p, int card_cores) {
+  for (std::size_t w = 0; w < p.workloads.size(); ++w) {
+    const PlacedWorkload& pw = p.workloads[w];
+    if (pw.core_count > 0 && pw.first_core + pw.core_count > card_cores)
+      throw InputError(p.file, "/workloads/" + std::to_string(w) + "/cores",
+                       "cores " + std::to_string(pw.first_core) + ".." + std::to_string(pw.first_core + pw.core_count - 1) +
+                           " go beyond the card's " + std::to_string(card_cores) + " cores (0.." +
+                           std::to_string(card_cores - 1) + ")");
+  }
+}
+
 KernelGraph merge_placement(const Placement& p, const std::vector<KernelGraph>& graphs, std::vector<int>* task_workload) {
   KernelGraph m;
   m.name = p.name;
@@ -54,12 +92,20 @@ KernelGraph merge_placement(const Placement& p, const std::vector<KernelGraph>& 
   m.description = p.description.empty() ? "placement " + p.name : p.description;
   task_workload->clear();
   for (std::size_t w = 0; w < graphs.size(); ++w) {
-    const KernelGraph& g = graphs[w];
+    KernelGraph g = graphs[w];
     const PlacedWorkload& pw = p.workloads[w];
     const std::string at = "/workloads/" + std::to_string(w) + "/cards";
     if (static_cast<std::size_t>(g.cards) != pw.cards.size())
       throw InputError(p.file, at, pw.file + " runs on " + std::to_string(g.cards) + " card(s), the placement gives it " +
                                        std::to_string(pw.cards.size()));
+    if (pw.core_count > 0) {
+      const std::string cores_at = "/workloads/" + std::to_string(w) + "/cores";
+      const std::string range = "cores " + std::to_string(pw.first_core) + ".." + std::to_string(pw.first_core + pw.core_count - 1);
+      if (g.cores > pw.core_count)
+        throw InputError(p.file, cores_at, pw.file + " runs on " + std::to_string(g.cores) + " cores, more than the " +
+                                               std::to_string(pw.core_count) + " of " + range);
+      shift_cores(g, pw.first_core);
+    }
     m.cores = std::max(m.cores, g.cores);
     for (int c : pw.cards) m.cards = std::max(m.cards, c + 1);
     const int buffer_base = static_cast<int>(m.buffers.size()), task_base = static_cast<int>(m.tasks.size());
@@ -94,21 +140,24 @@ void add_placement_dependencies(const Placement& p, const std::vector<int>& task
   const auto workload_of = [&](int inst) { return task_workload[static_cast<std::size_t>(x.instances[inst].task)]; };
   for (std::size_t w = 0; w < p.workloads.size(); ++w) {
     const int before = p.workloads[w].after;
-    if (before < 0) continue;
+    const Tick start = ns_to_ticks(p.workloads[w].start_ns);
+    if (before < 0 && start == 0) continue;
     std::vector<int> sinks, roots;
     for (std::size_t i = 0; i < x.instances.size(); ++i) {
       const int wl = workload_of(static_cast<int>(i));
       const TaskInstance& t = x.instances[i];
       if (wl == static_cast<int>(w) && t.deps.empty()) roots.push_back(static_cast<int>(i));
-      if (wl == before && std::none_of(t.consumers.begin(), t.consumers.end(),
-                                       [&](int c) { return workload_of(c) == before; }))
+      if (before >= 0 && wl == before &&
+          std::none_of(t.consumers.begin(), t.consumers.end(), [&](int c) { return workload_of(c) == before; }))
         sinks.push_back(static_cast<int>(i));
     }
-    for (int r : roots)
+    for (int r : roots) {
+      x.instances[r].not_before = start;
       for (int s : sinks) {
         x.instances[r].deps.push_back(s);
         x.instances[s].consumers.push_back(r);
       }
+    }
   }
   for (TaskInstance& t : x.instances)
     for (auto* v : {&t.deps, &t.consumers}) {

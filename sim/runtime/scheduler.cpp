@@ -64,6 +64,8 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   build_allocation_order();
 }
 
+Scheduler::~Scheduler() = default;
+
 void Scheduler::build_allocation_order() {
   // Program order: a topological order of the instances, lowest index first among the ready
   // (for a graph written producer-first it is the index order). A buffer's place is that of
@@ -155,6 +157,8 @@ void Scheduler::start() {
     b.reserved = true;
     b.writers_done = b.writers;
   }
+  if (std::any_of(x_.instances.begin(), x_.instances.end(), [](const TaskInstance& t) { return t.not_before > 0; }))
+    timer_ = std::make_unique<ReleaseTimer>("release_timer", [this](int inst, Tick now) { make_ready(inst, now); });
   for (std::size_t i = 0; i < x_.instances.size(); ++i)
     if (missing_[i] == 0 && stream_unfired_[i] == 0 && never_ready_[i].empty()) make_ready(static_cast<int>(i), 0);
 }
@@ -175,6 +179,10 @@ bool Scheduler::may_complete(int inst, TaskUnit* unit) {
 }
 
 void Scheduler::make_ready(int inst, Tick now) {
+  if (Tick t = x_.instances[inst].not_before; t > now) {
+    timer_->at(t, inst);
+    return;
+  }
   rec_.tasks()[inst].ready = now;
   unit_of_[inst]->push_ready(inst);
 }

@@ -7,12 +7,14 @@
 // granted per core in program order (a topological order of the instances), unless the
 // config asks for first-come allocation.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/common/task_host.h"
 #include "sim/common/time.h"
 #include "sim/graph/kernel_graph.h"
+#include "sim/runtime/release_timer.h"
 #include "sim/stats/recorder.h"
 
 namespace dfsim {
@@ -20,13 +22,15 @@ namespace dfsim {
 class Scheduler : public TaskHost {
  public:
   Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec);
+  ~Scheduler();
 
   // Wiring, before the run.
   void bind(int inst, TaskUnit* unit) { unit_of_[inst] = unit; }
   void set_lx(int core, LxScratchpad* lx) override;
   // true: each core grants LX space to its buffers in program order (the default).
   void set_program_order_allocation(bool on) { in_order_ = on; }
-  // Reserves preloaded LX buffers and hands every instance without dependencies to its unit.
+  // Reserves preloaded LX buffers and hands every instance without dependencies to its unit
+  // (at its not_before time, if later).
   void start();
 
   // The units' side (TaskHost): a reservation only for outputs not yet reserved.
@@ -83,6 +87,7 @@ class Scheduler : public TaskHost {
   std::vector<std::string> never_ready_;   // per instance: why it can never fire ("" if it can)
   std::vector<char> done_;
   std::vector<std::pair<int, std::uint64_t>> need_;  // reserve_outputs: LX bytes per core
+  std::unique_ptr<ReleaseTimer> timer_;    // only when some instance has a not_before time
   std::size_t completed_ = 0;
   Tick last_end_ = 0;
 };

@@ -34,10 +34,14 @@ nlohmann::ordered_json placement_json(const Placement& p, const std::vector<int>
     const PlacedWorkload& pw = p.workloads[w];
     const Span& s = spans[w];
     const Tick start = s.instances ? s.start : 0;
+    nlohmann::ordered_json cores = nullptr;
+    if (pw.core_count > 0) cores = {{"first", pw.first_core}, {"count", pw.core_count}};
     out.push_back({{"name", pw.name},
                    {"workload", pw.file},
                    {"cards", pw.cards},
+                   {"cores", cores},
                    {"after", pw.after >= 0 ? p.workloads[static_cast<std::size_t>(pw.after)].name : ""},
+                   {"not_before_ns", pw.start_ns},
                    {"start_ns", round6(ticks_to_ns(start))},
                    {"end_ns", round6(ticks_to_ns(s.end))},
                    {"duration_ns", round6(ticks_to_ns(s.end - start))},
@@ -52,10 +56,16 @@ std::string placement_text(const nlohmann::ordered_json& s) {
   for (const auto& w : s["placement"]) {
     std::string cards;
     for (const auto& c : w["cards"]) cards += fmt::format("{}{}", cards.empty() ? "" : ",", c.get<int>());
+    if (w["cores"].is_object())
+      cards += fmt::format(" cores {}..{}", w["cores"]["first"].get<int>(),
+                           w["cores"]["first"].get<int>() + w["cores"]["count"].get<int>() - 1);
+    std::string why;
+    if (!w["after"].get<std::string>().empty()) why = "after " + w["after"].get<std::string>();
+    if (w["not_before_ns"].get<double>() > 0)
+      why += fmt::format("{}not before {:.3f} us", why.empty() ? "" : ", ", w["not_before_ns"].get<double>() / 1000);
     out += fmt::format("  workload  {:<16} cards {:<8} {:>12.3f} us from {:.3f} to {:.3f} us{}\n", w["name"].get<std::string>(),
                        cards, w["duration_ns"].get<double>() / 1000, w["start_ns"].get<double>() / 1000,
-                       w["end_ns"].get<double>() / 1000,
-                       w["after"].get<std::string>().empty() ? "" : fmt::format(" (after {})", w["after"].get<std::string>()));
+                       w["end_ns"].get<double>() / 1000, why.empty() ? "" : " (" + why + ")");
   }
   return out;
 }

@@ -1,9 +1,12 @@
 // dfsim run --placement (issue 15): several workloads on one system. Two independent workloads
 // on separate cards each take their solo time; on one shared card each takes at least its solo
-// time; "after" waits for the other's end; bad placements exit 2 with one line.
+// time; on disjoint core ranges of one card they use only their cores; "after" waits for the
+// other's end and "start_ns" delays the first task exactly; bad placements exit 2 with one line.
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "cli_helpers.h"
 
@@ -34,6 +37,23 @@ json place(const TempDir& d, const std::string& tag, const std::string& add_card
 }
 
 double dur(const json& w) { return w["duration_ns"].get<double>(); }
+
+// Writes a placement of the given workload entries and runs it; returns the run's directory.
+fs::path run_placement(const TempDir& d, const std::string& tag, const std::string& workloads,
+                       const std::string& trace = "--trace off") {
+  fs::path f = d.path / (tag + ".json");
+  std::ofstream(f) << R"({"format": "dfsim.placement", "version": 1, "name": ")" << tag << R"(", "workloads": [)"
+                   << workloads << "]}";
+  Result r = dfsim("run -q --placement " + f.string() + " -c configs/spyre-drawer.json " + trace + " -o " +
+                   (d.path / tag).string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  return d.path / tag;
+}
+
+std::string entry(const std::string& name, const std::string& file, const std::string& more) {
+  return R"({"name": ")" + name + R"(", "workload": ")" + fs::absolute(file).string() + R"(", )" + more + "}";
+}
 
 }  // namespace
 
@@ -85,4 +105,100 @@ TEST_CASE("placement: bad placements exit 2 with one line naming the path", "[pl
   bad(R"({"name": "a", "workload": ")" + add + R"(", "cards": [9]})", "/cards: the graph uses 10 cards but the system has 8");
   bad(R"({"name": "a/b", "workload": ")" + add + R"(", "cards": [0]})", "/workloads/0/name");
   bad(R"({"name": "a", "workload": ")" + add + R"(", "cards": [3, 3]})", "/workloads/0/cards/1: card 3 listed twice");
+}
+
+TEST_CASE("placement: two workloads on disjoint core ranges of one card use only their cores", "[placement][cli]") {
+  TempDir d("placement_cores");
+  fs::create_directories(d.path);
+  // Alone on 16 cores (the op graph asks for 32; a range of 16 compiles it for 16).
+  REQUIRE(dfsim("run -q -w workloads/add_2048x1024.json --cores 16" + kDrawer + "-o " + (d.path / "solo").string()).code == 0);
+  double solo = read_json(d.path / "solo" / "summary.json")["sim_time_ns"].get<double>();
+  const std::string add = "workloads/add_2048x1024.json";
+  fs::path out = run_placement(d, "halves",
+                               entry("lo", add, R"("cards": [0], "cores": {"first": 0, "count": 16})") + ", " +
+                                   entry("hi", add, R"("cards": [0], "cores": {"first": 16, "count": 16})"),
+                               "--trace units");
+  json pl = read_json(out / "summary.json")["placement"];
+  REQUIRE(pl.size() == 2);
+  CHECK(pl[1]["cores"]["first"] == 16);
+  CHECK(pl[1]["cores"]["count"] == 16);
+  // They share the card's DRAM and ring, not cores: each at least its solo time on 16 cores.
+  CHECK(dur(pl[0]) >= solo);
+  CHECK(dur(pl[1]) >= solo);
+  // Every slice of "lo" is on a track of cores 0..15, every one of "hi" on cores 16..31, and
+  // each workload ran on all 16 of its cores.
+  json trace = read_json(out / "trace.json")["traceEvents"];
+  std::map<int, std::string> process;
+  for (const json& e : trace)
+    if (e["ph"] == "M" && e["name"] == "process_name") process[e["pid"].get<int>()] = e["args"]["name"].get<std::string>();
+  std::set<int> lo_cores, hi_cores;
+  for (const json& e : trace) {
+    if (e["ph"] != "X") continue;
+    const std::string name = e["name"].get<std::string>(), where = process[e["pid"].get<int>()];
+    if (where.rfind("core ", 0) != 0) continue;
+    int core = std::stoi(where.substr(5));
+    if (name.rfind("lo/", 0) == 0) lo_cores.insert(core);
+    if (name.rfind("hi/", 0) == 0) hi_cores.insert(core);
+  }
+  REQUIRE(lo_cores.size() == 16);
+  REQUIRE(hi_cores.size() == 16);
+  CHECK(*lo_cores.begin() == 0);
+  CHECK(*lo_cores.rbegin() == 15);
+  CHECK(*hi_cores.begin() == 16);
+  CHECK(*hi_cores.rbegin() == 31);
+}
+
+TEST_CASE("placement: start_ns delays a workload's first task exactly, and with after the later of the two", "[placement][cli]") {
+  TempDir d("placement_start");
+  fs::create_directories(d.path);
+  const std::string add = "workloads/add_2048x1024.json", mm = "workloads/matmul_1024.json";
+  // Alone on its card: its first task fires at 7.5 us, when it is released.
+  json pl = read_json(run_placement(d, "late", entry("a", add, R"("cards": [0], "start_ns": 7500)")) / "summary.json")["placement"];
+  CHECK(pl[0]["start_ns"] == 7500.0);
+  CHECK(pl[0]["not_before_ns"] == 7500.0);
+  // after "mm" (about 65 us) and not before 1 us: the end of mm wins; not before 200 us: that wins.
+  json early = read_json(run_placement(d, "early", entry("mm", mm, R"("cards": [1])") + ", " +
+                                                       entry("a", add, R"("cards": [2], "after": "mm", "start_ns": 1000)")) /
+                         "summary.json")["placement"];
+  CHECK(early[1]["start_ns"].get<double>() >= early[0]["end_ns"].get<double>());
+  CHECK(early[0]["end_ns"].get<double>() > 1000);
+  json later = read_json(run_placement(d, "later", entry("mm", mm, R"("cards": [1])") + ", " +
+                                                       entry("a", add, R"("cards": [2], "after": "mm", "start_ns": 200000)")) /
+                         "summary.json")["placement"];
+  REQUIRE(later[0]["end_ns"].get<double>() < 200000);
+  CHECK(later[1]["start_ns"] == 200000.0);
+}
+
+TEST_CASE("placement: bad core ranges and start times exit 2 with one line naming the path", "[placement][cli]") {
+  TempDir d("placement_bad_cores");
+  fs::create_directories(d.path);
+  const std::string add = fs::absolute("workloads/add_2048x1024.json").string();
+  auto bad = [&](const std::string& more, const std::string& says, const std::string& flags = "") {
+    fs::path f = d.path / "p.json";
+    std::ofstream(f) << R"({"format": "dfsim.placement", "version": 1, "name": "p", "workloads": [{"name": "a", "workload": ")"
+                     << add << R"(", "cards": [0])" << more << "}]}";
+    Result r = dfsim("run --placement " + f.string() + kDrawer + flags + " -o " + (d.path / "out").string(), "2>&1 >/dev/null");
+    INFO(more);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Contains(says));
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(d.path / "out" / "summary.json"));
+  };
+  bad(R"(, "start_ns": -1)", "/workloads/0/start_ns");
+  bad(R"(, "cores": {"first": 16, "count": 17})", "/workloads/0/cores: cores 16..32 go beyond the card's 32 cores");
+  bad(R"(, "cores": {"first": -1, "count": 4})", "/workloads/0/cores/first");
+  bad(R"(, "cores": {"first": 0, "count": 0})", "/workloads/0/cores/count");
+  bad(R"(, "cores": {"first": 0})", "/workloads/0/cores");
+  bad(R"(, "cores": [0, 4])", "/workloads/0/cores");
+  // --cores 32 fixes the op graph's cores: more than the range gives it.
+  bad(R"(, "cores": {"first": 8, "count": 16})", "/workloads/0/cores: " + add + " runs on 32 cores, more than the 16 of cores 8..23",
+      " --cores 32");
+  // A compiled kernel graph fixes its cores too.
+  REQUIRE(dfsim("compile " + add + " --cores 8 -o " + (d.path / "k8.json").string()).code == 0);
+  fs::path f = d.path / "k.json";
+  std::ofstream(f) << R"({"format": "dfsim.placement", "version": 1, "name": "p", "workloads": [{"name": "a", "workload": ")"
+                   << (d.path / "k8.json").string() << R"(", "cards": [0], "cores": {"first": 0, "count": 4}}]})";
+  Result r = dfsim("run --placement " + f.string() + kDrawer + "-o " + (d.path / "out").string(), "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("/workloads/0/cores: ") && Contains("runs on 8 cores, more than the 4 of cores 0..3"));
 }

@@ -22,8 +22,14 @@ namespace {
 constexpr Tick kCore = 666667;  // core clock 1500 MHz: round(1e9 / 1500) fs per cycle
 
 // 48 GB/s at efficiency 1 = 32 B per core cycle (48 B/ns / 1.5 cycles/ns); 1000 ns = 1500 cycles.
+// The cards' memory with 32 LPDDR5 channels instead of 8: a reducing receiver streams three
+// times the link's bytes through its DRAM (the chunk it sends, its own part it adds, the sum it
+// writes: 3 x 32 B/cycle), which 8 channels (136.5 B/cycle peak; about 78 for that
+// read-read-write mix, measured) cannot keep up with; here the links alone set the pace, and
+// every memory stream is done before the last byte's 1500 cycles of latency have passed.
 ChipConfig fabric_config(int cards) {
   ChipConfig cfg;
+  cfg.memory.channels = 32;
   cfg.system.cards = cards;
   cfg.system.pcie.link_gbps = 48;
   cfg.system.pcie.uplink_gbps = 48;
@@ -64,7 +70,8 @@ TEST_CASE("collectives: ring all-reduce over 4 cards meets the closed form exact
   Tick end = run_end(collective(4, "all_reduce", kS, kS), cfg, &sent);
   // 2(N-1)/N * S / bw + 2(N-1) * latency, N = 4, S = 8 MiB, bw = 32 B/cycle, latency 1500 cycles:
   // 6/4 * 8388608 / 32 + 6 * 1500 = 393216 + 9000 = 402216 cycles (each step: a 2 MiB chunk,
-  // 65536 cycles, + 1500; the SFP reduction of 1 Mi fp16 at 4096 per cycle, 256 cycles, overlaps).
+  // 65536 cycles, + 1500; the reduction of 1 Mi fp16 on core 0's SFP, 2 corelets x 64 lanes per
+  // cycle: 8192 cycles + its pipeline, is booked to end with the chunk's last byte).
   CHECK(end == 402216 * kCore);
   // Bytes conserved: 2(N-1) steps x N transfers of S/N = 2(N-1) S = 6 x 8 MiB.
   CHECK(sent == 6 * kS);
@@ -260,4 +267,128 @@ TEST_CASE("collectives: tree all-reduce over 2 cards", "[collectives][pcie]") {
   ChipConfig cfg = fabric_config(2);
   // 2 * ceil(log2 2) = 2 steps of the whole S: 2 * (8388608 / 32 + 1500) = 527288 cycles
   CHECK(run_end(collective(2, "all_reduce", kS, kS, R"(, "algorithm": "tree")"), cfg) == 527288 * kCore);
+}
+
+namespace {
+
+// A memory-bound kernel on every core of cards 0 and 1 (each core loads `per_core` bytes of w
+// into its LX) and a from_host transfer of `host_bytes` into card 0 at once: card 1 shows the
+// kernel alone, in the same run.
+KernelGraph loads_and_host(std::uint64_t per_core, std::uint64_t host_bytes) {
+  const std::string pc = std::to_string(per_core);
+  std::string text = R"({"format": "dfsim.kernels", "version": 2, "name": "l", "cores": 32, "cards": 2, "buffers": [
+      {"name": "w", "space": "hbm", "bytes": )" + std::to_string(32 * per_core) + R"(, "preloaded": true},
+      {"name": "wl", "space": "lx", "bytes": )" + pc + R"(}, {"name": "ids", "space": "hbm", "bytes": )" +
+                     std::to_string(host_bytes) + R"(}],
+    "kernels": [{"name": "k", "tasks": [
+      {"name": "ld", "unit": "dma", "op": "load", "cores": {"first": 0, "count": 32},
+       "reads": [{"buffer": "w", "offset": {"alpha": )" + pc + R"(}, "bytes": )" + pc + R"(}],
+       "writes": [{"buffer": "wl", "bytes": )" + pc + R"(}]},
+      {"name": "in", "unit": "link", "op": "from_host", "core": 0, "cards": [0], "writes": [{"buffer": "ids", "bytes": )" +
+                     std::to_string(host_bytes) + "}]}]}]}";
+  return read_kernel_graph(Json::parse(text), "test.json");
+}
+
+struct LoadsRun {
+  Tick loads_end[2] = {0, 0}, host_end = 0;  // loads per card
+  std::uint64_t dram_bytes[2] = {0, 0};      // per card
+};
+
+LoadsRun run_loads(const KernelGraph& g, const ChipConfig& cfg) {
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  REQUIRE(sim.run().ok());
+  LoadsRun out;
+  for (std::size_t i = 0; i < x.instances.size(); ++i) {
+    const TaskInstance& t = x.instances[i];
+    Tick& end = g.tasks[t.task].unit == UnitKind::link ? out.host_end : out.loads_end[t.card];
+    end = std::max(end, sim.recorder().tasks()[i].end);
+  }
+  for (int c = 0; c < 2; ++c) {
+    const MemStats& m = sim.system().card(c).memory().stats();
+    out.dram_bytes[c] = m.bytes_read + m.bytes_written;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("pcie: a host transfer alone meets its closed form and books its card's DRAM", "[pcie][memory]") {
+  ChipConfig cfg = fabric_config(2);
+  cfg.memory.channels = ChipConfig{}.memory.channels;  // the LPDDR5 as it is: one stream keeps up
+  LoadsRun r = run_loads(loads_and_host(128, kS), cfg);
+  // Host -> card 0: drawer uplink down, card 0 down, cut-through at 32 B/cycle:
+  // 8388608 / 32 + 1500 = 262144 + 1500 = 263644 cycles; the 2048 writes of 4 KiB into the
+  // card's memory, one per 128 cycles of the link, are done before the latency has passed.
+  CHECK(r.host_end == 263644 * kCore);
+  // The kernel loads 32 sticks of 128 B per card; card 0's DRAM also carries the 8 MiB.
+  CHECK(r.dram_bytes[0] == 32 * 128 + kS);
+  CHECK(r.dram_bytes[1] == 32 * 128);
+}
+
+TEST_CASE("pcie: a host transfer and a memory-bound kernel on its card share the DRAM", "[pcie][memory]") {
+  ChipConfig cfg = fabric_config(2);
+  cfg.memory.channels = ChipConfig{}.memory.channels;
+  constexpr std::uint64_t kPerCore = 1 << 20;  // 32 x 1 MiB of weights streamed into LX per card
+  LoadsRun r = run_loads(loads_and_host(kPerCore, kS), cfg);
+  // Conservation: card 0's DRAM carries the kernel's 32 MiB and the transfer's 8 MiB, card 1's
+  // the kernel's alone.
+  CHECK(r.dram_bytes[0] == 32 * kPerCore + kS);
+  CHECK(r.dram_bytes[1] == 32 * kPerCore);
+  // The kernel is memory-bound: on card 0 the transfer's writes take DRAM time from it, so it
+  // ends later than the same kernel alone on card 1; the transfer is never faster than its
+  // closed form (263644 cycles).
+  CHECK(r.loads_end[0] > r.loads_end[1]);
+  CHECK(r.host_end >= 263644 * kCore);
+}
+
+TEST_CASE("collectives: a ring all-reduce streams 5(N-1) S through the cards' DRAM and is no faster than its closed form", "[collectives][memory]") {
+  ChipConfig cfg = fabric_config(4);
+  cfg.memory.channels = ChipConfig{}.memory.channels;  // the LPDDR5 as it is
+  KernelGraph g = collective(4, "all_reduce", kS, kS);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // Per card: N-1 reduce-scatter steps read the chunk sent, read its own part and write the sum
+  // (3 S/N each); N-1 all-gather steps read the chunk sent and write the one received (2 S/N):
+  // 5 (N-1) S/N per card, 5 (N-1) S = 15 x 8 MiB over the 4 cards.
+  std::uint64_t dram = 0;
+  for (int c = 0; c < 4; ++c) {
+    const MemStats& m = sim.system().card(c).memory().stats();
+    dram += m.bytes_read + m.bytes_written;
+  }
+  CHECK(dram == 15 * kS);
+  // 3 x 32 B/cycle through a card's 8 channels in the reduce-scatter steps is more than the
+  // LPDDR5 model sustains for that mix: slower than the link-bound 402216 cycles.
+  CHECK(r.end > 402216 * kCore);
+}
+
+TEST_CASE("collectives: with a very fast link the reduction on the SFP sets the pace", "[collectives][sfp]") {
+  ChipConfig cfg = fabric_config(2);
+  cfg.system.pcie.link_gbps = 48000;    // 32000 B per core cycle: a 4 MiB chunk crosses in 132 cycles
+  cfg.system.pcie.uplink_gbps = 48000;
+  cfg.system.pcie.latency_ns = 0;
+  cfg.memory.ideal = true;              // and the memory streams take no time
+  KernelGraph g = collective(2, "all_reduce", kS, kS);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // Ring all-reduce over 2 cards: a reduce-scatter step, then an all-gather step, each of a
+  // 4 MiB chunk (2 Mi fp16). The link: ceil(4194304 / 32000) = 132 cycles per step. The
+  // reduction on core 0's SFP: 2 corelets x 64 lanes, 1 cycle per vector: 2097152 / 2 / 64 =
+  // 16384 vectors = 16384 cycles + the SFP pipeline (core.sfp.pipeline_cycles).
+  const std::uint64_t sfp = 16384 + static_cast<std::uint64_t>(cfg.core.sfp.pipeline_cycles);
+  // Step 1: both cards reduce the chunk they received, each on its own SFP, from the first byte:
+  // 0 + 16392 cycles (the link's 132 overlap); step 2 moves the sums: 132.
+  CHECK(r.end == (sfp + 132) * kCore);
+  // The SFP of core 0 of each card (both corelets) was busy for exactly the reduction.
+  int booked = 0;
+  for (const Track& t : sim.recorder().tracks())
+    if (t.kind == "sfp" && t.group.find("core 0") != std::string::npos) {
+      CHECK(t.busy == sfp * kCore);
+      ++booked;
+    }
+  CHECK(booked == 4);  // 2 cards x 2 corelets
 }
