@@ -9,15 +9,11 @@ namespace dfsim {
 
 ComputeUnit::ComputeUnit(sc_core::sc_module_name n, TaskHost& sched, Recorder& rec,
                          const ChipConfig& cfg, LxScratchpad& lx, int core, const char* kind)
-    : TaskUnit(n, sched, rec), cfg_(cfg), clk_(cfg.core.clock_mhz), lx_(lx) {
+    : TimedTaskUnit(n, sched, rec), cfg_(cfg), clk_(cfg.core.clock_mhz), lx_(lx) {
   kind_ = kind;
   for (int c = 0; c < cfg.core.corelets; ++c)
     tracks_.push_back(rec.add_track("core " + std::to_string(core),
                                     std::string(kind) + "." + std::to_string(c), kind));
-  SC_HAS_PROCESS(ComputeUnit);
-  SC_METHOD(done);
-  sensitive << done_ev_;
-  dont_initialize();
 }
 
 ComputeUnit::LxTraffic ComputeUnit::lx_traffic(const Task&, const TaskInstance& inst, int) const {
@@ -66,12 +62,7 @@ void ComputeUnit::start(int inst) {
   } else {
     for (int tr : tracks_) draw(tr);
   }
-  done_ev_.notify(sc_core::sc_time::from_value(task_end_ - sim_now()));
-}
-
-void ComputeUnit::done() {
-  ++ActivationCounter::value();
-  finish(current_);
+  complete_at(task_end_);
 }
 
 }  // namespace dfsim

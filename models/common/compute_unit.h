@@ -5,7 +5,7 @@
 // booking starts after it.
 #include <vector>
 
-#include "models/common/task_unit.h"
+#include "models/common/timed_unit.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/kernel_graph.h"
 
@@ -13,7 +13,7 @@ namespace dfsim {
 
 class LxScratchpad;
 
-class ComputeUnit : public TaskUnit {
+class ComputeUnit : public TimedTaskUnit {
  public:
   ComputeUnit(sc_core::sc_module_name n, TaskHost& sched, Recorder& rec, const ChipConfig& cfg,
               LxScratchpad& lx, int core, const char* kind);
@@ -39,11 +39,8 @@ class ComputeUnit : public TaskUnit {
 
  private:
   void start(int inst) override;
-  void done();
   LxScratchpad& lx_;
   std::vector<int> tracks_;  // one per corelet
-  sc_core::sc_event done_ev_;
-  int current_ = -1;
   Tick task_end_ = 0;                    // end of the last task started
   Tick booked_from_ = 0, booked_to_ = 0;  // span of the bookings not yet over (one hull)
 };

@@ -8,13 +8,9 @@ namespace dfsim {
 
 RingPort::RingPort(sc_core::sc_module_name n, TaskHost& s, Recorder& r, int core, Ring& ring,
                    std::vector<LxScratchpad*>& lx)
-    : TaskUnit(n, s, r), ring_(ring), lx_(lx) {
+    : TimedTaskUnit(n, s, r), ring_(ring), lx_(lx) {
   kind_ = "ring_port";
   track_ = r.add_track("core " + std::to_string(core), "ring port", "ring_port");
-  SC_HAS_PROCESS(RingPort);
-  SC_METHOD(done);
-  sensitive << done_ev_;
-  dont_initialize();
 }
 
 void RingPort::start(int inst) {
@@ -34,12 +30,7 @@ void RingPort::start(int inst) {
   Tick end = b->write_port().reserve(arrived, w) + w;
   rec_.tasks()[inst].track = track_;
   rec_.busy(track_, now, end);
-  done_ev_.notify(sc_core::sc_time::from_value(end - now));
-}
-
-void RingPort::done() {
-  ++ActivationCounter::value();
-  finish(current_);
+  complete_at(end);
 }
 
 }  // namespace dfsim

@@ -3,26 +3,23 @@
 // (operand sharing, reduction steps) as one cut-through message.
 #include <vector>
 
-#include "models/common/task_unit.h"
+#include "models/common/timed_unit.h"
 
 namespace dfsim {
 
 class Ring;
 class LxScratchpad;
 
-class RingPort : public TaskUnit {
+class RingPort : public TimedTaskUnit {
  public:
   RingPort(sc_core::sc_module_name n, TaskHost& s, Recorder& r, int core, Ring& ring,
            std::vector<LxScratchpad*>& lx);
 
  private:
   void start(int inst) override;
-  void done();
   Ring& ring_;
   std::vector<LxScratchpad*>& lx_;
   int track_;
-  int current_ = -1;
-  sc_core::sc_event done_ev_;
 };
 
 }  // namespace dfsim

@@ -91,7 +91,7 @@ void CollectiveEngine::advance() {
       if (r.next < r.steps.size()) {
         play(r, now);
       } else {
-        for (LinkPort* p : r.ports) p->complete_at(now);
+        for (LinkPort* p : r.ports) p->collective_done(now);
         it = running_.erase(it);
         continue;
       }

@@ -11,13 +11,9 @@ namespace dfsim {
 
 LinkPort::LinkPort(sc_core::sc_module_name n, TaskHost& s, Recorder& r, int card, PcieFabric& fabric,
                    CollectiveEngine& engine, LinkDma& dma)
-    : TaskUnit(n, s, r), card_(card), fabric_(fabric), engine_(engine), dma_(dma) {
+    : TimedTaskUnit(n, s, r), card_(card), fabric_(fabric), engine_(engine), dma_(dma) {
   kind_ = "link";
   track_ = r.add_track("pcie", "card " + std::to_string(card) + " port", "link");
-  SC_HAS_PROCESS(LinkPort);
-  SC_METHOD(done);
-  sensitive << done_ev_;
-  dont_initialize();
 }
 
 void LinkPort::start(int inst) {
@@ -33,22 +29,18 @@ void LinkPort::start(int inst) {
     Tick arrived = fabric_.transfer(now, in ? PcieFabric::kHost : card_, in ? card_ : PcieFabric::kHost, bytes);
     // Done when the link has passed the last byte and the card's memory has written (read) it.
     dma_.stream(r, bytes, in, now, fabric_.duration(dma_.burst_bytes(), false),
-                [this, arrived](Tick t) { complete_at(std::max(arrived, t)); });
+                [this, arrived](Tick t) { finish_at(std::max(arrived, t)); });
     return;
   }
   engine_.arrive(inst, *this);
 }
 
-void LinkPort::complete_at(Tick end) {
-  Tick now = sim_now();
-  end = std::max(end, now);
-  rec_.busy(track_, rec_.tasks()[current_].start, end);
-  done_ev_.notify(sc_core::sc_time::from_value(end - now));
-}
+void LinkPort::collective_done(Tick end) { finish_at(end); }
 
-void LinkPort::done() {
-  ++ActivationCounter::value();
-  finish(current_);
+void LinkPort::finish_at(Tick end) {
+  end = std::max(end, sim_now());
+  rec_.busy(track_, rec_.tasks()[current_].start, end);
+  complete_at(end);
 }
 
 }  // namespace dfsim

@@ -5,7 +5,7 @@
 // arrived, and completes when the engine's last step has.
 #include <vector>
 
-#include "models/common/task_unit.h"
+#include "models/common/timed_unit.h"
 
 namespace dfsim {
 
@@ -14,7 +14,7 @@ class CollectiveEngine;
 class LinkDma;
 class SfpUnit;
 
-class LinkPort : public TaskUnit {
+class LinkPort : public TimedTaskUnit {
  public:
   LinkPort(sc_core::sc_module_name n, TaskHost& s, Recorder& r, int card, PcieFabric& fabric,
            CollectiveEngine& engine, LinkDma& dma);
@@ -25,19 +25,17 @@ class LinkPort : public TaskUnit {
   SfpUnit& sfp(int core) { return *sfps_.at(static_cast<std::size_t>(core)); }
   int track() const { return track_; }
   // From the engine: the running collective completes at `end` (>= now).
-  void complete_at(Tick end);
+  void collective_done(Tick end);
 
  private:
   void start(int inst) override;
-  void done();
+  void finish_at(Tick end);  // records the port busy until `end`, then completes the task there
   int card_;
   PcieFabric& fabric_;
   CollectiveEngine& engine_;
   LinkDma& dma_;
   std::vector<SfpUnit*> sfps_;
   int track_;
-  int current_ = -1;
-  sc_core::sc_event done_ev_;
 };
 
 }  // namespace dfsim
