@@ -61,10 +61,19 @@ void TaskUnit::finish(int inst) {
   // A streaming consumer holds its unit until its producers have completed.
   if (!sched_.may_complete(inst, this)) return;
   busy_ = false;
+  finish_detached(inst);
+}
+
+void TaskUnit::detach() {
+  busy_ = false;
+  if (!ready_.empty()) wake_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void TaskUnit::finish_detached(int inst) {
   rec_.tasks()[inst].end = sim_now();
   rec_.tasks()[inst].done = true;
   sched_.complete(inst, sim_now());
-  if (!ready_.empty()) wake_ev_.notify(sc_core::SC_ZERO_TIME);
+  if (!busy_ && !ready_.empty()) wake_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
 }  // namespace dfsim

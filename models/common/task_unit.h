@@ -37,6 +37,10 @@ class TaskUnit : public sc_core::sc_module {
  protected:
   virtual void start(int inst) = 0;  // fires `inst` at now; must later call finish(inst)
   void finish(int inst);             // `inst` completed at now
+  // The running task goes on without the unit (a collective waiting for the rest of its
+  // group): the unit may start its next task; the task completes with finish_detached().
+  void detach();
+  void finish_detached(int inst);    // detached `inst` completed at now
   bool busy() const { return busy_; }
 
   TaskHost& sched_;

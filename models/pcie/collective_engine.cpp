@@ -91,7 +91,7 @@ void CollectiveEngine::advance() {
       if (r.next < r.steps.size()) {
         play(r, now);
       } else {
-        for (LinkPort* p : r.ports) p->collective_done(now);
+        for (std::size_t k = 0; k < r.ports.size(); ++k) r.ports[k]->collective_done(r.insts[k]);
         it = running_.erase(it);
         continue;
       }

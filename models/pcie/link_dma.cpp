@@ -33,8 +33,8 @@ void LinkDma::stream(const Region& r, std::uint64_t bytes, bool write, Tick star
     streams_.emplace_back();
   }
   Stream& s = streams_[tag];
-  s = Stream{hbm_base_[static_cast<std::size_t>(r.buffer)] + r.offset, bytes, write, true, start, burst_ticks, start, 0,
-             std::move(done)};
+  s = Stream{hbm_base_[static_cast<std::size_t>(r.buffer)] + r.offset, std::max<std::uint64_t>(r.total_bytes(), 1), 0, bytes,
+             write, true, start, burst_ticks, start, 0, std::move(done)};
   ev_.notify(sc_core::sc_time::from_value(start - sim_now()));
 }
 
@@ -46,9 +46,9 @@ void LinkDma::issue() {
     // Not a reference across send(): a memory model may complete a request at once.
     while (streams_[tag].active && streams_[tag].left > 0 && streams_[tag].next <= now) {
       Stream& s = streams_[tag];
-      std::uint32_t n = static_cast<std::uint32_t>(std::min(s.left, burst_));
-      MemRequest req{s.addr, n, s.write, now, this, tag};
-      s.addr += n;
+      std::uint32_t n = static_cast<std::uint32_t>(std::min({s.left, burst_, s.span - s.pos}));
+      MemRequest req{s.base + s.pos, n, s.write, now, this, tag};
+      s.pos = (s.pos + n) % s.span;
       s.left -= n;
       s.next += s.every;
       ++s.outstanding;

@@ -19,9 +19,10 @@ class LinkDma : public sc_core::sc_module, public MemClient {
  public:
   LinkDma(sc_core::sc_module_name n, const ChipConfig& cfg, IMemory& mem, const std::vector<std::uint64_t>& hbm_base);
 
-  // Reads (write: writes) `bytes` of region `r`'s buffer, from its start on, one burst every
-  // `burst_ticks` from `start` (>= now); calls done(t) once, t the completion of the last burst
-  // (start with memory.ideal, or for 0 bytes).
+  // Reads (write: writes) `bytes` of region `r`'s buffer, from its start on (wrapping around
+  // within the region when `bytes` is more), one burst every `burst_ticks` from `start`
+  // (>= now); calls done(t) once, t the completion of the last burst (start with memory.ideal,
+  // or for 0 bytes).
   void stream(const Region& r, std::uint64_t bytes, bool write, Tick start, Tick burst_ticks,
               std::function<void(Tick)> done);
   std::uint64_t burst_bytes() const { return burst_; }
@@ -29,7 +30,7 @@ class LinkDma : public sc_core::sc_module, public MemClient {
 
  private:
   struct Stream {
-    std::uint64_t addr = 0, left = 0;
+    std::uint64_t base = 0, span = 1, pos = 0, left = 0;  // the region, the next offset in it
     bool write = false, active = false;
     Tick next = 0, every = 0, last = 0;
     int outstanding = 0;

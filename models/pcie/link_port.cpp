@@ -33,9 +33,13 @@ void LinkPort::start(int inst) {
     return;
   }
   engine_.arrive(inst, *this);
+  detach();
 }
 
-void LinkPort::collective_done(Tick end) { finish_at(end); }
+void LinkPort::collective_done(int inst) {
+  rec_.busy(track_, rec_.tasks()[inst].start, sim_now());
+  finish_detached(inst);
+}
 
 void LinkPort::finish_at(Tick end) {
   end = std::max(end, sim_now());

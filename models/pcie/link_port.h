@@ -1,8 +1,10 @@
 #pragma once
-// A card's PCIe port: runs the card's "link" tasks one at a time. Host transfers (from_host,
-// to_host) cross the fabric at once, their bytes streamed from or to the card's memory by its
-// LinkDma; a collective waits in the CollectiveEngine until every card of its group has
-// arrived, and completes when the engine's last step has.
+// A card's PCIe port: runs the card's "link" tasks. Host transfers (from_host, to_host), one
+// at a time, cross the fabric at once, their bytes streamed from or to the card's memory by
+// its LinkDma; a collective is handed to the CollectiveEngine, where it waits until every
+// card of its group has arrived, without holding the port (so that collectives of two
+// workloads reaching two cards in opposite orders cannot deadlock), and completes when the
+// engine's last step has.
 #include <vector>
 
 #include "models/common/timed_unit.h"
@@ -24,8 +26,8 @@ class LinkPort : public TimedTaskUnit {
   void set_sfps(std::vector<SfpUnit*> sfps) { sfps_ = std::move(sfps); }
   SfpUnit& sfp(int core) { return *sfps_.at(static_cast<std::size_t>(core)); }
   int track() const { return track_; }
-  // From the engine: the running collective completes at `end` (>= now).
-  void collective_done(Tick end);
+  // From the engine: collective instance `inst` completes now.
+  void collective_done(int inst);
 
  private:
   void start(int inst) override;

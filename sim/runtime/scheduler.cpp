@@ -266,6 +266,8 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
       why = "running since " + std::to_string(ticks_to_ns(rr.start)) + " ns";
     } else if (!never_ready_[i].empty()) {
       why = never_ready_[i];
+    } else if (missing_[i] == 0 && stream_unfired_[i] == 0 && rr.ready < t.not_before) {
+      why = "waits for its start time, " + std::to_string(ticks_to_ns(t.not_before)) + " ns";
     } else if (missing_[i] > 0 || stream_unfired_[i] > 0) {
       for (int d : t.deps)
         if (!done_[d]) {

@@ -18,6 +18,18 @@ double ns(Tick t) { return ticks_to_ns(t); }
 double round6(double v) { return std::round(v * 1e6) / 1e6; }
 double share(double a, double b) { return b > 0 ? round6(a / b) : 0.0; }
 
+// Time covered by the union of the intervals (sorts them).
+Tick covered(std::vector<std::pair<Tick, Tick>>& spans) {
+  std::sort(spans.begin(), spans.end());
+  Tick total = 0, reach = 0;
+  for (auto [a, b] : spans) {
+    a = std::max(a, reach);
+    if (b > a) total += b - a;
+    reach = std::max(reach, b);
+  }
+  return total;
+}
+
 }  // namespace
 
 OJson cards_json(Simulation& sim, const RunResult& res) {
@@ -27,6 +39,7 @@ OJson cards_json(Simulation& sim, const RunResult& res) {
   struct PerCard {
     Tick comm = 0, collective = 0, last = 0;
     std::uint64_t macs = 0, offchip = 0;
+    std::vector<std::pair<Tick, Tick>> link_spans, collective_spans;
   };
   std::vector<PerCard> per(static_cast<std::size_t>(sim.system().cards()));
   for (std::size_t i = 0; i < x.instances.size(); ++i) {
@@ -37,12 +50,16 @@ OJson cards_json(Simulation& sim, const RunResult& res) {
     p.offchip += offchip_bytes_of(g, t);
     if (!r.done) continue;
     p.last = std::max(p.last, r.end);
-    // A card's link tasks run one at a time on its port: their durations do not overlap.
+    // Collectives waiting for their groups may overlap on a card's port: count the time once.
     if (g.tasks[t.task].unit == UnitKind::link) {
-      p.comm += r.end - r.start;
+      p.link_spans.emplace_back(r.start, r.end);
       const std::string& op = g.tasks[t.task].op;
-      if (op != "from_host" && op != "to_host") p.collective += r.end - r.start;
+      if (op != "from_host" && op != "to_host") p.collective_spans.emplace_back(r.start, r.end);
     }
+  }
+  for (PerCard& p : per) {
+    p.comm = covered(p.link_spans);
+    p.collective = covered(p.collective_spans);
   }
   OJson out = OJson::array();
   for (std::size_t c = 0; c < per.size(); ++c) {

@@ -392,3 +392,36 @@ TEST_CASE("collectives: with a very fast link the reduction on the SFP sets the 
     }
   CHECK(booked == 4);  // 2 cards x 2 corelets
 }
+
+TEST_CASE("collectives: two collectives reaching two cards in opposite orders do not deadlock the ports", "[collectives][pcie]") {
+  ChipConfig cfg = fabric_config(2);
+  // Card 0 has xa before xb (a 4 KiB copy, then a 4 MiB one), card 1 the reverse: each port
+  // fires a different all-reduce first. A port that waited for the group while holding the
+  // card's link would never let the other one in.
+  std::string text = R"({"format": "dfsim.kernels", "version": 2, "name": "x", "cores": 1, "cards": 2,
+    "buffers": [{"name": "w", "space": "hbm", "bytes": 4194304, "preloaded": true},
+                {"name": "xa", "space": "hbm", "bytes": 4194304}, {"name": "xb", "space": "hbm", "bytes": 4194304},
+                {"name": "ya", "space": "hbm", "bytes": 4194304}, {"name": "yb", "space": "hbm", "bytes": 4194304}],
+    "kernels": [{"name": "k", "tasks": [
+      {"name": "a0", "unit": "dma", "op": "copy", "core": 0, "cards": [0], "reads": [{"buffer": "w", "bytes": 4096}], "writes": [{"buffer": "xa", "bytes": 4096}]},
+      {"name": "b1", "unit": "dma", "op": "copy", "core": 0, "cards": [1], "reads": [{"buffer": "w", "bytes": 4096}], "writes": [{"buffer": "xb", "bytes": 4096}]},
+      {"name": "b0", "unit": "dma", "op": "copy", "core": 0, "cards": [0], "reads": [{"buffer": "w", "bytes": 4194304}], "writes": [{"buffer": "xb", "bytes": 4194304}]},
+      {"name": "a1", "unit": "dma", "op": "copy", "core": 0, "cards": [1], "reads": [{"buffer": "w", "bytes": 4194304}], "writes": [{"buffer": "xa", "bytes": 4194304}]},
+      {"name": "ra", "unit": "link", "op": "all_reduce", "core": 0, "reads": [{"buffer": "xa", "bytes": 4096}], "writes": [{"buffer": "ya", "bytes": 4096}]},
+      {"name": "rb", "unit": "link", "op": "all_reduce", "core": 0, "reads": [{"buffer": "xb", "bytes": 4096}], "writes": [{"buffer": "yb", "bytes": 4096}]}]}]})";
+  KernelGraph g = read_kernel_graph(Json::parse(text), "test.json");
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  INFO(r.reason);
+  REQUIRE(r.ok());
+  // Each all-reduce ends once the 4 MiB copy feeding it on the slower card has.
+  Tick copies = 0, reduces = 0;
+  for (std::size_t i = 0; i < x.instances.size(); ++i) {
+    Tick e = sim.recorder().tasks()[i].end;
+    (g.tasks[x.instances[i].task].unit == UnitKind::link ? reduces : copies) =
+        std::max(e, g.tasks[x.instances[i].task].unit == UnitKind::link ? reduces : copies);
+  }
+  // 2 ring steps of 2 KiB: 2 x (64 + 1500) cycles at least after the last copy.
+  CHECK(reduces >= copies + 2 * (64 + 1500) * kCore);
+}
