@@ -8,6 +8,7 @@
 
 #include "models/pt/pt_timing.h"
 #include "sim/app/cli.h"
+#include "sim/common/json_io.h"
 #include "sim/compiler/compile.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/expand.h"
@@ -165,7 +166,13 @@ TEST_CASE("compute: sfp row reduction pays one cross-lane pass per row", "[compu
   CHECK(run(g, cfg) == 558 * kCore);
 }
 
-TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores is peak minus fill and drain", "[compute][pt][calibration]") {
+TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores stays at 80 percent of peak", "[compute][pt][calibration]") {
+  // The card sustains ~74 % of the datasheet peak on compute-bound matmuls (facts); the preset's
+  // PT folds do not overlap and stream at most 96 rows (core.pt.fold_stream_limit, fitted on
+  // calibrate's 4096^3: docs/calibration.md, "Fold stream limit"), so even ideal memory stays
+  // below peak. (Issue 4
+  // pinned peak minus the last fold's fill and drain, 2 099 968 cycles; that figure is the
+  // datasheet's, not the card's, and is kept below with the limit off.)
   ChipConfig cfg = load_chip_config("configs/spyre.json", {"memory.ideal=true"});
   KernelGraph g = load_workload("workloads/matmul_4096.json", cfg, 0, nullptr);
   REQUIRE(g.cores == 32);
@@ -174,14 +181,43 @@ TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores is peak minus fill and 
   RunResult r = sim.run();
   REQUIRE(r.ok());
   // 4x8 grid, block 1024 x 512 per core: 2 m x 2 n tiles x 32 k steps = 128 PT tasks of
-  // 512x256x128, each 16/8 = 2 k folds x 16 n folds (128 columns per corelet), T = m = 512:
-  // 31 x 512 + (2 x 8 + 8 + 512 - 2) = 15872 + 534 = 16406 cycles = 16384 at peak + 22.
-  // MACs / (1024 MAC/cycle x 32 cores) = 2^36 / 32768 = 2097152 cycles; + 128 x 22 = 2099968.
+  // 512x256x128, each 2 k folds x 16 n folds (128 columns per corelet) = 32 folds, T = m = 512
+  // = 6 parts of at most 96, each part 2 x 8 + 8 - 2 = 22 cycles of fill and drain:
+  // 32 x 6 x 22 + 32 x 512 = 4224 + 16384 = 20608 cycles per task; x 128 = 2637824 cycles.
+  // Peak: 2^36 MACs / (1024 MAC/cycle x 32 cores) = 2097152 cycles: 79.5 %.
   const double peak_cycles = 4096.0 * 4096 * 4096 / (cfg.pt_macs_per_cycle(Dtype::fp16) * 32);
   CHECK(peak_cycles == 2097152);
-  double cycles = static_cast<double>(r.end) / kCore;
-  CHECK(cycles == Approx(peak_cycles + 128 * 22).epsilon(0.02));
+  CHECK(peak_cycles / (static_cast<double>(r.end) / kCore) == Approx(512.0 / (512 + 6 * 22)).epsilon(0.01));
+  CHECK(r.end == 2637824 * kCore);
+}
+
+TEST_CASE("compute: ideal-memory 4096^3 fp16 without the fold limit is peak minus fill and drain", "[compute][pt][calibration]") {
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"memory.ideal=true", "core.pt.fold_stream_limit=0"});
+  KernelGraph g = load_workload("workloads/matmul_4096.json", cfg, 0, nullptr);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // Folds back to back: 31 x 512 + (2 x 8 + 8 + 512 - 2) = 16406 cycles per task = 16384 at
+  // peak + 22; 2097152 + 128 x 22 = 2099968.
   CHECK(r.end == 2099968 * kCore);
+}
+
+TEST_CASE("compute: ideal-memory 4096^3 fp8 runs at twice the fp16 rate with the fold limit", "[compute][pt][precision][calibration]") {
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"memory.ideal=true"});
+  Json j = load_json_file("workloads/matmul_4096.json");
+  for (auto& [name, t] : j["tensors"].items()) t["dtype"] = "fp8";
+  OpGraph ops = read_op_graph(j, "matmul_4096_fp8.json");
+  KernelGraph g = compile_ops(ops, cfg, 32);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // fp8 (16 ways) halves the folds of every task and each fold costs the same: if the compiler
+  // keeps the fp16 tiles, 128 x (16 folds x 6 x 22 + 16 x 512) = 128 x 10304 = 1318912 cycles
+  // = half of 2637824. The tiles may differ (fp8 operands are half the bytes), so the check is
+  // the rate, within 2 %.
+  CHECK(static_cast<double>(r.end) / kCore == Approx(2637824.0 / 2).epsilon(0.02));
 }
 
 TEST_CASE("compute: sfp gelu runs in its function class", "[compute][sfp]") {
