@@ -54,8 +54,8 @@ PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int row
   const std::uint64_t R = static_cast<std::uint64_t>(rows), C = static_cast<std::uint64_t>(cols);
   const std::uint64_t L = static_cast<std::uint64_t>(std::max(corelets, 1));
   const std::uint64_t ks = ceil_div(k, static_cast<std::uint64_t>(std::max(simd, 1)));  // reduction steps
-  const std::uint64_t readers = broadcast ? 1 : L;
-  const auto limit = static_cast<std::uint64_t>(std::max(fold_stream_limit, 0));  // LX reads of the operand both corelets stream
+  const std::uint64_t readers = broadcast ? 1 : L;  // LX reads of the operand both corelets stream
+  const auto limit = static_cast<std::uint64_t>(std::max(fold_stream_limit, 0));  // 0: folds overlap
   std::uint64_t feed_elems = 0;  // operand elements read from LX
   switch (dataflow) {
     case Dataflow::os: {
