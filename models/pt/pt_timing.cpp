@@ -30,16 +30,32 @@ std::uint64_t folded_cycles(Folding fr, Folding fc, std::uint64_t R, std::uint64
   return total + 2 * sr_last + sc_last + T - 2;
 }
 
+// The same folding when no fold overlaps another and a fold streams at most `limit` rows
+// before its accumulators drain: each part of ceil(T / limit) costs its own preload or
+// shift-out, skew and drain, 2 Sr + Sc - 2, plus its stream.
+std::uint64_t unoverlapped_cycles(Folding fr, Folding fc, std::uint64_t R, std::uint64_t C, std::uint64_t T,
+                                  std::uint64_t limit) {
+  const std::uint64_t parts = ceil_div(T, limit), folds = fr.count() * fc.count();
+  const std::uint64_t sum_sr = (fr.full * R + fr.rest) * fc.count(), sum_sc = (fc.full * C + fc.rest) * fr.count();
+  return parts * (2 * sum_sr + sum_sc - 2 * folds) + folds * T;
+}
+
+std::uint64_t fold_cycles(Folding fr, Folding fc, std::uint64_t R, std::uint64_t C, std::uint64_t T,
+                          std::uint64_t limit) {
+  return limit ? unoverlapped_cycles(fr, fc, R, C, T, limit) : folded_cycles(fr, fc, R, C, T);
+}
+
 }  // namespace
 
 PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int rows, int cols, int simd,
-                      int corelets, Dataflow dataflow, Dtype in, bool broadcast) {
+                      int corelets, Dataflow dataflow, Dtype in, bool broadcast, int fold_stream_limit) {
   PtCost c;
   if (m == 0 || n == 0 || k == 0) return c;
   const std::uint64_t R = static_cast<std::uint64_t>(rows), C = static_cast<std::uint64_t>(cols);
   const std::uint64_t L = static_cast<std::uint64_t>(std::max(corelets, 1));
   const std::uint64_t ks = ceil_div(k, static_cast<std::uint64_t>(std::max(simd, 1)));  // reduction steps
   const std::uint64_t readers = broadcast ? 1 : L;  // LX reads of the operand both corelets stream
+  const auto limit = static_cast<std::uint64_t>(std::max(fold_stream_limit, 0));  // 0: folds overlap
   std::uint64_t feed_elems = 0;  // operand elements read from LX
   switch (dataflow) {
     case Dataflow::os: {
@@ -47,7 +63,7 @@ PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int row
       // accumulator for the whole k: no partial sums leave the array.
       std::uint64_t mc = ceil_div(m, L);
       Folding fr = fold(mc, R), fc = fold(n, C);
-      c.cycles = folded_cycles(fr, fc, R, C, ks);
+      c.cycles = fold_cycles(fr, fc, R, C, ks, limit);
       c.folds = fr.count() * fc.count();
       c.fold_rows = std::min(mc, R);
       c.fold_cols = std::min(n, C);
@@ -59,7 +75,7 @@ PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int row
       // Corelets split n; each holds its own B (weights), both stream the same A rows.
       std::uint64_t nc = ceil_div(n, L);
       Folding fr = fold(ks, R), fc = fold(nc, C);
-      c.cycles = folded_cycles(fr, fc, R, C, m);
+      c.cycles = fold_cycles(fr, fc, R, C, m, limit);
       c.folds = fr.count() * fc.count();
       c.fold_rows = std::min(ks, R);
       c.fold_cols = std::min(nc, C);
@@ -71,7 +87,7 @@ PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int row
       // Corelets split m; each holds its own A (inputs), both stream the same B columns.
       std::uint64_t mc = ceil_div(m, L);
       Folding fr = fold(ks, R), fc = fold(mc, C);
-      c.cycles = folded_cycles(fr, fc, R, C, n);
+      c.cycles = fold_cycles(fr, fc, R, C, n, limit);
       c.folds = fr.count() * fc.count();
       c.fold_rows = std::min(ks, R);
       c.fold_cols = std::min(mc, C);
@@ -85,8 +101,8 @@ PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int row
 }
 
 std::uint64_t pt_matmul_cycles(std::uint64_t m, std::uint64_t n, std::uint64_t k, int rows, int cols, int simd,
-                               int corelets, Dataflow dataflow) {
-  return pt_matmul_cost(m, n, k, rows, cols, simd, corelets, dataflow).cycles;
+                               int corelets, Dataflow dataflow, int fold_stream_limit) {
+  return pt_matmul_cost(m, n, k, rows, cols, simd, corelets, dataflow, Dtype::fp16, true, fold_stream_limit).cycles;
 }
 
 }  // namespace dfsim

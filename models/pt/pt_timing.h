@@ -26,11 +26,15 @@ struct PtCost {
 // buffered stationary registers), so only the last fold pays its fill and drain.
 // `in` is the operand precision (bytes of the LX feed). With `broadcast` one LX read of the
 // operand both corelets stream feeds both arrays; without it each corelet reads its own.
+// `fold_stream_limit` > 0: folds do not overlap, and a fold streams at most that many steps
+// before its accumulators drain; every part of a fold then costs 2 Sr + Sc - 2 + its stream
+// (docs/models.md, "PT"; docs/calibration.md, "Fold stream limit"). 0: the overlap above.
 PtCost pt_matmul_cost(std::uint64_t m, std::uint64_t n, std::uint64_t k, int rows, int cols, int simd,
-                      int corelets, Dataflow dataflow, Dtype in = Dtype::fp16, bool broadcast = true);
+                      int corelets, Dataflow dataflow, Dtype in = Dtype::fp16, bool broadcast = true,
+                      int fold_stream_limit = 0);
 
 // pt_matmul_cost(...).cycles
 std::uint64_t pt_matmul_cycles(std::uint64_t m, std::uint64_t n, std::uint64_t k, int rows, int cols, int simd,
-                               int corelets, Dataflow dataflow);
+                               int corelets, Dataflow dataflow, int fold_stream_limit = 0);
 
 }  // namespace dfsim

@@ -17,7 +17,8 @@ PtCost PtUnit::cost(const Task& t, int corelets) const {
   auto it = pt.simd.find(in);
   // Precisions the PT has no ways for (fp32, int32) run at one MAC per PE per cycle.
   int simd = it == pt.simd.end() ? 1 : it->second;
-  return pt_matmul_cost(t.m, t.n, t.k, pt.rows, pt.cols, simd, corelets, pt.dataflow, in, pt.stream_broadcast);
+  return pt_matmul_cost(t.m, t.n, t.k, pt.rows, pt.cols, simd, corelets, pt.dataflow, in, pt.stream_broadcast,
+                        pt.fold_stream_limit);
 }
 
 std::uint64_t PtUnit::compute_cycles(const Task& t, int corelets) const { return cost(t, corelets).cycles; }

@@ -142,7 +142,8 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   const int simd = chip.core.pt.simd.count(in) ? chip.core.pt.simd.at(in) : 1;
   const std::uint64_t tile_cycles = pt_matmul_cycles(static_cast<std::uint64_t>(plan.tile.m), static_cast<std::uint64_t>(plan.tile.n),
                                                      static_cast<std::uint64_t>(plan.tile.k), chip.core.pt.rows, chip.core.pt.cols,
-                                                     simd, chip.core.corelets, chip.core.pt.dataflow);
+                                                     simd, chip.core.corelets, chip.core.pt.dataflow,
+                                                     chip.core.pt.fold_stream_limit);
   const auto steps = static_cast<double>(plan.bshare * plan.m_tiles() * plan.n_tiles() * plan.k_tiles());
   plan.compute_ns = steps * static_cast<double>(tile_cycles) / ghz;
   if (ksplit > 1)  // the partials' tree: a ring copy of each fp32 output tile per level

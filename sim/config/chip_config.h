@@ -30,6 +30,10 @@ struct PtConfig {
   // Whether one LX read of the streamed operand feeds both corelets' arrays (a broadcast); if
   // not, each corelet reads its own copy through the shared LX read port.
   bool stream_broadcast = true;
+  // > 0: folds do not overlap, and a fold streams at most this many steps (rows of the streamed
+  // operand in ws) before its accumulators drain; each part pays its fill and drain. 0: folds
+  // overlap back to back (double-buffered) and only the last pays them.
+  int fold_stream_limit = 96;
 };
 
 // SFP function classes that have a cost in SfpConfig::cycles_per_vector.

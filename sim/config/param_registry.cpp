@@ -115,6 +115,10 @@ std::vector<Param> build() {
       make("core.pt.stream_broadcast", T::Bool, "",
            "one LX read of the streamed operand feeds both corelets' arrays (false: each corelet reads its own)",
            DFSIM_FIELD(core.pt.stream_broadcast)),
+      ints(make("core.pt.fold_stream_limit", T::Int, "steps",
+                "most steps a fold streams before its accumulators drain; folds then do not overlap, each "
+                "part pays its fill and drain (0: folds overlap, only the last pays)",
+                DFSIM_FIELD(core.pt.fold_stream_limit)), 0, kBig),
       ints(make("core.sfp.lanes", T::Int, "elements/cycle", "SFP vector width per corelet (fp16 elements)",
                 DFSIM_FIELD(core.sfp.lanes)), 1, 65536),
       ints(make("core.sfp.pipeline_cycles", T::Int, "cycles", "SFP latency from first input to first output",

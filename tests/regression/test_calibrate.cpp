@@ -125,6 +125,8 @@ TEST_CASE("calibrate: every simulated figure stays within 1 % of its pinned valu
   // reduction is exposed), mix 3:1 118.0 -> 129.7 (its sum over the middle dim is now an
   // elementwise accumulate), read shares 10.6/21.2/42.1/53.8/53.8 -> 10.9/21.5/41.1/51.7/53.7 %
   // (the SFP's rate, not the DMA's), matmul 4096^3 1219.2 -> 1225.3.
+  // Issue 13, PT folds that pay their fill and drain (core.pt.fold_stream_limit 96): matmul
+  // 4096^3 1225.3 -> 1053.6 (the card: 1140).
   const std::vector<std::pair<const char*, double>> pinned = {
       {"read stream 1:0, 32 cores", 144.9},       {"mix 3:1, 32 cores", 129.7},
       {"copy 1:1, 32 cores", 112.0},              {"mix 1:3, 32 cores", 128.6},
@@ -132,7 +134,7 @@ TEST_CASE("calibrate: every simulated figure stays within 1 % of its pinned valu
       {"copy 16384x4096 fp16, 32 cores", 2529.5}, {"read bandwidth, 1 of 32 cores", 10.9},
       {"read bandwidth, 2 of 32 cores", 21.5},    {"read bandwidth, 4 of 32 cores", 41.1},
       {"read bandwidth, 8 of 32 cores", 51.7},    {"read bandwidth, 16 of 32 cores", 53.7},
-      {"add 2048x1024 fp16, 32 cores", 106.8},    {"matmul 4096^3 fp16, 32 cores", 1225.3},
+      {"add 2048x1024 fp16, 32 cores", 106.8},    {"matmul 4096^3 fp16, 32 cores", 1053.6},
   };
   Output o = run("calibrate --config configs/spyre.json");
   REQUIRE(o.code == 0);

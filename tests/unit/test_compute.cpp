@@ -8,6 +8,7 @@
 
 #include "models/pt/pt_timing.h"
 #include "sim/app/cli.h"
+#include "sim/common/json_io.h"
 #include "sim/compiler/compile.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/expand.h"
@@ -73,6 +74,7 @@ TEST_CASE("compute: one core as a plain 32x32 weight-stationary array gives the 
 TEST_CASE("compute: an output-stationary PT stalls on the LX read port", "[compute][pt][lx]") {
   ChipConfig cfg;
   cfg.core.pt.dataflow = Dataflow::os;
+  cfg.core.pt.fold_stream_limit = 0;  // folds back to back: the feed, not the folds, binds
   // 64x64x64 fp16 on 2 corelets: compute 31 x 8 + 30 = 278 cycles, but both operands stream:
   // A 64*64 x 8 n folds + B 64*64 x 4 m folds = 49152 elements = 98304 B / 256 B = 384 cycles
   // (in ws the same task streams only A, shared by both corelets, and loads B once:
@@ -81,42 +83,44 @@ TEST_CASE("compute: an output-stationary PT stalls on the LX read port", "[compu
 }
 
 TEST_CASE("compute: ws with k folds writes back partial sums and stays compute bound", "[compute][pt][lx]") {
-  ChipConfig cfg;  // ws, 8x8, simd fp16 8, 2 corelets, LX 256 B/cycle each way
-  // 256x256x1024 fp16: 128 steps = 16 k folds; n split: 128 per corelet = 16 n folds; T = m = 256:
-  // 255 x 256 + (2*8 + 8 + 256 - 2) = 65280 + 278 = 65558 cycles (65536 at peak: 99.97 %)
+  ChipConfig cfg;  // ws, 8x8, simd fp16 8, 2 corelets, LX 256 B/cycle each way, fold limit 96
+  // 256x256x1024 fp16: 128 steps = 16 k folds; n split: 128 per corelet = 16 n folds: 256 folds
+  // of Sr = Sc = 8, T = m = 256 = 3 parts of at most 96, each part 2*8 + 8 - 2 = 22 cycles:
+  // 256 x 3 x 22 + 256 x 256 = 16896 + 65536 = 82432 cycles (65536 at peak: 79.5 %)
   // LX read: feed (1024*256 + 256*1024*16) x 2 B = 8912896 + partial sums 15 x 256*256 x 4 = 3932160
   //   -> 12845056 / 256 = 50176 cycles; write: 3932160 + 131072 output = 15872 cycles. Both hidden.
-  CHECK(run(one_matmul(256, 256, 1024, "fp16"), cfg) == 65558 * kCore);
+  CHECK(run(one_matmul(256, 256, 1024, "fp16"), cfg) == 82432 * kCore);
 }
 
 // Precisions: one simulation per process, so each precision is its own case; the ratio is
 // checked on the closed forms those cases pin down.
-// 256x256x1024, 16 n folds per corelet, T = 256, the last fold 2*8 + 8 + 256 - 2 = 278:
-//   fp16 (8 ways):  128 steps = 16 k folds: 255 x 256 + 278 = 65558 cycles (case above)
-//   fp8/int8 (16):   64 steps =  8 k folds: 127 x 256 + 278 = 32790
-//   int4 (32):       32 steps =  4 k folds:  63 x 256 + 278 = 16406
+// 256x256x1024, 16 n folds per corelet, T = 256 = 3 parts, 22 cycles of fill and drain each:
+//   fp16 (8 ways):  128 steps = 16 k folds: 256 folds x (3 x 22 + 256) = 82432 cycles (case above)
+//   fp8/int8 (16):   64 steps =  8 k folds: 128 folds x 322 = 41216
+//   int4 (32):       32 steps =  4 k folds:  64 folds x 322 = 20608
 TEST_CASE("compute: fp8 matmul runs at twice the fp16 rate", "[compute][pt][precision]") {
-  CHECK(run(one_matmul(256, 256, 1024, "fp8"), ChipConfig{}) == 32790 * kCore);
+  CHECK(run(one_matmul(256, 256, 1024, "fp8"), ChipConfig{}) == 41216 * kCore);
 }
 
 TEST_CASE("compute: int8 matmul runs at twice the fp16 rate", "[compute][pt][precision]") {
-  CHECK(run(one_matmul(256, 256, 1024, "int8"), ChipConfig{}) == 32790 * kCore);
+  CHECK(run(one_matmul(256, 256, 1024, "int8"), ChipConfig{}) == 41216 * kCore);
 }
 
 TEST_CASE("compute: int4 matmul runs at twice the int8 rate", "[compute][pt][precision]") {
-  CHECK(run(one_matmul(256, 256, 1024, "int4"), ChipConfig{}) == 16406 * kCore);
+  CHECK(run(one_matmul(256, 256, 1024, "int4"), ChipConfig{}) == 20608 * kCore);
 }
 
 TEST_CASE("compute: PT throughput doubles from fp16 to fp8/int8 and again to int4", "[compute][pt][precision]") {
   ChipConfig c;
   const PtConfig& pt = c.core.pt;
   auto cycles = [&](Dtype d) {
-    return static_cast<double>(pt_matmul_cycles(256, 256, 1024, pt.rows, pt.cols, pt.simd.at(d), 2, pt.dataflow));
+    return static_cast<double>(
+        pt_matmul_cycles(256, 256, 1024, pt.rows, pt.cols, pt.simd.at(d), 2, pt.dataflow, pt.fold_stream_limit));
   };
-  CHECK(cycles(Dtype::fp16) == 65558);
-  CHECK(cycles(Dtype::fp8) == 32790);
-  CHECK(cycles(Dtype::int8) == 32790);
-  CHECK(cycles(Dtype::int4) == 16406);
+  CHECK(cycles(Dtype::fp16) == 82432);
+  CHECK(cycles(Dtype::fp8) == 41216);
+  CHECK(cycles(Dtype::int8) == 41216);
+  CHECK(cycles(Dtype::int4) == 20608);
   CHECK(cycles(Dtype::fp16) / cycles(Dtype::fp8) == Approx(2.0).epsilon(0.005));
   CHECK(cycles(Dtype::fp16) / cycles(Dtype::int8) == Approx(2.0).epsilon(0.005));
   CHECK(cycles(Dtype::int8) / cycles(Dtype::int4) == Approx(2.0).epsilon(0.005));
@@ -165,7 +169,13 @@ TEST_CASE("compute: sfp row reduction pays one cross-lane pass per row", "[compu
   CHECK(run(g, cfg) == 558 * kCore);
 }
 
-TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores is peak minus fill and drain", "[compute][pt][calibration]") {
+TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores stays at 80 percent of peak", "[compute][pt][calibration]") {
+  // The card sustains ~74 % of the datasheet peak on compute-bound matmuls (facts); the preset's
+  // PT folds do not overlap and stream at most 96 rows (core.pt.fold_stream_limit, fitted on
+  // calibrate's 4096^3: docs/calibration.md, "Fold stream limit"), so even ideal memory stays
+  // below peak. (Issue 4
+  // pinned peak minus the last fold's fill and drain, 2 099 968 cycles; that figure is the
+  // datasheet's, not the card's, and is kept below with the limit off.)
   ChipConfig cfg = load_chip_config("configs/spyre.json", {"memory.ideal=true"});
   KernelGraph g = load_workload("workloads/matmul_4096.json", cfg, 0, nullptr);
   REQUIRE(g.cores == 32);
@@ -174,14 +184,43 @@ TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores is peak minus fill and 
   RunResult r = sim.run();
   REQUIRE(r.ok());
   // 4x8 grid, block 1024 x 512 per core: 2 m x 2 n tiles x 32 k steps = 128 PT tasks of
-  // 512x256x128, each 16/8 = 2 k folds x 16 n folds (128 columns per corelet), T = m = 512:
-  // 31 x 512 + (2 x 8 + 8 + 512 - 2) = 15872 + 534 = 16406 cycles = 16384 at peak + 22.
-  // MACs / (1024 MAC/cycle x 32 cores) = 2^36 / 32768 = 2097152 cycles; + 128 x 22 = 2099968.
+  // 512x256x128, each 2 k folds x 16 n folds (128 columns per corelet) = 32 folds, T = m = 512
+  // = 6 parts of at most 96, each part 2 x 8 + 8 - 2 = 22 cycles of fill and drain:
+  // 32 x 6 x 22 + 32 x 512 = 4224 + 16384 = 20608 cycles per task; x 128 = 2637824 cycles.
+  // Peak: 2^36 MACs / (1024 MAC/cycle x 32 cores) = 2097152 cycles: 79.5 %.
   const double peak_cycles = 4096.0 * 4096 * 4096 / (cfg.pt_macs_per_cycle(Dtype::fp16) * 32);
   CHECK(peak_cycles == 2097152);
-  double cycles = static_cast<double>(r.end) / kCore;
-  CHECK(cycles == Approx(peak_cycles + 128 * 22).epsilon(0.02));
+  CHECK(peak_cycles / (static_cast<double>(r.end) / kCore) == Approx(512.0 / (512 + 6 * 22)).epsilon(0.01));
+  CHECK(r.end == 2637824 * kCore);
+}
+
+TEST_CASE("compute: ideal-memory 4096^3 fp16 without the fold limit is peak minus fill and drain", "[compute][pt][calibration]") {
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"memory.ideal=true", "core.pt.fold_stream_limit=0"});
+  KernelGraph g = load_workload("workloads/matmul_4096.json", cfg, 0, nullptr);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // Folds back to back: 31 x 512 + (2 x 8 + 8 + 512 - 2) = 16406 cycles per task = 16384 at
+  // peak + 22; 2097152 + 128 x 22 = 2099968.
   CHECK(r.end == 2099968 * kCore);
+}
+
+TEST_CASE("compute: ideal-memory 4096^3 fp8 runs at twice the fp16 rate with the fold limit", "[compute][pt][precision][calibration]") {
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"memory.ideal=true"});
+  Json j = load_json_file("workloads/matmul_4096.json");
+  for (auto& [name, t] : j["tensors"].items()) t["dtype"] = "fp8";
+  OpGraph ops = read_op_graph(j, "matmul_4096_fp8.json");
+  KernelGraph g = compile_ops(ops, cfg, 32);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  // fp8 (16 ways) halves the folds of every task and each fold costs the same: if the compiler
+  // keeps the fp16 tiles, 128 x (16 folds x 6 x 22 + 16 x 512) = 128 x 10304 = 1318912 cycles
+  // = half of 2637824. The tiles may differ (fp8 operands are half the bytes), so the check is
+  // the rate, within 2 %.
+  CHECK(static_cast<double>(r.end) / kCore == Approx(2637824.0 / 2).epsilon(0.02));
 }
 
 TEST_CASE("compute: sfp gelu runs in its function class", "[compute][sfp]") {

@@ -127,15 +127,16 @@ TEST_CASE("models: tasks on different cores and different units run in parallel"
   RunResult r = sim.run();
   REQUIRE(r.ok());
   // exp on cores 0 and 1 at once: 72 cycles each; the PT of core 0 alongside:
-  // 64x64x64 ws on 2 corelets = 32 columns each -> 4 n folds, T = 64: 3 x 64 + 86 = 278
-  // cycles (LX feed (4096 + 64*64*4) x 2 B = 40960 B / 256 = 160, 8192 B written / 256 = 32).
-  // End = max(72, 278) = 278.
+  // 64x64x64 ws on 2 corelets = 32 columns each -> 4 n folds of Sr = Sc = 8, T = 64 (one part
+  // of at most core.pt.fold_stream_limit = 96), folds not overlapping: 4 x (2*8 + 8 - 2 + 64)
+  // = 344 cycles (LX feed (4096 + 64*64*4) x 2 B = 40960 B / 256 = 160, 8192 B written / 256 = 32).
+  // End = max(72, 344) = 344.
   CHECK(rec_of(sim, g, "e", 0).start == 0);
   CHECK(rec_of(sim, g, "e", 1).start == 0);
   CHECK(rec_of(sim, g, "e", 0).end == 72 * kCore);
   CHECK(rec_of(sim, g, "e", 1).end == 72 * kCore);
   CHECK(rec_of(sim, g, "mm").start == 0);
-  CHECK(r.end == 278 * kCore);
+  CHECK(r.end == 344 * kCore);
   auto s = make_summary(sim, r, RunInfo{"test.json", "", "dfsim.kernels"});
   CHECK(s["compute"]["macs"].get<std::uint64_t>() == 64u * 64 * 64);
   CHECK(s["stalls"]["waiting_for_unit_ns"].get<double>() == 0.0);
@@ -148,10 +149,10 @@ TEST_CASE("models: a pt matmul pinned to one corelet", "[models][pt]") {
   Simulation sim(g, x, cfg);
   RunResult r = sim.run();
   REQUIRE(r.ok());
-  // One corelet, ws (spyre default): 1 k fold x 8 n folds, T = m = 64:
-  // 7 x 64 + (2*8 + 8 + 64 - 2) = 448 + 86 = 534 cycles
+  // One corelet, ws (spyre default): 1 k fold x 8 n folds, T = m = 64, folds not overlapping:
+  // 8 x (2*8 + 8 - 2 + 64) = 8 x 86 = 688 cycles
   // (LX feed (64*64 + 64*64*8) x 2 B = 73728 B / 256 = 288 cycles, hidden)
-  CHECK(r.end == 534 * kCore);
+  CHECK(r.end == 688 * kCore);
   auto s = make_summary(sim, r, RunInfo{"test.json", "", "dfsim.kernels"});
   // Only pt.1 of core 0 was busy, all the time
   bool found = false;
@@ -175,10 +176,10 @@ TEST_CASE("models: a full LX makes a ready task wait and it still finishes", "[m
   Simulation sim(g, x, cfg);
   RunResult r = sim.run();
   REQUIRE(r.ok());
-  // Both are ready at 0 on different units (SFP 72 cycles, PT 278 cycles) but only one output
+  // Both are ready at 0 on different units (SFP 72 cycles, PT 344 cycles) but only one output
   // fits; the other waits until the first completes and its output (no readers) is freed.
-  // Whichever goes first, the end is 72 + 278 = 350 cycles (in parallel it would be 278).
-  CHECK(r.end == 350 * kCore);
+  // Whichever goes first, the end is 72 + 344 = 416 cycles (in parallel it would be 344).
+  CHECK(r.end == 416 * kCore);
   const TaskRecord& e = rec_of(sim, g, "e");
   const TaskRecord& mm = rec_of(sim, g, "mm");
   CHECK(e.ready == 0);
@@ -187,8 +188,8 @@ TEST_CASE("models: a full LX makes a ready task wait and it still finishes", "[m
     CHECK(mm.lx_wait == 72 * kCore);
     CHECK(mm.start == 72 * kCore);
   } else {
-    CHECK(e.lx_wait == 278 * kCore);
-    CHECK(e.start == 278 * kCore);
+    CHECK(e.lx_wait == 344 * kCore);
+    CHECK(e.start == 344 * kCore);
   }
   CHECK(e.lx_wait + mm.lx_wait > 0);
   auto s = make_summary(sim, r, RunInfo{"test.json", "configs/spyre.json", "dfsim.kernels"});

@@ -116,6 +116,33 @@ TEST_CASE("timing: pt back-to-back folds overlap down to the preload", "[timing]
   CHECK(pt_matmul_cycles(64, 32, 64, 32, 32, 1, 1, WS) == 222);
 }
 
+TEST_CASE("timing: pt folds limited to a stream of 64 rows pay their fill and drain", "[timing][pt]") {
+  // core.pt.fold_stream_limit = 64 (the spyre preset has 96): folds do not overlap and a fold streams
+  // at most 64 steps; each part costs 2 Sr + Sc - 2 + its stream.
+  // ws 512x256x128 fp16 on 2 corelets (matmul_4096's task): 16 steps = 2 k folds of 8, 128
+  // columns per corelet = 16 n folds of 8: 32 folds, T = 512 = 8 parts of 64:
+  // 32 x 8 x (2*8 + 8 - 2) + 32 x 512 = 5632 + 16384 = 22016 cycles (16384 at peak: 74.4 %)
+  CHECK(pt_matmul_cycles(512, 256, 128, 8, 8, 8, 2, WS, 64) == 22016);
+  // the spyre preset's 96: 6 parts: 32 x 6 x 22 + 16384 = 20608 (79.5 %)
+  CHECK(pt_matmul_cycles(512, 256, 128, 8, 8, 8, 2, WS, 96) == 20608);
+  // without the limit: 31 x 512 + (2*8 + 8 + 512 - 2) = 16406
+  CHECK(pt_matmul_cycles(512, 256, 128, 8, 8, 8, 2, WS, 0) == 16406);
+  // fp8 (16 ways): 8 steps = 1 k fold, 16 folds: 16 x 8 x 22 + 16 x 512 = 2816 + 8192 = 11008,
+  // half of fp16: the fill and drain are per fold, and fp8 halves the folds
+  CHECK(pt_matmul_cycles(512, 256, 128, 8, 8, 16, 2, WS, 64) == 11008);
+  CHECK(pt_matmul_cycles(512, 256, 128, 8, 8, 8, 2, WS, 64) == 2 * 11008);
+  // A stream shorter than the limit is one part: ws m=4, k=128 (2 k folds), n=8 (1 n fold),
+  // 1 corelet: 2 x (2*8 + 8 - 2 + 4) = 52 (34 when folds overlap, the case above)
+  CHECK(pt_matmul_cycles(4, 8, 128, 8, 8, 8, 1, WS, 64) == 52);
+  // Partial folds use their own Sr, Sc: 17x9x65 ws, 1 corelet: 9 steps = folds of 8 and 1 rows,
+  // 9 cols = folds of 8 and 1; T = 17 = 1 part: sum Sr = (8 + 1) x 2 = 18, sum Sc = (8 + 1) x 2
+  // = 18, 4 folds: (2*18 + 18 - 2*4) + 4 x 17 = 46 + 68 = 114
+  CHECK(pt_matmul_cycles(17, 9, 65, 8, 8, 8, 1, WS, 64) == 114);
+  // os streams ceil(k/simd): 64x64x1024 on 1 corelet, 8 x 8 folds, T = 128 = 2 parts:
+  // 64 x 2 x 22 + 64 x 128 = 2816 + 8192 = 11008
+  CHECK(pt_matmul_cycles(64, 64, 1024, 8, 8, 8, 1, OS, 64) == 11008);
+}
+
 TEST_CASE("timing: pt LX feed and partial sums per dataflow", "[timing][pt][lx]") {
   // 64x64x64 fp16 on 2 corelets, 8x8, simd 8.
   // os: A once per n fold (8), B once per m fold of a corelet (4, broadcast to both):
