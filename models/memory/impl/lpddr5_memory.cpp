@@ -105,17 +105,18 @@ DramCoord Lpddr5AddressMap::decode_next(const DramCoord& prev, std::uint64_t add
 
 // ---- channel controller ------------------------------------------------------------------
 
-Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int index, Recorder& rec)
-    : sc_core::sc_module(n), mem_(mem), rec_(rec) {
+Lpddr5Channel::Lpddr5Channel(Lpddr5Memory& mem, int index, Recorder& rec) : mem_(mem), rec_(rec) {
   const Lpddr5Config& t = mem.t_;
   banks_.resize(static_cast<std::size_t>(t.bank_groups) * t.banks_per_group);
   track_ = rec.add_track("memory", "ch " + std::to_string(index), "dram");
   queue_counter_ = rec.add_counter("memory", "ch " + std::to_string(index) + " queue", "requests", TraceLevel::full);
   next_refresh_ = mem.k_.trefi;
-  SC_HAS_PROCESS(Lpddr5Channel);
-  SC_METHOD(run);
-  sensitive << wake_;
-  dont_initialize();
+}
+
+void Lpddr5Channel::wake(Tick t) {
+  if (t >= wake_at) return;
+  wake_at = t;
+  mem_.wake_at(t);
 }
 
 std::uint32_t Lpddr5Channel::new_slot() {
@@ -131,9 +132,7 @@ std::uint32_t Lpddr5Channel::new_slot() {
 void Lpddr5Channel::enqueue(std::uint32_t slot) {
   const Entry& e = pool_[slot];
   (e.write ? arriving_writes_ : arriving_reads_).insert_by_time(QueuedPiece{e.arrival, e.at.row, slot, e.at.bank});
-  Tick now = sim_now();
-  Tick at = std::max({e.arrival, cmd_free_, now});
-  wake_.notify(sc_core::sc_time::from_value(at - now));
+  wake(std::max({e.arrival, cmd_free_, sim_now()}));
 }
 
 // Moves requests that have reached the controller by `upto` into its queues, in arrival order,
@@ -280,18 +279,16 @@ bool Lpddr5Channel::serve_write() {
 // Serves every decision due by now + sim.memory_lookahead_ns (0, the default: only those due
 // now, each at its own time; more: several per wake-up, blind to pieces sent later that
 // arrive inside the window).
-void Lpddr5Channel::run() {
-  ++ActivationCounter::value();
-  const Tick now = sim_now();
+void Lpddr5Channel::run(Tick now) {
+  wake_at = kNever;
   const Tick horizon = now + mem_.lookahead_;
   Tick cursor = now;  // the earliest time of the next decision
   for (;;) {
     Tick d = std::max(cursor, cmd_free_);
     if (d > horizon) {
       // Busy until d: sleep until then (or until the first arrival, if nothing is queued).
-      if (!reads_.empty() || !writes_.empty()) wake_.notify(sc_core::sc_time::from_value(d - now));
-      else if (Tick a = next_arrival(); a != ~Tick(0))
-        wake_.notify(sc_core::sc_time::from_value(std::max(d, a) - now));
+      if (!reads_.empty() || !writes_.empty()) wake(d);
+      else if (Tick a = next_arrival(); a != ~Tick(0)) wake(std::max(d, a));
       break;
     }
     admit(d);
@@ -299,7 +296,7 @@ void Lpddr5Channel::run() {
       Tick a = next_arrival();  // after d: admit(d) took the rest
       if (a == ~Tick(0)) break;
       if (a > horizon) {
-        wake_.notify(sc_core::sc_time::from_value(a - now));
+        wake(a);
         break;
       }
       cursor = a;
@@ -325,6 +322,32 @@ void Lpddr5Channel::run() {
 }
 
 // ---- the memory --------------------------------------------------------------------------
+
+Lpddr5Memory::Lpddr5Memory(sc_core::sc_module_name n) : IMemory(n) {
+  SC_HAS_PROCESS(Lpddr5Memory);
+  SC_METHOD(run);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+void Lpddr5Memory::wake_at(Tick t) {
+  if (t >= pending_) return;
+  pending_ = t;
+  wake_.notify(sc_core::sc_time::from_value(t - sim_now()));
+}
+
+void Lpddr5Memory::run() {
+  ++ActivationCounter::value();
+  const Tick now = sim_now();
+  const Tick due = now + lookahead_;
+  pending_ = Lpddr5Channel::kNever;
+  for (auto& c : chans_)
+    if (c->wake_at <= due) c->run(now);
+  deliver_finished();
+  Tick next = Lpddr5Channel::kNever;
+  for (auto& c : chans_) next = std::min(next, c->wake_at);
+  if (next != Lpddr5Channel::kNever) wake_at(std::max(next, now));
+}
 
 void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
   const MemoryConfig& m = cfg.memory;
@@ -356,8 +379,7 @@ void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
   block_columns_ = with_ecc(map_.columns_per_block());
   lookahead_ = ns_to_ticks(cfg.sim.memory_lookahead_ns);
   for (int i = 0; i < m.channels; ++i) {
-    std::string n = "lpddr5_ch" + std::to_string(i);
-    chans_.push_back(std::make_unique<Lpddr5Channel>(n.c_str(), *this, i, rec));
+    chans_.push_back(std::make_unique<Lpddr5Channel>(*this, i, rec));
   }
 }
 
@@ -376,7 +398,7 @@ void Lpddr5Memory::send(MemRequest req) {
     free_.pop_back();
   }
   Open& o = open_[id];
-  o = Open{req.client, req.tag, 0, req.issued};
+  o = Open{req.client, req.tag, 0, req.issued, seq_++};
   const std::uint64_t block = map_.block_bytes();
   const std::uint32_t colb = map_.column_bytes();
   // One piece per interleave block the request touches; counted first, so no list is built.
@@ -411,11 +433,21 @@ void Lpddr5Memory::piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bo
   if (--o.pieces > 0) return;
   if (write) ++total_.writes;
   else ++total_.reads;
-  MemClient* client = o.client;
-  std::uint64_t tag = o.tag;
-  Tick done = o.done;
-  free_.push_back(req);
-  client->mem_done(tag, done);
+  finished_.push_back(req);
+}
+
+// Requests whose last piece was served in this wake-up, told to their clients in order of
+// completion time, then of sending: the order does not depend on which channel served last.
+void Lpddr5Memory::deliver_finished() {
+  if (finished_.empty()) return;
+  std::sort(finished_.begin(), finished_.end(), [&](std::uint64_t a, std::uint64_t b) {
+    return open_[a].done != open_[b].done ? open_[a].done < open_[b].done : open_[a].seq < open_[b].seq;
+  });
+  for (std::uint64_t r : finished_) {
+    free_.push_back(r);
+    open_[r].client->mem_done(open_[r].tag, open_[r].done);
+  }
+  finished_.clear();
 }
 
 std::vector<MemStats> Lpddr5Memory::channel_stats() const {

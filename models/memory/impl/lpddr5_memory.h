@@ -86,10 +86,11 @@ struct Lpddr5Ticks {
   Tick trefi = 0;
 };
 
-// One channel: its banks, queues and the controller process.
-class Lpddr5Channel : public sc_core::sc_module {
+// One channel: its banks, queues and controller. Not a process of its own: the memory's one
+// process runs every channel whose wake-up is due (Lpddr5Memory::run).
+class Lpddr5Channel {
  public:
-  Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int index, Recorder& rec);
+  Lpddr5Channel(Lpddr5Memory& mem, int index, Recorder& rec);
   // A piece of a request, in one row of one bank.
   struct Entry {
     std::uint64_t req = 0;     // index of the parent request
@@ -106,6 +107,10 @@ class Lpddr5Channel : public sc_core::sc_module {
   MemStats stats;
   std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0, refreshes = 0;
   std::uint64_t max_queue = 0;
+  Tick wake_at = kNever;  // the earliest wake-up asked for (kNever: none)
+  // Serves every decision due by `now` + sim.memory_lookahead_ns; asks for its next wake-up.
+  void run(Tick now);
+  static constexpr Tick kNever = ~Tick(0);
 
  private:
   struct Bank {
@@ -116,7 +121,7 @@ class Lpddr5Channel : public sc_core::sc_module {
     Tick last_col = 0;    // last column command to it
     Tick wr_end = 0;      // end of the last write data to it (tWR before PRE)
   };
-  void run();
+  void wake(Tick t);
   void admit(Tick upto);
   Tick next_arrival() const;
   void refresh_until(Tick t);
@@ -143,12 +148,11 @@ class Lpddr5Channel : public sc_core::sc_module {
   Tick acts_[4] = {0, 0, 0, 0};  // last four ACTs (tFAW), acts_[0] most recent
   int act_count_ = 0;
   Tick next_refresh_ = 0;
-  sc_core::sc_event wake_;
 };
 
 class Lpddr5Memory : public IMemory {
  public:
-  explicit Lpddr5Memory(sc_core::sc_module_name n) : IMemory(n) {}
+  explicit Lpddr5Memory(sc_core::sc_module_name n);
   void init(const ChipConfig& cfg, Recorder& rec) override;
   void send(MemRequest req) override;
   int channel_of(std::uint64_t addr) const override { return map_.channel(addr); }
@@ -169,8 +173,14 @@ class Lpddr5Memory : public IMemory {
     std::uint64_t tag = 0;
     int pieces = 0;
     Tick done = 0;
+    std::uint64_t seq = 0;  // order of sending
   };
   void piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write);
+  // The one process of all channels: runs, in channel order, every channel due by now (and,
+  // deciding ahead, by now + the look-ahead), then sleeps until the earliest wake-up asked for.
+  void run();
+  void wake_at(Tick t);  // a channel asks to run at t: one SystemC notification per earlier time
+  void deliver_finished();
   std::uint32_t with_ecc(std::uint32_t cols) const;
 
   Lpddr5Config t_;
@@ -183,7 +193,11 @@ class Lpddr5Memory : public IMemory {
   std::vector<std::unique_ptr<Lpddr5Channel>> chans_;
   std::vector<Open> open_;
   std::vector<std::uint64_t> free_;
+  std::vector<std::uint64_t> finished_;  // requests complete in this wake-up, not yet told
+  std::uint64_t seq_ = 0;
   MemStats total_;
+  sc_core::sc_event wake_;
+  Tick pending_ = Lpddr5Channel::kNever;  // the time wake_ is notified for (kNever: none)
 };
 
 }  // namespace dfsim
