@@ -119,20 +119,9 @@ void Lpddr5Channel::wake(Tick t) {
   mem_.wake_at(t);
 }
 
-std::uint32_t Lpddr5Channel::new_slot() {
-  if (free_slots_.empty()) {
-    pool_.emplace_back();
-    return static_cast<std::uint32_t>(pool_.size() - 1);
-  }
-  std::uint32_t slot = free_slots_.back();
-  free_slots_.pop_back();
-  return slot;
-}
-
-void Lpddr5Channel::enqueue(std::uint32_t slot) {
-  const Entry& e = pool_[slot];
-  (e.write ? arriving_writes_ : arriving_reads_).insert_by_time(QueuedPiece{e.arrival, e.at.row, slot, e.at.bank});
-  wake(std::max({e.arrival, cmd_free_, sim_now()}));
+void Lpddr5Channel::enqueue(const QueuedPiece& p, bool write) {
+  (write ? arriving_writes_ : arriving_reads_).insert_by_time(p);
+  wake(std::max({p.arrival, cmd_free_, sim_now()}));
 }
 
 // Moves requests that have reached the controller by `upto` into its queues, in arrival order,
@@ -203,11 +192,11 @@ int Lpddr5Channel::pick(const PieceQueue& q, Tick d) const {
   return best;
 }
 
-void Lpddr5Channel::serve(const Entry& e, Tick d) {
+void Lpddr5Channel::serve(const QueuedPiece& e, bool write, Tick d) {
   const Lpddr5Ticks& k = mem_.k_;
-  Bank& b = banks_[e.at.bank];
+  Bank& b = banks_[e.bank];
   Tick col_ready;
-  if (b.open && b.row == e.at.row) {
+  if (b.open && b.row == e.row) {
     ++row_hits;
     col_ready = b.act + k.trcd;
   } else {
@@ -228,39 +217,39 @@ void Lpddr5Channel::serve(const Entry& e, Tick d) {
     acts_[0] = act;
     ++act_count_;
     b.open = true;
-    b.row = e.at.row;
+    b.row = e.row;
     b.act = act;
     col_ready = act + k.trcd;
   }
   Tick c0 = std::max(d, col_ready);
   if (any_) {
-    c0 = std::max(c0, cmd_free_ + (e.at.bank_group == last_bg_ ? k.tccd_l_extra : 0));
-    if (last_write_ != e.write) {
-      c0 = std::max(c0, e.write ? last_read_cmd_ + k.trtw : write_data_end_ + k.twtr);
+    c0 = std::max(c0, cmd_free_ + (e.bank_group == last_bg_ ? k.tccd_l_extra : 0));
+    if (last_write_ != write) {
+      c0 = std::max(c0, write ? last_read_cmd_ + k.trtw : write_data_end_ + k.twtr);
       ++stats.turnarounds;
       ++mem_.total_.turnarounds;
     }
   }
   // Columns of one request are in one row of one bank: back to back at tCCD_L (or the burst).
   Tick last_c = c0 + k.column_step * (e.columns - 1);
-  Tick latency = e.write ? k.write_latency : k.read_latency;
+  Tick latency = write ? k.write_latency : k.read_latency;
   Tick data_start = c0 + latency;
   Tick data_end = last_c + latency + k.burst;
   b.last_col = last_c;
   cmd_free_ = last_c + k.tccd_s;
-  if (e.write) {
+  if (write) {
     write_data_end_ = data_end;
     b.wr_end = data_end;
   } else {
     last_read_cmd_ = last_c;
   }
   any_ = true;
-  last_write_ = e.write;
-  last_bg_ = e.at.bank_group;
+  last_write_ = write;
+  last_bg_ = e.bank_group;
   rec_.busy(track_, data_start, data_end);
-  (e.write ? stats.bytes_written : stats.bytes_read) += e.bytes;
-  ++(e.write ? stats.writes : stats.reads);
-  mem_.piece_done(e.req, data_end + k.frontend, e.bytes, e.write);
+  (write ? stats.bytes_written : stats.bytes_read) += e.bytes;
+  ++(write ? stats.writes : stats.reads);
+  mem_.piece_done(e.req, data_end + k.frontend, e.bytes, write);
 }
 
 // Read/write arbitration: reads first; a write drain starts at write_high queued writes and
@@ -311,13 +300,10 @@ void Lpddr5Channel::run(Tick now) {
     ++batch_;
     PieceQueue& q = w ? writes_ : reads_;
     int i = pick(q, d);
-    std::uint32_t slot = q[i].slot;
+    const QueuedPiece e = q[i];
     q.erase(static_cast<std::size_t>(i));
-    // A copy: serving may enqueue (a burst's write leg), which may grow the pool.
-    Entry e = pool_[slot];
-    free_slots_.push_back(slot);
     rec_.counter(queue_counter_, d, static_cast<double>(reads_.size() + writes_.size()));
-    serve(e, d);
+    serve(e, w, d);
   }
 }
 
@@ -409,17 +395,16 @@ void Lpddr5Memory::send(MemRequest req) {
     std::uint64_t in_block = map_.block_offset(addr);
     std::uint64_t n = std::min(left, block - in_block);
     at = first ? map_.decode(addr) : map_.decode_next(at, addr);
-    Lpddr5Channel& ch = *chans_[at.channel];
-    std::uint32_t slot = ch.new_slot();
-    Lpddr5Channel::Entry& e = ch.entry(slot);
-    e.req = id;
+    QueuedPiece e;
     e.arrival = req.issued;
-    e.at = at;
+    e.row = at.row;
+    e.req = static_cast<std::uint32_t>(id);
+    e.bytes = static_cast<std::uint32_t>(n);
     e.columns = n == block ? block_columns_
                            : with_ecc(static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb));
-    e.bytes = static_cast<std::uint32_t>(n);
-    e.write = req.write;
-    ch.enqueue(slot);
+    e.bank = static_cast<std::uint16_t>(at.bank);
+    e.bank_group = static_cast<std::uint16_t>(at.bank_group);
+    chans_[at.channel]->enqueue(e, req.write);
     addr += n;
     left -= n;
   }

@@ -91,19 +91,7 @@ struct Lpddr5Ticks {
 class Lpddr5Channel {
  public:
   Lpddr5Channel(Lpddr5Memory& mem, int index, Recorder& rec);
-  // A piece of a request, in one row of one bank.
-  struct Entry {
-    std::uint64_t req = 0;     // index of the parent request
-    Tick arrival = 0;
-    DramCoord at;
-    std::uint32_t columns = 0;
-    std::uint32_t bytes = 0;
-    bool write = false;
-  };
-  // A new piece is written in place (entry(slot) after new_slot()), then enqueued: no copies.
-  std::uint32_t new_slot();
-  Entry& entry(std::uint32_t slot) { return pool_[slot]; }
-  void enqueue(std::uint32_t slot);
+  void enqueue(const QueuedPiece& p, bool write);
   MemStats stats;
   std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0, refreshes = 0;
   std::uint64_t max_queue = 0;
@@ -128,15 +116,13 @@ class Lpddr5Channel {
   bool serve_write();
   Tick precharge_at(const Bank& b, Tick arrival) const;
   int pick(const PieceQueue& q, Tick d) const;
-  void serve(const Entry& e, Tick d);
+  void serve(const QueuedPiece& e, bool write, Tick d);
 
   Lpddr5Memory& mem_;
   Recorder& rec_;
   int track_ = -1, queue_counter_ = -1;
   std::vector<Bank> banks_;
   PieceQueue arriving_reads_, arriving_writes_;  // not yet in a controller queue (in arrival order)
-  std::vector<Entry> pool_;                    // the waiting entries, by slot
-  std::vector<std::uint32_t> free_slots_;
   PieceQueue reads_, writes_;                  // the controller queues (at most queue_depth each), oldest first
   bool draining_ = false;     // the bus is serving writes
   int batch_ = 0;             // requests served since the bus last turned

@@ -11,13 +11,16 @@
 
 namespace dfsim {
 
-// A piece as the controller's queues see it: what FR-FCFS looks at, and its slot in the
-// channel's pool of full entries.
+// A piece of a request, in one row of one bank of one channel: what FR-FCFS looks at and
+// what serving it needs (32 bytes, moved whole between the queues).
 struct QueuedPiece {
   Tick arrival = 0;
   std::uint64_t row = 0;
-  std::uint32_t slot = 0;
-  int bank = 0;
+  std::uint32_t req = 0;      // index of the parent request
+  std::uint32_t bytes = 0;
+  std::uint32_t columns = 0;     // column accesses, inline ECC included
+  std::uint16_t bank = 0;        // flat index bank_group * banks_per_group + b (at most 64 x 64)
+  std::uint16_t bank_group = 0;
 };
 
 class PieceQueue {
@@ -27,6 +30,7 @@ class PieceQueue {
   const QueuedPiece& operator[](std::size_t i) const { return buf_[(head_ + i) & mask_]; }
   const QueuedPiece& front() const { return (*this)[0]; }
   void pop_front() { ++head_; }
+  QueuedPiece& back() { return buf_[(tail_ - 1) & mask_]; }
   void push_back(const QueuedPiece& p) {
     if (size() == buf_.size()) grow();
     buf_[tail_++ & mask_] = p;
