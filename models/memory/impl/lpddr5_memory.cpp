@@ -120,7 +120,7 @@ void Lpddr5Channel::wake(Tick t) {
 }
 
 void Lpddr5Channel::enqueue(const QueuedPiece& p, bool write) {
-  (write ? arriving_writes_ : arriving_reads_).insert_by_time(p);
+  (write ? writes_ : reads_).insert_by_time(p);
   wake(std::max({p.arrival, cmd_free_, sim_now()}));
 }
 
@@ -128,18 +128,18 @@ void Lpddr5Channel::enqueue(const QueuedPiece& p, bool write) {
 // while there is room; the rest wait (back-pressure towards the ring).
 void Lpddr5Channel::admit(Tick upto) {
   const std::size_t depth = static_cast<std::size_t>(mem_.t_.queue_depth);
-  auto move = [&](PieceQueue& from, PieceQueue& to) {
-    for (; !from.empty() && from.front().arrival <= upto && to.size() < depth; from.pop_front()) to.push_back(from.front());
+  auto move = [&](PieceQueue& q) {
+    while (q.arriving() && q.first_arriving().arrival <= upto && q.size() < depth) q.admit();
   };
-  move(arriving_reads_, reads_);
-  move(arriving_writes_, writes_);
+  move(reads_);
+  move(writes_);
   max_queue = std::max<std::uint64_t>(max_queue, reads_.size() + writes_.size());
 }
 
 Tick Lpddr5Channel::next_arrival() const {
   Tick t = ~Tick(0);
-  if (!arriving_reads_.empty()) t = std::min(t, arriving_reads_.front().arrival);
-  if (!arriving_writes_.empty()) t = std::min(t, arriving_writes_.front().arrival);
+  if (reads_.arriving()) t = std::min(t, reads_.first_arriving().arrival);
+  if (writes_.arriving()) t = std::min(t, writes_.first_arriving().arrival);
   return t;
 }
 

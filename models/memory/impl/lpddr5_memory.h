@@ -122,8 +122,7 @@ class Lpddr5Channel {
   Recorder& rec_;
   int track_ = -1, queue_counter_ = -1;
   std::vector<Bank> banks_;
-  PieceQueue arriving_reads_, arriving_writes_;  // not yet in a controller queue (in arrival order)
-  PieceQueue reads_, writes_;                  // the controller queues (at most queue_depth each), oldest first
+  PieceQueue reads_, writes_;  // controller queues (at most queue_depth each), then pieces still arriving
   bool draining_ = false;     // the bus is serving writes
   int batch_ = 0;             // requests served since the bus last turned
   bool any_ = false, last_write_ = false;
