@@ -113,6 +113,30 @@ Lpddr5Channel::Lpddr5Channel(Lpddr5Memory& mem, int index, Recorder& rec) : mem_
   next_refresh_ = mem.k_.trefi;
 }
 
+void Lpddr5Channel::copy_state_from(const Lpddr5Channel& o) {
+  stats = o.stats;
+  row_hits = o.row_hits;
+  row_misses = o.row_misses;
+  row_conflicts = o.row_conflicts;
+  refreshes = o.refreshes;
+  max_queue = o.max_queue;
+  wake_at = o.wake_at;
+  banks_ = o.banks_;
+  reads_ = o.reads_;
+  writes_ = o.writes_;
+  draining_ = o.draining_;
+  batch_ = o.batch_;
+  any_ = o.any_;
+  last_write_ = o.last_write_;
+  last_bg_ = o.last_bg_;
+  cmd_free_ = o.cmd_free_;
+  last_read_cmd_ = o.last_read_cmd_;
+  write_data_end_ = o.write_data_end_;
+  std::copy(std::begin(o.acts_), std::end(o.acts_), std::begin(acts_));
+  act_count_ = o.act_count_;
+  next_refresh_ = o.next_refresh_;
+}
+
 void Lpddr5Channel::wake(Tick t) {
   if (t >= wake_at) return;
   wake_at = t;
@@ -227,7 +251,7 @@ void Lpddr5Channel::serve(const QueuedPiece& e, bool write, Tick d) {
     if (last_write_ != write) {
       c0 = std::max(c0, write ? last_read_cmd_ + k.trtw : write_data_end_ + k.twtr);
       ++stats.turnarounds;
-      ++mem_.total_.turnarounds;
+      mem_.total_.turnarounds += static_cast<std::uint64_t>(mem_.width_);
     }
   }
   // Columns of one request are in one row of one bank: back to back at tCCD_L (or the burst).
@@ -246,10 +270,12 @@ void Lpddr5Channel::serve(const QueuedPiece& e, bool write, Tick d) {
   any_ = true;
   last_write_ = write;
   last_bg_ = e.bank_group;
-  rec_.busy(track_, data_start, data_end);
+  if (mem_.width_ == 1) rec_.busy(track_, data_start, data_end);
+  else
+    for (const auto& c : mem_.chans_) rec_.busy(c->track_, data_start, data_end);
   (write ? stats.bytes_written : stats.bytes_read) += e.bytes;
   ++(write ? stats.writes : stats.reads);
-  mem_.piece_done(e.req, data_end + k.frontend, e.bytes, write);
+  mem_.piece_done(e.req, data_end + k.frontend, e.bytes * static_cast<std::uint32_t>(mem_.width_), write, mem_.width_);
 }
 
 // Read/write arbitration: reads first; a write drain starts at write_high queued writes and
@@ -302,7 +328,10 @@ void Lpddr5Channel::run(Tick now) {
     int i = pick(q, d);
     const QueuedPiece e = q[i];
     q.erase(static_cast<std::size_t>(i));
-    rec_.counter(queue_counter_, d, static_cast<double>(reads_.size() + writes_.size()));
+    const double queued = static_cast<double>(reads_.size() + writes_.size());
+    if (mem_.width_ == 1) rec_.counter(queue_counter_, d, queued);
+    else
+      for (const auto& c : mem_.chans_) rec_.counter(c->queue_counter_, d, queued);
     serve(e, w, d);
   }
 }
@@ -367,6 +396,8 @@ void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
   for (int i = 0; i < m.channels; ++i) {
     chans_.push_back(std::make_unique<Lpddr5Channel>(*this, i, rec));
   }
+  lockstep_ = m.channels > 1 && map_.channel_lowest();
+  width_ = lockstep_ ? m.channels : 1;
 }
 
 // Column accesses of `cols` data columns with inline ECC (in the same row).
@@ -374,7 +405,21 @@ std::uint32_t Lpddr5Memory::with_ecc(std::uint32_t cols) const {
   return t_.inline_ecc > 0 ? cols + (cols + t_.inline_ecc - 1) / t_.inline_ecc : cols;
 }
 
+// Whole aligned bursts: every group of `channels` interleave blocks the request touches is
+// whole, so its pieces differ only in their channel (decode_next's fast case).
+bool Lpddr5Memory::whole_bursts(const MemRequest& req) const {
+  const std::uint64_t n = chans_.size();
+  return map_.block_offset(req.addr) == 0 && map_.blocks(req.addr) % n == 0 && req.bytes % (n * map_.block_bytes()) == 0;
+}
+
+void Lpddr5Memory::leave_lockstep() {
+  for (std::size_t i = 1; i < chans_.size(); ++i) chans_[i]->copy_state_from(*chans_[0]);
+  lockstep_ = false;
+  width_ = 1;
+}
+
 void Lpddr5Memory::send(MemRequest req) {
+  if (lockstep_ && !whole_bursts(req)) leave_lockstep();
   std::uint64_t id;
   if (free_.empty()) {
     id = open_.size();
@@ -391,6 +436,23 @@ void Lpddr5Memory::send(MemRequest req) {
   std::uint64_t addr = req.addr, left = req.bytes;
   o.pieces = static_cast<int>(map_.blocks(map_.block_offset(addr) + left + block - 1));
   DramCoord at;
+  if (lockstep_) {
+    // One piece per group of blocks, on channel 0, standing for the group's pieces.
+    const std::uint64_t group = block * chans_.size();
+    for (; left > 0; addr += group, left -= group) {
+      at = map_.decode(addr);
+      QueuedPiece e;
+      e.arrival = req.issued;
+      e.row = at.row;
+      e.req = static_cast<std::uint32_t>(id);
+      e.bytes = static_cast<std::uint32_t>(block);
+      e.columns = block_columns_;
+      e.bank = static_cast<std::uint16_t>(at.bank);
+      e.bank_group = static_cast<std::uint16_t>(at.bank_group);
+      chans_[0]->enqueue(e, req.write);
+    }
+    return;
+  }
   for (bool first = true; left > 0; first = false) {
     std::uint64_t in_block = map_.block_offset(addr);
     std::uint64_t n = std::min(left, block - in_block);
@@ -410,12 +472,12 @@ void Lpddr5Memory::send(MemRequest req) {
   }
 }
 
-void Lpddr5Memory::piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write) {
+void Lpddr5Memory::piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write, int pieces) {
   (write ? total_.bytes_written : total_.bytes_read) += bytes;
   count_bytes(t, bytes);
   Open& o = open_[req];
   o.done = std::max(o.done, t);
-  if (--o.pieces > 0) return;
+  if ((o.pieces -= pieces) > 0) return;
   if (write) ++total_.writes;
   else ++total_.reads;
   finished_.push_back(req);
@@ -437,13 +499,14 @@ void Lpddr5Memory::deliver_finished() {
 
 std::vector<MemStats> Lpddr5Memory::channel_stats() const {
   std::vector<MemStats> out;
-  for (const auto& c : chans_) {
-    MemStats s = c->stats;
-    s.row_hits = c->row_hits;
-    s.row_misses = c->row_misses;
-    s.row_conflicts = c->row_conflicts;
-    s.refreshes = c->refreshes;
-    s.max_queue = c->max_queue;
+  for (std::size_t i = 0; i < chans_.size(); ++i) {
+    const Lpddr5Channel& c = state(static_cast<int>(i));
+    MemStats s = c.stats;
+    s.row_hits = c.row_hits;
+    s.row_misses = c.row_misses;
+    s.row_conflicts = c.row_conflicts;
+    s.refreshes = c.refreshes;
+    s.max_queue = c.max_queue;
     out.push_back(s);
   }
   return out;
@@ -451,17 +514,17 @@ std::vector<MemStats> Lpddr5Memory::channel_stats() const {
 
 std::uint64_t Lpddr5Memory::row_hits() const {
   std::uint64_t n = 0;
-  for (const auto& c : chans_) n += c->row_hits;
+  for (std::size_t i = 0; i < chans_.size(); ++i) n += state(static_cast<int>(i)).row_hits;
   return n;
 }
 std::uint64_t Lpddr5Memory::row_misses() const {
   std::uint64_t n = 0;
-  for (const auto& c : chans_) n += c->row_misses + c->row_conflicts;
+  for (std::size_t i = 0; i < chans_.size(); ++i) n += state(static_cast<int>(i)).row_misses + state(static_cast<int>(i)).row_conflicts;
   return n;
 }
 std::uint64_t Lpddr5Memory::refreshes() const {
   std::uint64_t n = 0;
-  for (const auto& c : chans_) n += c->refreshes;
+  for (std::size_t i = 0; i < chans_.size(); ++i) n += state(static_cast<int>(i)).refreshes;
   return n;
 }
 

@@ -55,6 +55,7 @@ class Lpddr5AddressMap {
   std::uint64_t block_bytes() const { return block_.value(); }
   std::uint64_t block_offset(std::uint64_t addr) const { return block_.mod(addr); }
   std::uint64_t blocks(std::uint64_t bytes) const { return block_.div(bytes); }
+  bool channel_lowest() const { return channel_lowest_; }
   std::uint32_t columns_per_block() const { return cols_per_block_; }
   std::uint32_t column_bytes() const { return col_bytes_; }
 
@@ -99,6 +100,8 @@ class Lpddr5Channel {
   // Serves every decision due by `now` + sim.memory_lookahead_ns; asks for its next wake-up.
   void run(Tick now);
   static constexpr Tick kNever = ~Tick(0);
+  // Takes `o`'s state and counters (not its name, track or counters in the recorder).
+  void copy_state_from(const Lpddr5Channel& o);
 
  private:
   struct Bank {
@@ -145,10 +148,14 @@ class Lpddr5Memory : public IMemory {
   const MemStats& stats() const override { return total_; }
   std::vector<MemStats> channel_stats() const override;
 
-  const Lpddr5Channel& channel(int i) const { return *chans_[i]; }
+  const Lpddr5Channel& channel(int i) const { return state(i); }
   const Lpddr5AddressMap& address_map() const { return map_; }
   // Totals over channels.
   std::uint64_t row_hits() const, row_misses() const, refreshes() const;
+  // Whether the channels still run in lockstep (below); leave_lockstep() makes every channel
+  // run on its own from now (what a request other than whole bursts does; tests compare).
+  bool lockstep() const { return lockstep_; }
+  void leave_lockstep();
 
  private:
   friend class Lpddr5Channel;
@@ -160,7 +167,7 @@ class Lpddr5Memory : public IMemory {
     Tick done = 0;
     std::uint64_t seq = 0;  // order of sending
   };
-  void piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write);
+  void piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write, int pieces);
   // The one process of all channels: runs, in channel order, every channel due by now (and,
   // deciding ahead, by now + the look-ahead), then sleeps until the earliest wake-up asked for.
   void run();
@@ -176,6 +183,15 @@ class Lpddr5Memory : public IMemory {
   Tick lookahead_ = 0;               // sim.memory_lookahead_ns
   Lpddr5AddressMap map_;
   std::vector<std::unique_ptr<Lpddr5Channel>> chans_;
+  // Lockstep: while every request so far was whole aligned bursts (each group of `channels`
+  // interleave blocks puts one piece with the same bank, row and columns on every channel),
+  // all channels hold the same state and decide alike. Then channel 0 alone is simulated and
+  // stands for all (its piece for the group, its bookings on every channel's track); the
+  // first other request copies its state to the others, which run on their own from then on.
+  bool lockstep_ = false;
+  int width_ = 1;  // pieces one of channel 0's pieces stands for: the channels in lockstep, else 1
+  bool whole_bursts(const MemRequest& req) const;
+  const Lpddr5Channel& state(int i) const { return *chans_[lockstep_ ? 0 : i]; }
   std::vector<Open> open_;
   std::vector<std::uint64_t> free_;
   std::vector<std::uint64_t> finished_;  // requests complete in this wake-up, not yet told
