@@ -435,38 +435,31 @@ void Lpddr5Memory::send(MemRequest req) {
   // One piece per interleave block the request touches; counted first, so no list is built.
   std::uint64_t addr = req.addr, left = req.bytes;
   o.pieces = static_cast<int>(map_.blocks(map_.block_offset(addr) + left + block - 1));
-  DramCoord at;
-  if (lockstep_) {
-    // One piece per group of blocks, on channel 0, standing for the group's pieces.
-    const std::uint64_t group = block * chans_.size();
-    for (; left > 0; addr += group, left -= group) {
-      at = map_.decode(addr);
-      QueuedPiece e;
-      e.arrival = req.issued;
-      e.row = at.row;
-      e.req = static_cast<std::uint32_t>(id);
-      e.bytes = static_cast<std::uint32_t>(block);
-      e.columns = block_columns_;
-      e.bank = static_cast<std::uint16_t>(at.bank);
-      e.bank_group = static_cast<std::uint16_t>(at.bank_group);
-      chans_[0]->enqueue(e, req.write);
-    }
-    return;
-  }
-  for (bool first = true; left > 0; first = false) {
-    std::uint64_t in_block = map_.block_offset(addr);
-    std::uint64_t n = std::min(left, block - in_block);
-    at = first ? map_.decode(addr) : map_.decode_next(at, addr);
+  auto enqueue = [&](int channel, const DramCoord& at, std::uint64_t bytes, std::uint32_t columns) {
     QueuedPiece e;
     e.arrival = req.issued;
     e.row = at.row;
     e.req = static_cast<std::uint32_t>(id);
-    e.bytes = static_cast<std::uint32_t>(n);
-    e.columns = n == block ? block_columns_
-                           : with_ecc(static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb));
+    e.bytes = static_cast<std::uint32_t>(bytes);
+    e.columns = columns;
     e.bank = static_cast<std::uint16_t>(at.bank);
     e.bank_group = static_cast<std::uint16_t>(at.bank_group);
-    chans_[at.channel]->enqueue(e, req.write);
+    chans_[channel]->enqueue(e, req.write);
+  };
+  if (lockstep_) {
+    // One piece per group of blocks, on channel 0, standing for the group's pieces.
+    const std::uint64_t group = block * chans_.size();
+    for (; left > 0; addr += group, left -= group) enqueue(0, map_.decode(addr), block, block_columns_);
+    return;
+  }
+  DramCoord at;
+  for (bool first = true; left > 0; first = false) {
+    std::uint64_t in_block = map_.block_offset(addr);
+    std::uint64_t n = std::min(left, block - in_block);
+    at = first ? map_.decode(addr) : map_.decode_next(at, addr);
+    enqueue(at.channel, at, n,
+            n == block ? block_columns_
+                       : with_ecc(static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb)));
     addr += n;
     left -= n;
   }
