@@ -1,6 +1,7 @@
 #include "sim/app/output_dir.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -127,7 +128,7 @@ void OutputDir::discard() {
   std::error_code ec;
   for (auto& f : files_) {
     f.buf.reset();
-    fs::remove(temp_of(f.name), ec);
+    if (!f.in_place) fs::remove(temp_of(f.name), ec);
   }
   files_.clear();
   for (const auto& d : created_) {
@@ -137,9 +138,34 @@ void OutputDir::discard() {
   created_.clear();
 }
 
+namespace {
+
+// What is at `path` now: 0 nothing (or not reachable), else the S_IFMT bits of its mode.
+unsigned kind_of(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<unsigned>(st.st_mode & S_IFMT) : 0u;
+}
+
+}  // namespace
+
 OutputStream OutputDir::open(const std::string& name) {
-  files_.push_back({name, std::make_unique<OutputFileBuf>(temp_of(name), path(name))});
+  unsigned kind = kind_of(path(name));
+  if (kind == S_IFDIR) throw InputError(path(name), "", "is a directory, expected a file path");
+  bool in_place = kind != 0 && kind != S_IFREG;  // /dev/stdout, a pipe: never replaced by a file
+  files_.push_back({name, std::make_unique<OutputFileBuf>(in_place ? path(name) : temp_of(name), path(name)), in_place});
   return OutputStream(files_.back().buf.get());
+}
+
+OutputFile::OutputFile(const std::string& path) : path_(path) {
+  auto [dir, name] = split_output_path(path);
+  name_ = name;
+  if (name_.empty() || name_ == "." || name_ == ".." || kind_of(path) == S_IFDIR)
+    throw InputError(path, "", "is a directory, expected a file path");
+  try {
+    dir_ = std::make_unique<OutputDir>(dir);
+  } catch (const InputError& e) {  // name the file the user gave, and why its directory fails
+    throw InputError(path, "", "cannot be written: " + e.file() + ": " + e.detail());
+  }
 }
 
 void OutputDir::commit() {
@@ -153,6 +179,7 @@ void OutputDir::commit() {
   }
   for (std::size_t i = 0; i < files_.size(); ++i) {
     std::error_code ec;
+    if (files_[i].in_place) continue;
     fs::rename(temp_of(files_[i].name), path(files_[i].name), ec);
     if (ec) {
       std::string what = path(files_[i].name) + ": " + ec.message();

@@ -5,6 +5,8 @@
 // the file, the JSON path and the limit). Run through the binary, as a user runs it.
 #include <catch2/catch.hpp>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,6 +113,43 @@ TEST_CASE("outputs: dfsim compile -o on a full disk fails with one line and keep
   CHECK_THAT(r.err, Contains(k.string() + ": No space left on device"));
   CHECK(slurp(k) == before);
   CHECK(listing(disk.dir) == "k.json ");  // no k.json.tmp or hidden temporary
+}
+
+// A single-file output (compile -o, gen -o, serve --export-step-table, --junit) whose path is
+// a device was replaced by a regular file (the rename of the temporary), and /dev/full
+// reported success. It is written in place now: a full device fails with exit 1, one line.
+// A private /dev/full (mknod, root) so that a regression cannot replace the machine's.
+TEST_CASE("outputs: a single-file output on a device is written in place, a full one fails, a directory is exit 2") {
+  fs::path d = scratch("device");
+  fs::path full = d / "full";
+  fs::path out = d / "run";
+  if (::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0) {
+    WARN("mknod needs root: the device part is skipped");
+  } else {
+    const std::string st = " --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv --rate 1 -n 3 -o " + out.string();
+    for (const std::string& args : {"compile tests/data/bad/ops_ok.json -c configs/small.json -o " + full.string(),
+                                    "gen llama-3.1-8b --phase decode --context 8 --layers 1 -o " + full.string(),
+                                    "serve --model llama-3.1-8b" + st + " --export-step-table " + full.string()}) {
+      INFO(args);
+      Result r = dfsim(args);
+      CHECK(r.code == 1);
+      CHECK(lines(r.err) == 1);
+      CHECK_THAT(r.err, Contains(full.string() + ": No space left on device"));
+      CHECK(fs::is_character_file(full));  // never replaced by a regular file
+    }
+    CHECK(!fs::exists(out));  // serve commits nothing when its export fails
+  }
+  // A directory as the file: exit 2 before any work, naming the path.
+  for (const std::string& args : {"compile tests/data/bad/ops_ok.json -c configs/small.json -o " + d.string(),
+                                  "gen llama-3.1-8b --phase decode --context 8 --layers 1 -o " + d.string() + "/",
+                                  "regress tests/regression/closed-form.suite.json --junit " + d.string()}) {
+    INFO(args);
+    Result r = dfsim(args);
+    CHECK(r.code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK_THAT(r.err, Contains(d.string()) && Contains("is a directory, expected a file path"));
+  }
+  fs::remove_all(d);
 }
 
 TEST_CASE("outputs: a rerun removes the outputs of an earlier run that it no longer writes") {
