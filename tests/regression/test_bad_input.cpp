@@ -555,7 +555,7 @@ TEST_CASE("bad input: serve request files", "[bad][serve]") {
   expect_bad(kServe + "--requests " + t.file("g.jsonl", ""), {"g.jsonl", "no requests"});
   expect_bad(kServe + "--requests " + t.file("i.csv", "id,arrival_ms,prompt_tokens,output_tokens\n3,0,10,5\n3,1,10,5\n"),
              {"i.csv", "request id 3 appears twice"});
-  expect_bad(kServe + "--requests " + t.str() + "/missing.jsonl", {"missing.jsonl", "cannot be read"});
+  expect_bad(kServe + "--requests " + t.str() + "/missing.jsonl", {"missing.jsonl", "no such file"});
   expect_bad(kServe + "--rate 1 --prompt-len hist:" + t.file("h.csv", "100,-1\n"), {"h.csv", "line 1", "weight"});
 }
 
@@ -590,4 +590,32 @@ TEST_CASE("bad input: serve impossible configurations", "[bad][serve]") {
   TempDir t("serve_cache");
   expect_bad("serve --model llama-3.1-8b --rate 1 -n 3 --tp 2 --step-cache " + t.str() + "/c",
              {"/system/cards", "--tp 2", "configs/spyre-drawer.json"});
+}
+
+// Every reader took the whole of its input before looking at it: /dev/zero or /dev/urandom as
+// a config, graph or request trace grew the process by gigabytes until killed. Binary data
+// is refused at its first NUL byte, anything beyond 1 GiB from its size (a sparse file here).
+TEST_CASE("bad input: binary data, endless devices and files beyond 1 GiB", "[bad]") {
+  TempDir t("binary");
+  auto t0 = std::chrono::steady_clock::now();
+  expect_bad("run -c " + kSmall + " -w /dev/zero", {"/dev/zero: 1:1: binary data (a NUL byte), expected a JSON file"});
+  expect_bad("run -c /dev/urandom -w " + kOps, {"/dev/urandom: ", "binary data (a NUL byte)"});
+  expect_bad(kServe + "--requests /dev/zero", {"/dev/zero: 1:1: binary data", "request trace"});
+  std::string f = t.file("nul.json", "{\"format\": \"dfsim.ops\",\n  \"name\": \"a" + std::string(1, '\0') + "b\"}");
+  expect_bad("run -c " + kSmall + " -w " + f, {f + ": 2:13: binary data (a NUL byte)"});
+  std::string big = t.file("big.json", "");
+  fs::resize_file(big, (std::uintmax_t{1} << 30) + 1);  // sparse: no disk space used
+  expect_bad("run -c " + kSmall + " -w " + big, {big + ": larger than 1 GiB, the limit of an input file"});
+  expect_bad(kServe + "--rate 1 --prompt-len hist:" + big, {big, "larger than 1 GiB"});
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(s < 60);  // each is refused after one read; before, each ran until killed
+}
+
+// The CSV readers (request traces, step tables, histograms, device records) said "empty file"
+// or "no requests" for a directory; they name it as the JSON readers do.
+TEST_CASE("bad input: a directory as a CSV input", "[bad][serve]") {
+  expect_bad(kServe + "--requests tests/data", {"tests/data: is a directory, expected a request trace"});
+  expect_bad("serve --model llama-3.1-8b --rate 1 --step-table tests/data", {"tests/data: is a directory, expected a step table"});
+  expect_bad(kServe + "--rate 1 --output-len hist:tests/data", {"tests/data: is a directory, expected a length histogram"});
+  expect_bad("accuracy -r tests/data -o " + TempDir("acc").str() + "/o", {"tests/data: is a directory, expected a CSV of device records"});
 }
