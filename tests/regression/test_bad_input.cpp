@@ -209,6 +209,20 @@ TEST_CASE("bad input: config integer overflow (2^70)", "[bad]") {
              {kBad + "config_overflow_int.json", "/core/lx/bytes", "expected an integer"});
 }
 
+// Rates only had to be > 0: core.clock_mhz 1e-300 overflowed the clock period and the run
+// "finished" faster than at 1.5 GHz; 1e-9 MHz, memory.clock_mhz 1e-300 never finished; PCIe
+// rates and fp32_rate of 1e-300 gave wrong times. Each has a physical floor now.
+TEST_CASE("bad input: config rates too small to simulate (1e-300 MHz, GB/s)", "[bad]") {
+  expect_bad(run_ops("--set core.clock_mhz=1e-300"), {"--set", "core.clock_mhz", "expected a number in [1, 100000]"});
+  expect_bad(run_ops("--set memory.clock_mhz=1e-9"), {"--set", "memory.clock_mhz", "[1, 100000]"});
+  expect_bad(run_ops("--set core.sfp.fp32_rate=1e-300"), {"--set", "core.sfp.fp32_rate", "[0.01, 1]"});
+  TempDir t("tiny_rates");
+  std::string f = config_with(t, "\"system\": {\"pcie\": {\"link_gbps\": 1e-300}}");
+  expect_bad("run -c " + f + " -w " + kOps, {f, "/system/pcie/link_gbps", "[0.01, 1000000]"});
+  f = config_with(t, "\"system\": {\"pcie\": {\"efficiency\": 1e-300}}");
+  expect_bad("run -c " + f + " -w " + kOps, {f, "/system/pcie/efficiency", "[0.01, 1]"});
+}
+
 TEST_CASE("bad input: config relation (usable LX above LX)", "[bad]") {
   expect_bad("run -c " + kBad + "config_usable_above_lx.json -w " + kOps,
              {kBad + "config_usable_above_lx.json", "/core/lx/usable_bytes"});
