@@ -162,9 +162,9 @@ int cmd_run(const std::vector<std::string>& args) {
       x.instances.size() > auto_max) {
     trace.level = TraceLevel::kernels;
     if (!quiet)
-      std::cerr << fmt::format("dfsim: {} task instances (more than sim.trace_auto_instances = {}): the trace is drawn at "
-                               "level kernels; --trace units draws every instance (about {} MB)\n",
-                               x.instances.size(), auto_max, x.instances.size() / 2000);
+      note(fmt::format("dfsim: {} task instances (more than sim.trace_auto_instances = {}): the trace is drawn at "
+                       "level kernels; --trace units draws every instance (about {} MB)",
+                       x.instances.size(), auto_max, x.instances.size() / 2000));
   }
   if (out.empty()) out = "out/" + std::filesystem::path(workload).stem().string() + "-" + cfg.name;
   OutputDir dir(out, {"summary.json", "trace.json", "trace.json.gz", "utilization.csv"});

@@ -47,18 +47,25 @@ int sc_main(int argc, char* argv[]) {
   }
   std::string cmd = args[0];
   args.erase(args.begin());
+  // Notes held while loading are printed unless the command fails on bad input (exit 2:
+  // exactly one line).
+  auto finish = [](int code) {
+    if (code == 2) dfsim::drop_notes();
+    else dfsim::flush_notes();
+    return code;
+  };
   try {
-    if (cmd == "run") return dfsim::cmd_run(args);
-    if (cmd == "compile") return dfsim::cmd_compile(args);
-    if (cmd == "validate") return dfsim::cmd_validate(args);
-    if (cmd == "info") return dfsim::cmd_info(args);
-    if (cmd == "calibrate") return dfsim::cmd_calibrate(args);
-    if (cmd == "regress") return dfsim::cmd_regress(args);
-    if (cmd == "diff") return dfsim::cmd_diff(args);
-    if (cmd == "accuracy") return dfsim::cmd_accuracy(args);
-    if (cmd == "sweep") return dfsim::cmd_sweep(args);
-    if (cmd == "serve") return dfsim::cmd_serve(args);
-    if (cmd == "gen") return dfsim::cmd_gen(args);
+    if (cmd == "run") return finish(dfsim::cmd_run(args));
+    if (cmd == "compile") return finish(dfsim::cmd_compile(args));
+    if (cmd == "validate") return finish(dfsim::cmd_validate(args));
+    if (cmd == "info") return finish(dfsim::cmd_info(args));
+    if (cmd == "calibrate") return finish(dfsim::cmd_calibrate(args));
+    if (cmd == "regress") return finish(dfsim::cmd_regress(args));
+    if (cmd == "diff") return finish(dfsim::cmd_diff(args));
+    if (cmd == "accuracy") return finish(dfsim::cmd_accuracy(args));
+    if (cmd == "sweep") return finish(dfsim::cmd_sweep(args));
+    if (cmd == "serve") return finish(dfsim::cmd_serve(args));
+    if (cmd == "gen") return finish(dfsim::cmd_gen(args));
     std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info, calibrate, regress, diff, accuracy, sweep, serve or gen)\n";
     return 2;
   } catch (const dfsim::InputError& e) {
@@ -68,6 +75,7 @@ int sc_main(int argc, char* argv[]) {
     std::cerr << "dfsim " << cmd << ": " << e.what() << " (see 'dfsim " << cmd << " --help')\n";
     return 2;
   } catch (const dfsim::SimError& e) {
+    dfsim::flush_notes();
     std::cerr << "dfsim: " << e.what() << "\n";
     return dfsim::stop_request() ? dfsim::stop_exit_code(dfsim::stop_request()) : 1;
   } catch (const std::bad_alloc&) {

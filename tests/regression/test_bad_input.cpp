@@ -633,3 +633,19 @@ TEST_CASE("bad input: a directory as a CSV input", "[bad][serve]") {
   expect_bad(kServe + "--rate 1 --output-len hist:tests/data", {"tests/data: is a directory, expected a length histogram"});
   expect_bad("accuracy -r tests/data -o " + TempDir("acc").str() + "/o", {"tests/data: is a directory, expected a CSV of device records"});
 }
+
+// A note printed while loading ("/compile/cores asks for 32 cores ... compiling for 2") came
+// before an error found later, so exit 2 printed two lines. Notes wait for the input to pass.
+TEST_CASE("bad input: a note from loading never precedes the one line", "[bad]") {
+  const std::string w = " -c " + kSmall + " -w workloads/add_2048x1024.json";  // compile.cores 32 on a 2-core chip
+  expect_bad("run" + w + " --trace-flows nokernel", {"--trace-flows", "nokernel"});
+  expect_bad("run" + w + " --set memory.capacity_bytes=4096", {"workloads/add_2048x1024.json", "/tensors/a/shape", "memory.capacity_bytes"});
+  expect_bad("compile workloads/add_2048x1024.json -c " + kSmall + " --set memory.capacity_bytes=4096 -o " +
+                 TempDir("note").str() + "/k.json",
+             {"workloads/add_2048x1024.json", "/tensors/a/shape"});
+  // A run that goes ahead still prints it.
+  TempDir t("note_ok");
+  Result r = dfsim("run -q" + w + " -o " + t.str() + "/o");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.err, Contains("note: workloads/add_2048x1024.json: /compile/cores asks for 32 cores"));
+}
