@@ -649,3 +649,13 @@ TEST_CASE("bad input: a note from loading never precedes the one line", "[bad]")
   CHECK(r.code == 0);
   CHECK_THAT(r.err, Contains("note: workloads/add_2048x1024.json: /compile/cores asks for 32 cores"));
 }
+
+// An empty option value (`-c "$CONFIG"` with CONFIG unset) silently meant the default:
+// configs/spyre.json, or out/<workload>-<config>/. It is a usage error now, on every command.
+TEST_CASE("bad input: an empty option value or argument", "[bad]") {
+  expect_bad("run -w " + kOps + " -c ''", {"dfsim run: --config: expected a value, got an empty string"});
+  expect_bad("run -c " + kSmall + " -w " + kOps + " -o ''", {"dfsim run: --out: expected a value, got an empty string"});
+  expect_bad("compile " + kOps + " -o ''", {"dfsim compile: --output: expected a value"});
+  expect_bad("compile '' -o x.json", {"dfsim compile: an argument is an empty string"});
+  expect_bad("info --set ''", {"dfsim info: --set: expected a value"});
+}
