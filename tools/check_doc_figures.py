@@ -49,6 +49,16 @@ for doc, (head, workload) in summaries.items():
         continue
     quoted = [l for l in m.group(1).splitlines() if not l.startswith("outputs:")]
     check(f"{doc}: terminal summary", quoted, demo_lines)
+    if doc == "README.md":
+        # The prose under it reads the same run: its per-token time and weight stream rate.
+        prose = re.search(r"a token of these \d+ layers takes ([\d.]+) ms, [\w-]+ \(the weights stream at\s+(\d+) GB/s", text)
+        ms = re.search(r"model .*: ([\d.]+) ms per token", out)
+        gbs = re.search(r"weights .* read of .*, ([\d.]+) GB/s", out)
+        if not (prose and ms and gbs):
+            failures.append("README.md: the reading of the demo summary (ms per token, weights GB/s) was not found")
+        else:
+            check("README.md: the demo's ms per token in prose", prose.group(1), f"{float(ms.group(1)):.1f}")
+            check("README.md: the demo's weights GB/s in prose", prose.group(2), f"{float(gbs.group(1)):.0f}")
 
 # 2. docs/compiler.md: templates (the middle column's closing "N in all" or "= N") and instances.
 text = open("docs/compiler.md").read()
