@@ -139,6 +139,23 @@ TEST_CASE("outputs: a single-file output on a device is written in place, a full
     }
     CHECK(!fs::exists(out));  // serve commits nothing when its export fails
   }
+  // A symlink to a file keeps pointing at it; one to the command's own stdout (/dev/stdout is
+  // such a link, to /proc/self/fd/1) was replaced by a regular file: written through stdout now.
+  fs::path target = d / "target.json", link = d / "link.json", out_link = d / "stdout_link";
+  std::ofstream(target) << "old";
+  fs::create_symlink(target, link);
+  fs::create_symlink("/proc/self/fd/1", out_link);
+  REQUIRE(dfsim("compile tests/data/bad/ops_ok.json -c configs/small.json -o " + link.string()).code == 0);
+  CHECK(fs::is_symlink(link));
+  CHECK_THAT(slurp(target), Contains("\"dfsim.kernels\""));
+  fs::path captured = d / "captured.txt";
+  REQUIRE(std::system((std::string(DFSIM_BINARY) + " compile tests/data/bad/ops_ok.json -c configs/small.json -o " +
+                       out_link.string() + " > " + captured.string()).c_str()) == 0);
+  CHECK(fs::is_symlink(out_link));
+  std::string text = slurp(captured);
+  auto tail = text.rfind("\n" + out_link.string() + ": ");  // the graph, then the success line
+  REQUIRE(tail != std::string::npos);
+  CHECK(nlohmann::json::parse(text.substr(0, tail))["format"] == "dfsim.kernels");
   // A directory as the file: exit 2 before any work, naming the path.
   for (const std::string& args : {"compile tests/data/bad/ops_ok.json -c configs/small.json -o " + d.string(),
                                   "gen llama-3.1-8b --phase decode --context 8 --layers 1 -o " + d.string() + "/",
