@@ -279,3 +279,17 @@ TEST_CASE("regress: a run that does not finish is a regression (exit 1, a JUnit 
   CHECK(w.code == 2);
   CHECK(w.out == f + "/j.xml: cannot be written: " + f + ": output path exists and is not a directory (--junit)\n");  // before any run: no table
 }
+
+// An expected value of the wrong type ("x" for a cycle count) was a failed comparison (exit 1,
+// "changed"), as if the simulator had regressed; it is a suite error, exit 2, at its JSON path.
+TEST_CASE("regress: an expected value of the wrong type is a suite error (exit 2) naming its path", "[regress]") {
+  TempDir d("wrong_type");
+  std::string f = d / "s.json";
+  ojson s = small_suite();
+  s["cases"][0]["expect"]["sim_time_ns"] = {{"value", "fast"}, {"exact", true}};
+  write(f, s.dump());
+  Result r = dfsim("regress " + f + " --only add");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains(f + ": /cases/0/expect/sim_time_ns/value: expected a number: the run's sim_time_ns is a number ("));
+  CHECK_THAT(r.out, Contains("), got fast"));
+}
