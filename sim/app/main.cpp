@@ -20,7 +20,7 @@ const char* kUsage =
     "commands:\n"
     "  run       simulate a workload (op graph or compiled kernel graph) on a chip config\n"
     "  compile   compile an op graph into a kernel graph\n"
-    "  validate  check configs, op graphs and kernel graphs without running\n"
+    "  validate  check configs, graphs, suites, sweeps, placements and model files without running\n"
     "  info      print a config's derived figures (and --params: every parameter)\n"
     "  calibrate run the memory microbenchmarks and compare with the measured card\n"
     "  regress   run regression suites: expected metrics with tolerances, JUnit output\n"

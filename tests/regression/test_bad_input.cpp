@@ -659,3 +659,17 @@ TEST_CASE("bad input: an empty option value or argument", "[bad]") {
   expect_bad("compile '' -o x.json", {"dfsim compile: an argument is an empty string"});
   expect_bad("info --set ''", {"dfsim info: --set: expected a value"});
 }
+
+// dfsim validate read a sweep or a model file as a config ("/axes: unknown key") and any
+// other "format" as one too; each format is checked by its own reader now.
+TEST_CASE("bad input: validate knows every format, and says so of an unknown one", "[bad]") {
+  TempDir t("validate_formats");
+  Result r = dfsim("validate workloads/sweeps/lx_by_cores.json workloads/models/llama-3.1-8b.json");
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  std::string f = t.file("x.json", "{\"format\": \"dfsim.nope\", \"version\": 1}");
+  expect_bad("validate " + f, {f + ": /format: unknown format \"dfsim.nope\", expected dfsim.ops"});
+  std::string s = t.file("s.json", "{\"format\": \"dfsim.sweep\", \"version\": 1, \"name\": \"s\", \"base\": {\"workload\": "
+                                   "\"workloads/add_2048x1024.json\"}, \"axes\": {\"cores\": [1, 1]}, \"metrics\": {\"t\": \"sim_time_ns\"}}");
+  expect_bad("validate " + s, {s + ": /axes/cores/1: 1 is listed twice"});
+}
