@@ -96,6 +96,20 @@ long long record_int(const DeviceRecords& f, const DeviceRecord& r, const std::s
   throw InputError(f.file, where(r.line, column), "expected an integer >= 0, got \"" + s + "\"");
 }
 
+long long record_param_int(const DeviceRecords& f, const DeviceRecord& r, const std::string& key, long long dflt) {
+  std::string s = r.param(key, "");
+  if (s.empty()) return dflt;
+  std::size_t used = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != s.size() || v < 0 || v > (1LL << 40))
+    throw InputError(f.file, where(r.line, "params"), key + "=" + s + ": expected an integer in [0, 2^40]");
+  return v;
+}
+
 double record_number(const DeviceRecords& f, const DeviceRecord& r, const std::string& column) {
   const std::string& s = r.at(column);
   if (s.empty()) return std::nan("");

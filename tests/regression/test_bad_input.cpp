@@ -673,3 +673,21 @@ TEST_CASE("bad input: validate knows every format, and says so of an unknown one
                                    "\"workloads/add_2048x1024.json\"}, \"axes\": {\"cores\": [1, 1]}, \"metrics\": {\"t\": \"sim_time_ns\"}}");
   expect_bad("validate " + s, {s + ": /axes/cores/1: 1 is listed twice"});
 }
+
+// A device record's params value that is not a number (WD_M=abc, TO_MID beyond 64 bits, a
+// layout of letters) escaped as "internal error: stoll"; it names the file, line and key.
+TEST_CASE("bad input: accuracy device records with malformed params", "[bad][accuracy]") {
+  TempDir t("records");
+  const std::string head =
+      "id,op,cores,rows,cols,N,B,M,K,tiles,lx_planning,params,hbm_bytes,lx_bytes,matmul_macs,matmul_m_split,"
+      "matmul_n_split,measured_kernel_us,measured_cv_pct,analytical_model_us\n";
+  auto records = [&](const std::string& name, const std::string& row) { return t.file(name, head + row + "\n"); };
+  std::string a = records("a.csv", "r1,mmwd,8,4096,2048,2048,,4096,2048,0,1,BENCH_OP=mmwd WD_K=1 WD_M=abc WD_N=4,"
+                                   "41943040,0,17179869184,2,4,2192.2,0.26,1883.7");
+  expect_bad("accuracy -r " + a + " -o " + t.str() + "/o", {a + ": line 2, column params: WD_M=abc: expected an integer"});
+  std::string b = records("b.csv", "r2,transpose_outer,32,128,1024,,,,,0,1,TO_MID=99999999999999999999,1,0,,,,10.0,1.0,9.0");
+  expect_bad("accuracy -r " + b + " -o " + t.str() + "/o", {b + ": line 2, column params: TO_MID=99999999999999999999"});
+  std::string c = records("c.csv", "r3,bmm_layout,32,1024,1024,1024,2,,,0,1,\"BENCH_B=2 WD_LAYOUT_A=x,y\",1,0,,,,10.0,1.0,9.0");
+  expect_bad("accuracy -r " + c + " -o " + t.str() + "/o", {c + ": line 2, column params: WD_LAYOUT_A=x,y: expected dims"});
+  CHECK_FALSE(fs::exists(t.path / "o"));
+}
