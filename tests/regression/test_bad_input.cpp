@@ -691,3 +691,16 @@ TEST_CASE("bad input: accuracy device records with malformed params", "[bad][acc
   expect_bad("accuracy -r " + c + " -o " + t.str() + "/o", {c + ": line 2, column params: WD_LAYOUT_A=x,y: expected dims"});
   CHECK_FALSE(fs::exists(t.path / "o"));
 }
+
+// dfsim diff of a hand-edited summary.json: a kernel named by a number, or "format": 5, was
+// "internal error: [json.exception.type_error.302]".
+TEST_CASE("bad input: diff of a summary.json with wrong types", "[bad]") {
+  TempDir t("diff");
+  std::string a = t.file("a.json", "{\"format\": \"dfsim.summary\", \"sim_time_ns\": 1, \"kernels\": [{\"name\": \"k\"}]}");
+  std::string b = t.file("b.json", "{\"format\": \"dfsim.summary\", \"sim_time_ns\": 1, \"kernels\": [{\"name\": 5}]}");
+  expect_bad("diff " + a + " " + b, {b + ": /kernels/0/name: expected a string, got an integer"});
+  std::string c = t.file("c.json", "{\"format\": 5}");
+  expect_bad("diff " + a + " " + c, {c + ": /format: expected a dfsim run's summary.json"});
+  std::string d = t.file("d.json", "{\"format\": \"dfsim.summary\", \"kernels\": [7]}");
+  expect_bad("diff " + d + " " + a, {d + ": /kernels/0: expected an object"});
+}
