@@ -18,6 +18,8 @@ namespace dfsim {
 
 namespace fs = std::filesystem;
 
+namespace {
+
 // 1 for /dev/stdout, /dev/fd/1, /proc/self/fd/1; 2 likewise for stderr; else 0.
 int standard_stream_of(std::string path) {
   std::error_code ec;
@@ -28,6 +30,8 @@ int standard_stream_of(std::string path) {
   }
   return 0;
 }
+
+}  // namespace
 
 // A buffered stream to a file descriptor that keeps the first failure (errno) of a write,
 // flush or close instead of losing it in an iostream state bit. Stops writing once a stop

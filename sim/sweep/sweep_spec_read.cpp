@@ -1,7 +1,5 @@
 // Reading a sweep file: every check names the file and the JSON path; axes, "set" keys and
 // metrics keep the order they are written in (it is the order of the results columns).
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -171,14 +169,8 @@ class Reader {
       std::size_t c = column(option, set_key, list);
       lists.resize(spec_.columns.size());
       paths.resize(spec_.columns.size());
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        Json value = option == "set" ? check_set_value(list.at(i)) : check_option(*spec_.kind, option, list.at(i));
-        // The same value twice gave two identical rows (one point, run once, listed twice).
-        for (std::size_t j = 0; j < lists[c].size(); ++j)
-          if (lists[c][j] == value)
-            list.at(i).fail(fmt::format("{} is listed twice (also at index {})", value.dump(), j));
-        lists[c].push_back(std::move(value));
-      }
+      for (std::size_t i = 0; i < list.size(); ++i)
+        lists[c].push_back(option == "set" ? check_set_value(list.at(i)) : check_option(*spec_.kind, option, list.at(i)));
       paths[c] = list.path();
     };
     for (const auto& k : keys_in_order(doc_, "/axes")) {

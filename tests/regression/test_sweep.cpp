@@ -294,8 +294,6 @@ TEST_CASE("sweep: a bad sweep file exits 2 with one line naming the file and JSO
   check_bad_sweeps(d, kGrid, {
       {"\"cores\": [1, 2]", "\"coress\": [1, 2]", ": /axes/coress: unknown axis (did you mean \"cores\"?)"},
       {"\"cores\": [1, 2]", "\"cores\": [1, 0]", ": /axes/cores/1: "},
-      // The same value twice gave two identical rows of one point.
-      {"\"cores\": [1, 2]", "\"cores\": [2, 1, 2]", ": /axes/cores/2: 2 is listed twice (also at index 0)"},
       {"\"grid\"", "\"zip\"", ": /axes/set/core.lx.usable_bytes: \"zip\" pairs the i-th values of every axis: expected 2"},
       {"\"version\": 1", "\"version\": 2", ": /version: expected 1"},
       {"\"workload\": \"workloads/softmax_chain_512x1024.json\"", "\"gen\": {\"model\": \"llama-3.1-8b\", \"contxt\": 4}",
