@@ -1,5 +1,8 @@
 // dfsim: command-line entry. SystemC calls sc_main; it dispatches to the subcommands.
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <systemc>
@@ -33,17 +36,29 @@ const char* kUsage =
     "Run 'dfsim <command> --help' for its options and an example.\n"
     "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
 
+// What a command printed must have reached stdout: `dfsim info --params > file` on a full
+// disk exited 0 with the file cut short. A failed write, flush or close of stdout is one
+// line on stderr and exit 1 (unless the command already failed).
+int check_stdout(int code) {
+  std::cout.flush();
+  bool failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (!failed) return code;
+  int err = errno;
+  std::cerr << "dfsim: stdout: " << (err ? std::strerror(err) : "write failed") << "\n";
+  return code == 0 ? 1 : code;
+}
+
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;
-    return args.empty() ? 2 : 0;
+    return check_stdout(args.empty() ? 2 : 0);
   }
   if (args[0] == "--version" || args[0] == "-V") {
     std::cout << "dfsim " DFSIM_VERSION "\n";
-    return 0;
+    return check_stdout(0);
   }
   std::string cmd = args[0];
   args.erase(args.begin());
@@ -52,7 +67,7 @@ int sc_main(int argc, char* argv[]) {
   auto finish = [](int code) {
     if (code == 2) dfsim::drop_notes();
     else dfsim::flush_notes();
-    return code;
+    return check_stdout(code);
   };
   try {
     if (cmd == "run") return finish(dfsim::cmd_run(args));

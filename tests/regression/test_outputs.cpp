@@ -290,3 +290,25 @@ TEST_CASE("outputs: DMA transfers still running when a limit stops the run count
   CHECK(slurp(out / "utilization.csv").find("dma in") != std::string::npos);
   fs::remove_all(out);
 }
+
+// What a command prints must reach stdout: `dfsim info --params > file` on a full disk exited
+// 0 with the file cut short. A failed stdout is one line on stderr and exit 1.
+TEST_CASE("outputs: a command whose stdout cannot be written exits 1 with one line") {
+  fs::path d = scratch("stdout_full");
+  fs::path full = d / "full";
+  if (::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0) {
+    WARN("mknod needs root: skipped");
+    fs::remove_all(d);
+    return;
+  }
+  for (const std::string& args : {std::string("info --params"), std::string("gen --list"), std::string("--help"),
+                                  std::string("validate configs/small.json")}) {
+    INFO(args);
+    fs::path err = d / "err.txt";
+    int status = std::system((std::string(DFSIM_BINARY) + " " + args + " >" + full.string() + " 2>" + err.string()).c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(slurp(err) == "dfsim: stdout: No space left on device\n");
+  }
+  fs::remove_all(d);
+}
