@@ -704,3 +704,15 @@ TEST_CASE("bad input: diff of a summary.json with wrong types", "[bad]") {
   std::string d = t.file("d.json", "{\"format\": \"dfsim.summary\", \"kernels\": [7]}");
   expect_bad("diff " + d + " " + a, {d + ": /kernels/0: expected an object"});
 }
+
+// A --set value is parsed as JSON, without the files' nesting limit: a suite's
+// "set": ["core.pt.simd=[[[[...  (a million brackets)"] crashed regress (SIGSEGV, stack).
+TEST_CASE("bad input: a --set value nested a million levels deep", "[bad]") {
+  TempDir t("deep_set");
+  std::string value = std::string(1000000, '[') + std::string(1000000, ']');
+  std::string suite = t.file("s.json", "{\"format\": \"dfsim.suite\", \"version\": 1, \"name\": \"s\", \"cases\": [{\"name\": \"c\", "
+                                       "\"config\": \"" + fs::absolute(kSmall).string() + "\", \"workload\": \"" +
+                                       fs::absolute(kOps).string() + "\", \"set\": [\"core.pt.simd=" + value + "\"]}]}");
+  expect_bad("regress " + suite, {suite, "/cases/0/set", "nested deeper than 200 levels"});
+  expect_bad(run_ops("--set 'core.pt.simd={\"fp16\": 4, \"fp16\": 8}'"), {"--set", "duplicate key \"fp16\""});
+}
