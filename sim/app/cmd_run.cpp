@@ -38,11 +38,13 @@ namespace {
 // member --NAME VALUE (dfsim gen checks them all).
 std::vector<std::string> gen_step_args(const std::string& text, const std::string& output) {
   Json j = Json::parse(text, nullptr, false);
-  if (!j.is_object()) throw UsageError("--gen-step: expected a JSON object of dfsim gen options, got " + text);
+  if (!j.is_object())  // (the caller prefixes "--gen-step: ")
+    throw UsageError("expected a JSON object of dfsim gen options, got " +
+                     (text.size() > 60 ? text.substr(0, 60) + "..." : text));
   std::vector<std::string> args{"-q", "-o", output};
   for (const auto& [k, v] : j.items()) {
     if (!v.is_string() && !v.is_number_integer())
-      throw UsageError("--gen-step: \"" + k + "\": expected a string or an integer, got " + v.dump());
+      throw UsageError("\"" + k + "\": expected a string or an integer, got " + v.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 60));
     std::string value = v.is_string() ? v.get<std::string>() : v.dump();
     if (k == "model") args.push_back(value);
     else args.insert(args.end(), {"--" + k, value});
