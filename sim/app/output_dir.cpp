@@ -119,6 +119,8 @@ OutputDir::OutputDir(std::string dir, std::vector<std::string> outputs)
   std::error_code ec;
   if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
     throw InputError(dir_, "", "output path exists and is not a directory");
+  for (const auto& o : outputs_)  // found here, before the work, not when writing after it
+    if (fs::is_directory(path(o), ec)) throw InputError(path(o), "", "is a directory, expected a file path");
   // Remember which directories are made here, so that a failed command removes them again.
   for (fs::path p = fs::absolute(dir_, ec).lexically_normal(); !p.empty() && !fs::exists(p, ec);
        p = p.parent_path()) {

@@ -716,3 +716,12 @@ TEST_CASE("bad input: a --set value nested a million levels deep", "[bad]") {
   expect_bad("regress " + suite, {suite, "/cases/0/set", "nested deeper than 200 levels"});
   expect_bad(run_ops("--set 'core.pt.simd={\"fp16\": 4, \"fp16\": 8}'"), {"--set", "duplicate key \"fp16\""});
 }
+
+// An output directory holding a directory where an output goes (DIR/trace.json/) failed only
+// after the whole simulation, when writing; it is refused with the directory, before the run.
+TEST_CASE("bad input: a directory in the place of an output file", "[bad]") {
+  TempDir t("out_dir_in_place");
+  fs::create_directories(t.path / "o" / "trace.json");
+  expect_bad(run_ops("-o " + (t.path / "o").string()), {(t.path / "o" / "trace.json").string(), "is a directory, expected a file path"});
+  CHECK(fs::is_directory(t.path / "o" / "trace.json"));  // left as it was
+}
