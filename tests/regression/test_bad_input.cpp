@@ -725,3 +725,13 @@ TEST_CASE("bad input: a directory in the place of an output file", "[bad]") {
   expect_bad(run_ops("-o " + (t.path / "o").string()), {(t.path / "o" / "trace.json").string(), "is a directory, expected a file path"});
   CHECK(fs::is_directory(t.path / "o" / "trace.json"));  // left as it was
 }
+
+// accuracy --only "," named no op and so ran every record; a records file of only its header
+// said '--only "" selects no record'.
+TEST_CASE("bad input: accuracy --only naming no op, and records of only a header", "[bad][accuracy]") {
+  TempDir t("acc_only");
+  expect_bad("accuracy --only , -o " + t.str() + "/o", {"dfsim accuracy: --only: expected record ops such as add,mm"});
+  std::string h = t.file("h.csv", "id,op,cores,rows,cols,N,B,M,K,tiles,lx_planning,params,hbm_bytes,lx_bytes,matmul_macs,"
+                                  "matmul_m_split,matmul_n_split,measured_kernel_us,measured_cv_pct,analytical_model_us\n");
+  expect_bad("accuracy -r " + h + " -o " + t.str() + "/o", {h + ": no records, only the header line"});
+}
