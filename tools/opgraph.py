@@ -152,11 +152,15 @@ def check_source(path):
 
 
 def write_json(doc, path):
+    """write_text of the document, indented as the importers write it."""
+    write_text(json.dumps(doc, indent=1) + "\n", path)
+
+
+def write_text(text, path):
     """Writes all or nothing: a temporary file renamed over `path`. A path that exists and is
     neither a file nor a directory (a pipe), or under /dev or /proc (/dev/stdout, a symlink to
     /proc/self/fd/1), is written in place, never replaced by a file: renaming over /dev/full
-    replaced the device and reported success."""
-    text = json.dumps(doc, indent=1) + "\n"
+    replaced the device and reported success. ImportFailure("path: why") if it fails."""
     if os.path.isdir(path):
         raise ImportFailure(f"{path}: is a directory, expected a file path")
     special = ("/dev/", "/proc/")

@@ -370,6 +370,14 @@ def test_bad_output(dfsim, d):
     assert p.stderr.count("\n") == 1 and "is a directory, expected a file path" in p.stderr, p.stderr
     p = run([PY, os.path.join(TOOLS, "import_onnx.py"), d, "-o", os.path.join(d, "x.json")], expect=2)
     assert p.stderr.count("\n") == 1 and "is a directory, expected a file" in p.stderr, p.stderr
+    # tools/roofline_step_table.py shares the writer: it wrote straight into the path (half a
+    # table on a full disk) and ended in a traceback on any error.
+    roof = [PY, os.path.join(TOOLS, "roofline_step_table.py")]
+    if full:
+        p = run(roof + ["workloads/models/llama-3.1-8b.json", "-o", full], expect=2)
+        assert p.stderr.count("\n") == 1 and "No space left on device" in p.stderr, p.stderr
+    p = run(roof + ["tests/data/bad/ops_ok.json", "-o", os.path.join(d, "t.csv")], expect=2)
+    assert p.stderr == "tests/data/bad/ops_ok.json: missing key 'hidden_size'\n", p.stderr
     target, link = os.path.join(d, "target.json"), os.path.join(d, "link.json")
     open(target, "w").write("old")
     os.symlink(target, link)
