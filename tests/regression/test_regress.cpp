@@ -293,3 +293,21 @@ TEST_CASE("regress: an expected value of the wrong type is a suite error (exit 2
   CHECK_THAT(r.out, Contains(f + ": /cases/0/expect/sim_time_ns/value: expected a number: the run's sim_time_ns is a number ("));
   CHECK_THAT(r.out, Contains("), got fast"));
 }
+
+// A bad "set" in the suite's "defaults" was reported at /cases/0/set, a place with no "set".
+TEST_CASE("regress: a bad set in defaults is named at /defaults/set, one in a case at the case", "[regress]") {
+  TempDir d("defaults_set");
+  std::string f = d / "s.json";
+  ojson s = small_suite();
+  s["defaults"]["set"] = {"core.lx.nope=1"};
+  write(f, s.dump());
+  Result r = dfsim("regress " + f, "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains(f + ": /defaults/set: core.lx.nope: unknown parameter"));
+  s["defaults"]["set"] = {"core.pt.rows=8"};
+  s["cases"][1]["set"] = {"core.pt.rows=0"};
+  write(f, s.dump());
+  r = dfsim("regress " + f, "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains(f + ": /cases/1/set: core.pt.rows: expected an integer in [1, 4096], got 0"));
+}
