@@ -16,7 +16,7 @@ import sys
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opgraph import ImportFailure, OpGraph, parse_input_spec, parser, run_cli  # noqa: E402
+from opgraph import ImportFailure, OpGraph, check_source, parse_input_spec, parser, run_cli  # noqa: E402
 from opgraph_patterns import fuse_patterns  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -398,8 +398,7 @@ def import_onnx(model, inputs=None, name=None, cores=32):
 
 
 def _load(path):
-    if not os.path.isfile(path):
-        raise ImportFailure("no such file")
+    check_source(path)
     try:
         with warnings.catch_warnings():  # protobuf warns before it fails on a non-ONNX file
             warnings.simplefilter("ignore")

@@ -23,7 +23,7 @@ import sys
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opgraph import ImportFailure, OpGraph, parse_input_spec, parser, run_cli  # noqa: E402
+from opgraph import ImportFailure, OpGraph, check_source, parse_input_spec, parser, run_cli  # noqa: E402
 from opgraph_patterns import fuse_patterns  # noqa: E402
 
 import torch  # noqa: E402
@@ -463,8 +463,7 @@ def _example(shape, dtype, rng):
 
 
 def _load_class(path, cls):
-    if not os.path.isfile(path):
-        raise ImportFailure("no such file")
+    check_source(path)
     spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod

@@ -143,14 +143,47 @@ class OpGraph:
         return name
 
 
+def check_source(path):
+    """The importers' input file: ImportFailure unless it is a readable file."""
+    if os.path.isdir(path):
+        raise ImportFailure("is a directory, expected a file")
+    if not os.path.exists(path):
+        raise ImportFailure("no such file")
+
+
 def write_json(doc, path):
-    """Writes all or nothing: a temporary file renamed over `path`."""
-    tmp = f"{path}.tmp{os.getpid()}"
+    """write_text of the document, indented as the importers write it."""
+    write_text(json.dumps(doc, indent=1) + "\n", path)
+
+
+def write_text(text, path):
+    """Writes all or nothing: a temporary file renamed over `path`. A path that exists and is
+    neither a file nor a directory (a pipe), or under /dev or /proc (/dev/stdout, a symlink to
+    /proc/self/fd/1), is written in place, never replaced by a file: renaming over /dev/full
+    replaced the device and reported success. ImportFailure("path: why") if it fails."""
+    if os.path.isdir(path):
+        raise ImportFailure(f"{path}: is a directory, expected a file path")
+    special = ("/dev/", "/proc/")
+    link = os.readlink(path) if os.path.islink(path) else ""
+    if (os.path.exists(path) and not os.path.isfile(path)) or os.path.abspath(path).startswith(special) \
+            or link.startswith(special):
+        try:
+            if path in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1") or link in ("/dev/stdout", "/proc/self/fd/1"):
+                # our own stdout, which "wrote ..." is printed to after
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            else:
+                with open(path, "w") as f:
+                    f.write(text)
+        except OSError as e:
+            raise ImportFailure(f"{path}: cannot write: {e.strerror}")
+        return
+    target = os.path.realpath(path)  # a symlink keeps pointing at the file written
+    tmp = f"{target}.tmp{os.getpid()}"
     try:
         with open(tmp, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
+            f.write(text)
+        os.replace(tmp, target)
     except OSError as e:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -177,6 +210,8 @@ def run_cli(args, convert):
         specs = parse_input_args(args.input)
         if args.cores < 1:
             raise ImportFailure(f"--cores {args.cores}: expected an integer >= 1")
+        if os.path.isdir(args.output):  # before the conversion's work
+            raise ImportFailure(f"{args.output}: is a directory, expected a file path")
         write_json(convert(specs), args.output)
     except ImportFailure as e:
         print(f"{args.source}: {e}", file=sys.stderr)

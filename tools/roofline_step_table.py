@@ -13,14 +13,22 @@ Usage: tools/roofline_step_table.py workloads/models/llama-3.1-8b.json -o FILE.c
 """
 import argparse
 import json
+import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from opgraph import ImportFailure, check_source, write_text  # noqa: E402
+
 
 def load_model(path):
+    check_source(path)
     text = open(path).read()
     text = re.sub(r"^\s*//.*$", "", text, flags=re.M)  # the model files allow // comments
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise ImportFailure(f"not a model file: {e}")
 
 
 def main():
@@ -37,7 +45,17 @@ def main():
     ap.add_argument("--batches", default="4,8,16")
     ap.add_argument("--max-kv", type=int, default=4096)
     a = ap.parse_args()
-    m = load_model(a.model)
+    try:
+        write_text(table(a, load_model(a.model)), a.out)
+    except (ImportFailure, KeyError, OSError) as e:  # one line, exit 2, nothing half-written
+        what = f"missing key {e}" if isinstance(e, KeyError) else str(e)
+        print(f"{a.model}: {what}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def table(a, m):
+    """The step table's text for model `m` under the options `a`."""
     h, layers = m["hidden_size"], m["num_layers"]
     heads, kv_heads = m["num_heads"], m["num_kv_heads"]
     hd = m.get("head_dim", h // heads)
@@ -69,21 +87,20 @@ def main():
         macs = a.chunk * (matmul_macs_per_token - h * vocab) + h * vocab + a.chunk * kv * attn_macs_per_query_kv // 2
         nbytes = weight_bytes + kv * kv_bytes_per_token
         rows.append(("prefill", 1, kv, a.chunk, max(nbytes / a.peak_gbps / 1e6, macs / a.peak_macs_per_ns / 1e6)))
-    with open(a.out, "w") as f:
-        f.write("# dfsim step table (docs/serving.md)\n")
-        f.write("# ROOFLINE ESTIMATE - not a measurement, not a dfsim simulation: each step is\n")
-        f.write("#   max(off-chip bytes / %.1f GB/s, MACs / %.0f MAC/ns), weights %.2f GB fp16 read once per step,\n"
-                % (a.peak_gbps, a.peak_macs_per_ns, weight_bytes / 1e9))
-        f.write("#   KV cache %d B/token; prefill attention causal (half the MACs). No overheads, no efficiency.\n"
-                % kv_bytes_per_token)
-        f.write("#   Written by tools/roofline_step_table.py %s; replace with measured or simulated times.\n" % a.model)
-        f.write("# model: %s\n# config: %s\n# tp: 1\n# block_size: %d\n# prefill_chunk: %d\n"
-                % (m.get("name", a.model), a.config_name, a.block_size, a.chunk))
-        f.write("# source: roofline estimate (tools/roofline_step_table.py), not measured\n")
-        f.write("phase,batch,kv_tokens,query_tokens,step_ms\n")
-        for r in rows:
-            f.write("%s,%d,%d,%d,%.6f\n" % r)
-    return 0
+    out = []
+    out.append("# dfsim step table (docs/serving.md)\n")
+    out.append("# ROOFLINE ESTIMATE - not a measurement, not a dfsim simulation: each step is\n")
+    out.append("#   max(off-chip bytes / %.1f GB/s, MACs / %.0f MAC/ns), weights %.2f GB fp16 read once per step,\n"
+            % (a.peak_gbps, a.peak_macs_per_ns, weight_bytes / 1e9))
+    out.append("#   KV cache %d B/token; prefill attention causal (half the MACs). No overheads, no efficiency.\n"
+            % kv_bytes_per_token)
+    out.append("#   Written by tools/roofline_step_table.py %s; replace with measured or simulated times.\n" % a.model)
+    out.append("# model: %s\n# config: %s\n# tp: 1\n# block_size: %d\n# prefill_chunk: %d\n"
+            % (m.get("name", a.model), a.config_name, a.block_size, a.chunk))
+    out.append("# source: roofline estimate (tools/roofline_step_table.py), not measured\n")
+    out.append("phase,batch,kv_tokens,query_tokens,step_ms\n")
+    out += ["%s,%d,%d,%d,%.6f\n" % r for r in rows]
+    return "".join(out)
 
 
 if __name__ == "__main__":

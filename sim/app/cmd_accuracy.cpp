@@ -79,10 +79,13 @@ int cmd_accuracy(const std::vector<std::string>& args) {
     std::string op;
     while (std::getline(ss, op, ','))
       if (!op.empty()) only_ops.insert(op);
+    // "--only ," named no op and so selected every record (minutes of runs).
+    if (vm.count("only") && only_ops.empty()) throw UsageError("--only: expected record ops such as add,mm, got \"" + only + "\"");
   }
 
   // Inputs are checked before any run: the records, the config with its overrides, the output.
   DeviceRecords records = load_device_records(records_file);
+  if (records.rows.empty()) throw InputError(records_file, "", "no records, only the header line");
   load_chip_config(config, sets);
   OutputDir outputs(out);  // created and probed now; accuracy.csv and skipped.csv land together
   char tmpl[] = "/tmp/dfsim-accuracy-XXXXXX";

@@ -52,6 +52,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
   if (config.empty()) config = default_config_path();
   ChipConfig cfg = load_chip_config(config, sets);
+  OutputFile out(output);  // a path that cannot be written fails before compiling
   std::string format;
   CompileReport report;
   KernelGraph g = load_workload(input, cfg, over, &format, &report);
@@ -59,7 +60,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   set_phase(Phase::expanding);
   expand_graph(g, cfg);  // the compiled graph must pass the loader's checks
   set_phase(Phase::writing);
-  write_file_atomically(output, [&](std::ostream& f) { f << write_kernel_graph(g).dump(1) << "\n"; });
+  out.write([&](std::ostream& f) { f << write_kernel_graph(g).dump(1) << "\n"; });
   auto count = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
   std::cout << output << ": " << count(g.tasks.size(), "task template") << " in " << count(g.kernels.size(), "kernel")
             << ", " << count(g.buffers.size(), "buffer") << ", " << count(static_cast<std::size_t>(g.cores), "core") << "\n";

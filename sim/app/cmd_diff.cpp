@@ -22,8 +22,16 @@ namespace {
 Json load_summary(const std::string& arg) {
   std::string file = std::filesystem::is_directory(arg) ? arg + "/summary.json" : arg;
   Json j = load_json_file(file);
-  if (!j.is_object() || j.value("format", "") != "dfsim.summary")
+  if (!j.is_object() || !j.contains("format") || j["format"] != "dfsim.summary")
     throw InputError(file, "/format", "expected a dfsim run's summary.json (\"format\": \"dfsim.summary\")");
+  // Kernels are matched by name: each must be an object with a string name (a hand-edited
+  // summary with "name": 5 was an internal error).
+  JsonView root(j, file);
+  if (root.has("kernels")) {
+    JsonView ks = root.at("kernels");
+    ks.expect_array();
+    for (std::size_t i = 0; i < ks.size(); ++i) ks.at(i).at("name").as_string();
+  }
   return j;
 }
 

@@ -74,9 +74,10 @@ int cmd_gen(const std::vector<std::string>& args) {
   if (vm.count("layers") && step.layers < 1) throw UsageError("--layers must be >= 1");
   if (output.empty()) throw UsageError("-o FILE is required");
   ModelSpec m = find_model_spec(model, default_models_dir());
+  OutputFile out(output);  // a path that cannot be written fails before generating
   step.dtype = dtype.empty() ? m.dtype : dtype == "fp8" ? Dtype::fp8 : Dtype::fp16;
   std::string text = generate_step_graph(m, step);
-  write_file_atomically(output, [&](std::ostream& f) { f << text; });
+  out.write([&](std::ostream& f) { f << text; });
   if (!quiet) std::cout << output << ": " << step_graph_name(m, step) << "\n";
   return 0;
 }

@@ -91,9 +91,15 @@ int cmd_regress(const std::vector<std::string>& args) {
       if (!selected(c.name, only)) continue;
       try {
         load_chip_config(c.config, c.sets);
-      } catch (const InputError& e) {  // a bad "set" of the suite: name the suite and the case
+      } catch (const InputError& e) {  // a bad "set" of the suite: name the suite and where it is
         if (e.file() != "--set") throw;
-        throw InputError(s.file, c.json_path + "/set", e.path().empty() ? e.detail() : e.path() + ": " + e.detail());
+        std::string where = c.json_path + "/set";
+        try {  // the suite's "defaults" alone fail too: the mistake is there
+          load_chip_config(c.config, {c.sets.begin(), c.sets.begin() + static_cast<std::ptrdiff_t>(c.default_sets)});
+        } catch (const InputError&) {
+          where = "/defaults/set";
+        }
+        throw InputError(s.file, where, e.path().empty() ? e.detail() : e.path() + ": " + e.detail());
       }
       std::vector<std::string> all = c.sets;
       all.insert(all.end(), sets.begin(), sets.end());

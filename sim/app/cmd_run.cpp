@@ -38,11 +38,13 @@ namespace {
 // member --NAME VALUE (dfsim gen checks them all).
 std::vector<std::string> gen_step_args(const std::string& text, const std::string& output) {
   Json j = Json::parse(text, nullptr, false);
-  if (!j.is_object()) throw UsageError("--gen-step: expected a JSON object of dfsim gen options, got " + text);
+  if (!j.is_object())  // (the caller prefixes "--gen-step: ")
+    throw UsageError("expected a JSON object of dfsim gen options, got " +
+                     (text.size() > 60 ? text.substr(0, 60) + "..." : text));
   std::vector<std::string> args{"-q", "-o", output};
   for (const auto& [k, v] : j.items()) {
     if (!v.is_string() && !v.is_number_integer())
-      throw UsageError("--gen-step: \"" + k + "\": expected a string or an integer, got " + v.dump());
+      throw UsageError("\"" + k + "\": expected a string or an integer, got " + v.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 60));
     std::string value = v.is_string() ? v.get<std::string>() : v.dump();
     if (k == "model") args.push_back(value);
     else args.insert(args.end(), {"--" + k, value});
@@ -162,9 +164,9 @@ int cmd_run(const std::vector<std::string>& args) {
       x.instances.size() > auto_max) {
     trace.level = TraceLevel::kernels;
     if (!quiet)
-      std::cerr << fmt::format("dfsim: {} task instances (more than sim.trace_auto_instances = {}): the trace is drawn at "
-                               "level kernels; --trace units draws every instance (about {} MB)\n",
-                               x.instances.size(), auto_max, x.instances.size() / 2000);
+      note(fmt::format("dfsim: {} task instances (more than sim.trace_auto_instances = {}): the trace is drawn at "
+                       "level kernels; --trace units draws every instance (about {} MB)",
+                       x.instances.size(), auto_max, x.instances.size() / 2000));
   }
   if (out.empty()) out = "out/" + std::filesystem::path(workload).stem().string() + "-" + cfg.name;
   OutputDir dir(out, {"summary.json", "trace.json", "trace.json.gz", "utilization.csv"});

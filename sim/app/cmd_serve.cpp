@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -223,6 +224,12 @@ int cmd_serve(const std::vector<std::string>& args) {
     }
     request_sets.push_back(std::move(reqs));
   }
+  // The outputs are checked before any step is simulated: a bad path costs no work.
+  if (out.empty()) out = "out/serve-" + model.name + "-" + cfg.name;
+  if (std::filesystem::exists(out) && !std::filesystem::is_directory(out))
+    throw InputError(out, "", "output path exists and is not a directory");
+  std::optional<OutputFile> export_file;
+  if (!export_table.empty()) export_file.emplace(export_table);
   DiscoveryResult found;
   if (simulated)  // simulate the shapes the runs need first, --jobs at a time
     found = discover_steps(*simulated, model, cfg, [&](StepTimeProvider& t) {
@@ -230,9 +237,6 @@ int cmd_serve(const std::vector<std::string>& args) {
     });
   MemoStepTimes times(*source);
 
-  if (out.empty()) out = "out/serve-" + model.name + "-" + cfg.name;
-  if (std::filesystem::exists(out) && !std::filesystem::is_directory(out))
-    throw InputError(out, "", "output path exists and is not a directory");
   bool sweep = rates.size() > 1, quiet = vm.count("quiet"), trace_json = !vm.count("no-trace");
   // All runs first (in memory), then the outputs: an error mid-run leaves nothing behind.
   std::vector<ServeResult> results;
@@ -268,24 +272,15 @@ int cmd_serve(const std::vector<std::string>& args) {
     auto f = top->open("sweep.csv");
     table = sweep_table(rates, sums, f);
   }
-  std::string export_tmp;
-  if (!export_table.empty()) {
-    export_tmp = export_table + ".tmp" + std::to_string(getpid());
-    std::ofstream f(export_tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError(export_table, "", "cannot be written");
-    write_step_table(f,
-                     {{"model", model.name}, {"config", cfg.name}, {"tp", std::to_string(tp)},
-                      {"block_size", std::to_string(p.block_size)}, {"source", table_meta_source}},
-                     times.used());
-    if (!f.flush()) throw InputError(export_table, "", "cannot be written");
-  }
+  if (export_file)  // first: when it fails, the run's directories are not committed either
+    export_file->write([&](std::ostream& f) {
+      write_step_table(f,
+                       {{"model", model.name}, {"config", cfg.name}, {"tp", std::to_string(tp)},
+                        {"block_size", std::to_string(p.block_size)}, {"source", table_meta_source}},
+                       times.used());
+    });
   for (auto& d : dirs) d->commit();
   top->commit();
-  if (!export_tmp.empty()) {
-    std::error_code ec;
-    std::filesystem::rename(export_tmp, export_table, ec);
-    if (ec) throw InputError(export_table, "", "cannot be written: " + ec.message());
-  }
   if (!quiet) {
     if (!sweep) std::cout << serve_summary_text(sums[0]);
     if (sweep) std::cout << table << "outputs: " << out << "/sweep.csv and " << out << "/rate-*/\n";

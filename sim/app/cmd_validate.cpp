@@ -6,11 +6,13 @@
 #include "sim/app/options.h"
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
+#include "sim/gen/model_spec.h"
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
 #include "sim/graph/placement.h"
 #include "sim/regress/suite.h"
+#include "sim/sweep/sweep_spec.h"
 
 namespace dfsim {
 
@@ -47,6 +49,22 @@ int cmd_validate(const std::vector<std::string>& args) {
         std::cout << f << ": ok (dfsim.placement, " << p.workloads.size() << " workloads on " << g.cards << " card(s))\n";
         continue;
       }
+      std::string declared = j.is_object() && j.contains("format") && j["format"].is_string() ? j["format"].get<std::string>() : "";
+      if (declared == "dfsim.sweep") {  // was read as a config: "/axes: unknown key"
+        SweepSpec s = read_sweep_file(f);
+        std::cout << f << ": ok (dfsim.sweep, " << s.rows.size() << " points)\n";
+        continue;
+      }
+      if (declared == "dfsim.model") {
+        ModelSpec m = load_model_spec(f);
+        std::cout << f << ": ok (dfsim.model, " << m.name << ")\n";
+        continue;
+      }
+      if (format.empty() && !declared.empty())
+        throw InputError(f, "/format",
+                         "unknown format \"" + declared +
+                             "\", expected dfsim.ops, dfsim.kernels, dfsim.suite, dfsim.placement, dfsim.sweep or dfsim.model "
+                             "(a config has no \"format\")");
       if (format.empty()) {
         load_chip_config(f);
         std::cout << f << ": ok (config)\n";

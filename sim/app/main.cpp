@@ -1,5 +1,8 @@
 // dfsim: command-line entry. SystemC calls sc_main; it dispatches to the subcommands.
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <systemc>
@@ -20,7 +23,7 @@ const char* kUsage =
     "commands:\n"
     "  run       simulate a workload (op graph or compiled kernel graph) on a chip config\n"
     "  compile   compile an op graph into a kernel graph\n"
-    "  validate  check configs, op graphs and kernel graphs without running\n"
+    "  validate  check configs, graphs, suites, sweeps, placements and model files without running\n"
     "  info      print a config's derived figures (and --params: every parameter)\n"
     "  calibrate run the memory microbenchmarks and compare with the measured card\n"
     "  regress   run regression suites: expected metrics with tolerances, JUnit output\n"
@@ -33,32 +36,51 @@ const char* kUsage =
     "Run 'dfsim <command> --help' for its options and an example.\n"
     "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
 
+// What a command printed must have reached stdout: `dfsim info --params > file` on a full
+// disk exited 0 with the file cut short. A failed write, flush or close of stdout is one
+// line on stderr and exit 1 (unless the command already failed).
+int check_stdout(int code) {
+  std::cout.flush();
+  bool failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (!failed) return code;
+  int err = errno;
+  std::cerr << "dfsim: stdout: " << (err ? std::strerror(err) : "write failed") << "\n";
+  return code == 0 ? 1 : code;
+}
+
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;
-    return args.empty() ? 2 : 0;
+    return check_stdout(args.empty() ? 2 : 0);
   }
   if (args[0] == "--version" || args[0] == "-V") {
     std::cout << "dfsim " DFSIM_VERSION "\n";
-    return 0;
+    return check_stdout(0);
   }
   std::string cmd = args[0];
   args.erase(args.begin());
+  // Notes held while loading are printed unless the command fails on bad input (exit 2:
+  // exactly one line).
+  auto finish = [](int code) {
+    if (code == 2) dfsim::drop_notes();
+    else dfsim::flush_notes();
+    return check_stdout(code);
+  };
   try {
-    if (cmd == "run") return dfsim::cmd_run(args);
-    if (cmd == "compile") return dfsim::cmd_compile(args);
-    if (cmd == "validate") return dfsim::cmd_validate(args);
-    if (cmd == "info") return dfsim::cmd_info(args);
-    if (cmd == "calibrate") return dfsim::cmd_calibrate(args);
-    if (cmd == "regress") return dfsim::cmd_regress(args);
-    if (cmd == "diff") return dfsim::cmd_diff(args);
-    if (cmd == "accuracy") return dfsim::cmd_accuracy(args);
-    if (cmd == "sweep") return dfsim::cmd_sweep(args);
-    if (cmd == "serve") return dfsim::cmd_serve(args);
-    if (cmd == "gen") return dfsim::cmd_gen(args);
+    if (cmd == "run") return finish(dfsim::cmd_run(args));
+    if (cmd == "compile") return finish(dfsim::cmd_compile(args));
+    if (cmd == "validate") return finish(dfsim::cmd_validate(args));
+    if (cmd == "info") return finish(dfsim::cmd_info(args));
+    if (cmd == "calibrate") return finish(dfsim::cmd_calibrate(args));
+    if (cmd == "regress") return finish(dfsim::cmd_regress(args));
+    if (cmd == "diff") return finish(dfsim::cmd_diff(args));
+    if (cmd == "accuracy") return finish(dfsim::cmd_accuracy(args));
+    if (cmd == "sweep") return finish(dfsim::cmd_sweep(args));
+    if (cmd == "serve") return finish(dfsim::cmd_serve(args));
+    if (cmd == "gen") return finish(dfsim::cmd_gen(args));
     std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info, calibrate, regress, diff, accuracy, sweep, serve or gen)\n";
     return 2;
   } catch (const dfsim::InputError& e) {
@@ -68,6 +90,7 @@ int sc_main(int argc, char* argv[]) {
     std::cerr << "dfsim " << cmd << ": " << e.what() << " (see 'dfsim " << cmd << " --help')\n";
     return 2;
   } catch (const dfsim::SimError& e) {
+    dfsim::flush_notes();
     std::cerr << "dfsim: " << e.what() << "\n";
     return dfsim::stop_request() ? dfsim::stop_exit_code(dfsim::stop_request()) : 1;
   } catch (const std::bad_alloc&) {

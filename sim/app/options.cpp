@@ -1,10 +1,37 @@
 #include "sim/app/options.h"
 
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "sim/app/cli.h"
 
 namespace dfsim {
+
+namespace {
+
+// `-o ''` or `-c ""` (an unset shell variable) is a mistake, not "the default": the run
+// would silently use configs/spyre.json or out/..., or write somewhere unexpected.
+void reject_empty_values(const po::options_description& opts, const po::variables_map& vm,
+                         const po::positional_options_description* pos) {
+  for (const auto& [name, v] : vm) {
+    if (v.defaulted() || v.empty()) continue;
+    const po::option_description* d = opts.find_nothrow(name, false);
+    if (!d || d->semantic()->max_tokens() == 0) continue;  // a switch (--quiet) holds no value
+    bool empty = false;
+    if (const auto* s = boost::any_cast<std::string>(&v.value())) empty = s->empty();
+    if (const auto* l = boost::any_cast<std::vector<std::string>>(&v.value()))
+      for (const auto& s : *l) empty = empty || s.empty();
+    if (!empty) continue;
+    bool positional = false;
+    if (pos)
+      for (unsigned i = 0; i < std::min(pos->max_total_count(), 8u); ++i) positional = positional || pos->name_for_position(i) == name;
+    throw UsageError(positional ? "an argument is an empty string" : "--" + name + ": expected a value, got an empty string");
+  }
+}
+
+}  // namespace
 
 bool parse_options(const std::string& cmd, const std::string& synopsis, const std::string& example,
                    po::options_description& opts, po::positional_options_description* pos,
@@ -19,6 +46,7 @@ bool parse_options(const std::string& cmd, const std::string& synopsis, const st
       return false;
     }
     po::notify(vm);
+    reject_empty_values(opts, vm, pos);
   } catch (const po::required_option& e) {
     // A positional argument has an internal option name ("--files"): say what to type instead.
     std::string name = e.get_option_name();

@@ -1,10 +1,12 @@
 #include "sim/app/output_dir.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,13 +18,35 @@ namespace dfsim {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// 1 for /dev/stdout, /dev/fd/1, /proc/self/fd/1; 2 likewise for stderr; else 0.
+int standard_stream_of(std::string path) {
+  std::error_code ec;
+  if (fs::is_symlink(path, ec) && path != "/dev/stdout" && path != "/dev/stderr") path = fs::read_symlink(path, ec).string();
+  for (int fd : {1, 2}) {
+    std::string n = std::to_string(fd);
+    if (path == "/dev/fd/" + n || path == "/proc/self/fd/" + n || path == (fd == 1 ? "/dev/stdout" : "/dev/stderr")) return fd;
+  }
+  return 0;
+}
+
+}  // namespace
+
 // A buffered stream to a file descriptor that keeps the first failure (errno) of a write,
 // flush or close instead of losing it in an iostream state bit. Stops writing once a stop
 // is requested (signal or --timeout), so an interrupted command never commits.
 class OutputFileBuf : public std::streambuf {
  public:
   OutputFileBuf(std::string path, std::string shown) : path_(std::move(path)), shown_(std::move(shown)) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    // /dev/stdout (or stderr) is the command's own stream: written through it, so that what
+    // the command prints after does not overwrite it when that stream is a file.
+    if (int std_fd = standard_stream_of(path_); std_fd > 0) {
+      std::fflush(nullptr);
+      fd_ = ::dup(std_fd);
+    } else {
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    }
     if (fd_ < 0) err_ = errno;
     // Test hook (docs/reliability.md): fail the writes of one output as a full disk would.
     if (const char* f = std::getenv("DFSIM_TEST_ENOSPC"); f && shown_.size() >= std::strlen(f) &&
@@ -95,6 +119,8 @@ OutputDir::OutputDir(std::string dir, std::vector<std::string> outputs)
   std::error_code ec;
   if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
     throw InputError(dir_, "", "output path exists and is not a directory");
+  for (const auto& o : outputs_)  // found here, before the work, not when writing after it
+    if (fs::is_directory(path(o), ec)) throw InputError(path(o), "", "is a directory, expected a file path");
   // Remember which directories are made here, so that a failed command removes them again.
   for (fs::path p = fs::absolute(dir_, ec).lexically_normal(); !p.empty() && !fs::exists(p, ec);
        p = p.parent_path()) {
@@ -127,7 +153,7 @@ void OutputDir::discard() {
   std::error_code ec;
   for (auto& f : files_) {
     f.buf.reset();
-    fs::remove(temp_of(f.name), ec);
+    if (!f.in_place) fs::remove(temp_of(f.name), ec);
   }
   files_.clear();
   for (const auto& d : created_) {
@@ -137,9 +163,52 @@ void OutputDir::discard() {
   created_.clear();
 }
 
+namespace {
+
+// What is at `path` now: 0 nothing (or not reachable), else the S_IFMT bits of its mode.
+unsigned kind_of(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<unsigned>(st.st_mode & S_IFMT) : 0u;
+}
+
+// Written in place rather than through a renamed temporary: an existing path that is not a
+// regular file (a device, a pipe), and anything under /dev or /proc (/dev/stdout is a
+// symlink to /proc/self/fd/1: renaming over it replaced the link with a file).
+bool write_in_place(const std::string& path) {
+  unsigned kind = kind_of(path);
+  std::error_code ec;
+  auto special = [](const std::string& p) { return p.rfind("/dev/", 0) == 0 || p.rfind("/proc/", 0) == 0; };
+  std::string link = fs::is_symlink(path, ec) ? fs::read_symlink(path, ec).string() : "";
+  return (kind != 0 && kind != S_IFREG) || special(fs::absolute(path, ec).lexically_normal().string()) || special(link);
+}
+
+}  // namespace
+
 OutputStream OutputDir::open(const std::string& name) {
-  files_.push_back({name, std::make_unique<OutputFileBuf>(temp_of(name), path(name))});
+  if (kind_of(path(name)) == S_IFDIR) throw InputError(path(name), "", "is a directory, expected a file path");
+  bool in_place = write_in_place(path(name));
+  files_.push_back({name, std::make_unique<OutputFileBuf>(in_place ? path(name) : temp_of(name), path(name)), in_place});
   return OutputStream(files_.back().buf.get());
+}
+
+OutputFile::OutputFile(const std::string& path) : path_(path) {
+  // A symlink to a file: the temporary goes beside the file it points to, and the rename
+  // replaces that file, keeping the link.
+  std::error_code ec;
+  std::string target = path;
+  if (fs::is_symlink(path, ec) && !write_in_place(path)) {
+    fs::path t = fs::weakly_canonical(path, ec);
+    if (!ec) target = t.string();
+  }
+  auto [dir, name] = split_output_path(target);
+  name_ = name;
+  if (name_.empty() || name_ == "." || name_ == ".." || kind_of(path) == S_IFDIR)
+    throw InputError(path, "", "is a directory, expected a file path");
+  try {
+    dir_ = std::make_unique<OutputDir>(dir);
+  } catch (const InputError& e) {  // name the file the user gave, and why its directory fails
+    throw InputError(path, "", "cannot be written: " + e.file() + ": " + e.detail());
+  }
 }
 
 void OutputDir::commit() {
@@ -153,6 +222,7 @@ void OutputDir::commit() {
   }
   for (std::size_t i = 0; i < files_.size(); ++i) {
     std::error_code ec;
+    if (files_[i].in_place) continue;
     fs::rename(temp_of(files_[i].name), path(files_[i].name), ec);
     if (ec) {
       std::string what = path(files_[i].name) + ": " + ec.message();

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/common/error.h"
@@ -50,6 +51,7 @@ class OutputDir {
   struct File {
     std::string name;
     std::unique_ptr<OutputFileBuf> buf;
+    bool in_place = false;  // a device or pipe: written directly, never renamed or removed
   };
   std::string temp_of(const std::string& name) const { return dir_ + "/." + name + ".tmp"; }
   void discard();
@@ -59,27 +61,36 @@ class OutputDir {
   bool committed_ = false;
 };
 
-// Writes one file all or nothing (e.g. `dfsim compile -o`): `write` fills the stream of a
-// temporary next to `path`, renamed over it only if every write, flush and close succeeded.
-// OutputError ("path: reason") otherwise, with the temporary removed and `path` untouched.
+// One output file written all or nothing (`dfsim compile -o`, `gen -o`, `serve
+// --export-step-table`, `--junit`). The constructor checks the path before any work: a
+// directory, or a directory that cannot be made or written, is an InputError (exit 2).
+// write() fills a temporary next to `path`, renamed over it only if every write, flush and
+// close succeeded: OutputError ("path: reason", exit 1) otherwise, `path` untouched. An
+// existing path that is neither a regular file nor a directory (/dev/stdout, a pipe,
+// /dev/full) is written in place, never replaced: there is no file to leave half-written.
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path);
+  template <class Fn>
+  void write(Fn&& fill) {
+    OutputStream out = dir_->open(name_);
+    fill(static_cast<std::ostream&>(out));
+    dir_->commit();
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, name_;
+  std::unique_ptr<OutputDir> dir_;
+};
+
+// OutputFile(path).write(write): for a file whose path needs no checking before the work.
 template <class Fn>
-void write_file_atomically(const std::string& path, Fn&& write);
+void write_file_atomically(const std::string& path, Fn&& write) {
+  OutputFile(path).write(std::forward<Fn>(write));
+}
 
 // The parent directory of a file path ("." for a bare name) and its last component.
 std::pair<std::string, std::string> split_output_path(const std::string& path);
-
-template <class Fn>
-void write_file_atomically(const std::string& path, Fn&& write) {
-  auto [dir, name] = split_output_path(path);
-  std::unique_ptr<OutputDir> d;
-  try {
-    d = std::make_unique<OutputDir>(dir);
-  } catch (const InputError& e) {  // name the file the user gave, and why its directory fails
-    throw InputError(path, "", "cannot be written: " + e.file() + ": " + e.detail());
-  }
-  OutputStream out = d->open(name);
-  write(static_cast<std::ostream&>(out));
-  d->commit();
-}
 
 }  // namespace dfsim

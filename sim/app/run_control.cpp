@@ -7,6 +7,9 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
 
 #include "sim/common/stop_request.h"
 
@@ -83,7 +86,26 @@ void install_run_control(double timeout_seconds) {
   }
 }
 
-void set_phase(Phase p) { g_phase = static_cast<int>(p); }
+void set_phase(Phase p) {
+  g_phase = static_cast<int>(p);
+  if (p == Phase::simulating) flush_notes();
+}
+
+namespace {
+std::vector<std::string>& held_notes() {
+  static std::vector<std::string> notes;
+  return notes;
+}
+}  // namespace
+
+void note(const std::string& line) { held_notes().push_back(line); }
+
+void flush_notes() {
+  for (const auto& n : held_notes()) std::cerr << n << "\n";
+  held_notes().clear();
+}
+
+void drop_notes() { held_notes().clear(); }
 const char* current_phase_name() { return phase_name(static_cast<Phase>(g_phase)); }
 
 void remove_on_abrupt_exit(const std::string& dir) {

@@ -21,6 +21,14 @@ std::string stop_reason(int signal);
 // The exit code of a command stopped by `signal`: 128 + signal, or 1 for the timeout.
 int stop_exit_code(int signal);
 
+// A note for stderr ("note: the file asks for 32 cores, compiling for 2"), held until the
+// input is known good: printed when simulated time starts (set_phase(simulating)) or by
+// flush_notes() when the command ends. A command that fails with bad input (exit 2) prints
+// its one line only: main drops the notes then.
+void note(const std::string& line);
+void flush_notes();
+void drop_notes();
+
 // Directories an abrupt exit (before simulated time) removes again if they are empty.
 void remove_on_abrupt_exit(const std::string& dir);
 void keep_on_abrupt_exit(const std::string& dir);

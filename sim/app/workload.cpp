@@ -86,8 +86,8 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
       throw InputError("--cores", "", "the program asks for " + std::to_string(n) + " cores, the config \"" +
                                           cfg.name + "\" has " + std::to_string(cfg.cores));
     if (n > cfg.cores) {  // the file's default: compile for the whole (smaller) chip
-      std::cerr << "note: " << file << ": /compile/cores asks for " << n << " cores, the config \"" << cfg.name
-                << "\" has " << cfg.cores << ": compiling for " << cfg.cores << " (--cores N to choose)\n";
+      note("note: " + file + ": /compile/cores asks for " + std::to_string(n) + " cores, the config \"" + cfg.name +
+           "\" has " + std::to_string(cfg.cores) + ": compiling for " + std::to_string(cfg.cores) + " (--cores N to choose)");
       n = cfg.cores;
     }
     if (over.core_limit > 0 && over.cores == 0) n = std::min(n, over.core_limit);

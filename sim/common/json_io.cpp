@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/common/error.h"
+#include "sim/common/text_file.h"
 
 namespace dfsim {
 
@@ -149,16 +150,7 @@ Json parse_json_text(const std::string& text, const std::string& file) {
 }
 
 Json load_json_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(path, "", "no such file");
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(path, "", "is a directory, expected a JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot be read");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(path, "", "cannot be read");
-  return parse_json_text(ss.str(), path);
+  return parse_json_text(read_input_file(path, "a JSON file"), path);
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {

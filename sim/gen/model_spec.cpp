@@ -116,6 +116,13 @@ std::string find_model_file(const std::string& name_or_path, const std::string& 
   if (std::filesystem::is_regular_file(path)) return path;
   std::vector<std::string> names = list_models(models_dir);
   std::string hint = closest_match(name_or_path, names);
+  if (hint.empty()) {  // a typo of the family ("lama") is far from the whole name ("llama-3.1-8b")
+    std::vector<std::string> families;
+    for (const auto& n : names) families.push_back(n.substr(0, n.find('-')));
+    std::string family = closest_match(name_or_path, families);
+    for (std::size_t i = 0; i < names.size() && hint.empty(); ++i)
+      if (!family.empty() && families[i] == family) hint = names[i];
+  }
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
   throw InputError(name_or_path, "",

@@ -4,12 +4,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
+#include "sim/common/child_stop.h"
 #include "sim/common/error.h"
 #include "sim/common/self_executable.h"
 
@@ -58,9 +60,11 @@ void run_children(std::vector<ChildRun>& runs, int jobs) {
   std::string dir = tmpl;
   std::map<pid_t, std::size_t> running;
   auto err_file = [&](std::size_t i) { return dir + "/" + std::to_string(i) + ".err"; };
+  ChildStopGuard stop;
   auto reap_one = [&] {
     int status = 0;
     pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0 && errno == EINTR) return;  // a signal: the loops below stop the children
     if (pid < 0) throw SimError("lost track of a child process (waitpid failed)");
     auto it = running.find(pid);
     if (it == running.end()) return;  // not one of ours
@@ -69,13 +73,19 @@ void run_children(std::vector<ChildRun>& runs, int jobs) {
     r.first_error = first_line(err_file(it->second));
     running.erase(it);
   };
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    while (static_cast<int>(running.size()) >= std::max(1, jobs)) reap_one();
-    running[start_child(exe, runs[i], err_file(i))] = i;
+  for (std::size_t i = 0; i < runs.size() && !stop.requested(); ++i) {
+    while (static_cast<int>(running.size()) >= std::max(1, jobs) && !stop.requested()) reap_one();
+    if (!stop.requested()) running[start_child(exe, runs[i], err_file(i))] = i;
   }
-  while (!running.empty()) reap_one();
+  while (!running.empty()) {
+    std::vector<pid_t> pids;
+    for (const auto& [pid, _] : running) pids.push_back(pid);
+    stop.forward(pids);
+    reap_one();
+  }
   std::error_code ec;
   fs::remove_all(dir, ec);
+  if (stop.requested()) throw SimError(stop.reason());
 }
 
 }  // namespace dfsim

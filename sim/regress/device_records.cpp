@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/common/error.h"
+#include "sim/common/text_file.h"
 
 namespace dfsim {
 
@@ -53,8 +54,7 @@ std::string DeviceRecord::param(const std::string& key, const std::string& dflt)
 }
 
 DeviceRecords load_device_records(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file, "", "no such file or not readable (expected a CSV of device records)");
+  std::istringstream in(read_input_file(file, "a CSV of device records"));
   DeviceRecords f{file, {}};
   std::string line;
   if (!std::getline(in, line)) throw InputError(file, "line 1", "empty file, expected a header row");
@@ -94,6 +94,20 @@ long long record_int(const DeviceRecords& f, const DeviceRecord& r, const std::s
   } catch (const std::exception&) {
   }
   throw InputError(f.file, where(r.line, column), "expected an integer >= 0, got \"" + s + "\"");
+}
+
+long long record_param_int(const DeviceRecords& f, const DeviceRecord& r, const std::string& key, long long dflt) {
+  std::string s = r.param(key, "");
+  if (s.empty()) return dflt;
+  std::size_t used = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != s.size() || v < 0 || v > (1LL << 40))
+    throw InputError(f.file, where(r.line, "params"), key + "=" + s + ": expected an integer in [0, 2^40]");
+  return v;
 }
 
 double record_number(const DeviceRecords& f, const DeviceRecord& r, const std::string& column) {

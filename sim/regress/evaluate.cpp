@@ -106,6 +106,15 @@ CaseResult evaluate_case(const Suite& suite, const SuiteCase& c, const std::stri
                       .what();
       return res;
     }
+    auto kind = [](const Json& j) { return j.is_number() ? "a number" : j.is_string() ? "a string" : j.is_boolean() ? "a boolean" : "other"; };
+    if (std::string(kind(e.expected)) != kind(*got)) {  // "x" against a count can never pass: the suite is wrong
+      res.status = CaseResult::Status::bad_input;
+      res.error = InputError(suite.file, e.json_path + "/value",
+                             fmt::format("expected {}: the run's {} is {} ({}), got {}", kind(*got), e.metric, kind(*got),
+                                         metric_text(*got), metric_text(e.expected)))
+                      .what();
+      return res;
+    }
     MetricRow r;
     r.metric = e.label();
     r.expected = metric_text(e.expected);

@@ -42,21 +42,26 @@ struct GraphBuilder {
 };
 
 // "1,0,2" -> [1, 0, 2] (a WD_LAYOUT_* value).
-Json layout(const std::string& s) {
+Json layout(const DeviceRecords& f, const DeviceRecord& r, const std::string& key) {
   Json out = Json::array();
-  std::stringstream ss(s);
+  std::stringstream ss(r.param(key, ""));
   std::string part;
-  while (std::getline(ss, part, ',')) out.push_back(std::stoi(part));
+  while (std::getline(ss, part, ',')) {
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 2)
+      throw InputError(f.file, "line " + std::to_string(r.line) + ", column params",
+                       key + "=" + r.param(key, "") + ": expected dims such as 1,0,2");
+    out.push_back(std::stoi(part));
+  }
   return out;
 }
 
 // The record's forced work division (WD_B, WD_M, WD_N, WD_K) as a compile.split, for the
 // keys it sets.
-Json split_of(const DeviceRecord& r, std::initializer_list<const char*> keys) {
+Json split_of(const DeviceRecords& f, const DeviceRecord& r, std::initializer_list<const char*> keys) {
   Json split = Json::object();
   for (const char* k : keys) {
     std::string v = r.param(std::string("WD_") + k, "");
-    if (!v.empty()) split[k] = std::stoll(v);
+    if (!v.empty()) split[k] = record_param_int(f, r, std::string("WD_") + k, 0);
   }
   return split;
 }
@@ -147,29 +152,30 @@ Json record_graph(const DeviceRecords& f, const DeviceRecord& r, std::string* re
     // (attrs.work_division, which compile.split {M, N, K} replaces as issue 9 lands).
     Json wd = Json::object();
     for (const char* k : {"M", "N", "K"})
-      if (std::string v = r.param(std::string("WD_") + k, ""); !v.empty()) wd[std::string(1, static_cast<char>(k[0] - 'A' + 'a'))] = std::stoll(v);
+      if (std::string v = r.param(std::string("WD_") + k, ""); !v.empty())
+        wd[std::string(1, static_cast<char>(k[0] - 'A' + 'a'))] = record_param_int(f, r, std::string("WD_") + k, 0);
     if (!wd.empty()) mm["attrs"] = {{"work_division", wd}};
     if (tiled) mm["compile"] = {{"tiles", {{o == "matmul_k_tiling" ? "K" : "M", tiles}}}};
   } else if (o == "bmm_wd" || o == "bmm_wd_3d2d" || o == "bmm_layout" || o == "bmm_k_tiling") {
-    long long B = record_int(f, r, "B", std::stoll(r.param("BENCH_B", "8")));
+    long long B = record_int(f, r, "B", record_param_int(f, r, "BENCH_B", 8));
     bool shared_weight = o == "bmm_wd_3d2d";  // one 2-D weight for the whole batch
     b.input("a", {B, R, C}).input("b", shared_weight ? Dims{C, N} : Dims{B, C, N}).output("y", {B, R, N});
     Json& mm = b.op("matmul", {"a", "b"}, "y");
     Json comp = Json::object();
-    Json split = split_of(r, {"B", "M", "N", "K"});
+    Json split = split_of(f, r, {"B", "M", "N", "K"});
     if (!split.empty()) comp["split"] = split;
     // BENCH_TILES tiles K when no WD_* forces a split.
     if (tiled && split.empty()) comp["tiles"] = {{"K", tiles}};
     if (!comp.empty()) mm["compile"] = comp;
     Json layouts = Json::object();
-    if (std::string la = r.param("WD_LAYOUT_A", ""); !la.empty()) layouts["a"] = layout(la);
-    if (std::string lb = r.param("WD_LAYOUT_B", ""); !lb.empty()) layouts["b"] = layout(lb);
+    if (std::string la = r.param("WD_LAYOUT_A", ""); !la.empty()) layouts["a"] = layout(f, r, "WD_LAYOUT_A");
+    if (std::string lb = r.param("WD_LAYOUT_B", ""); !lb.empty()) layouts["b"] = layout(f, r, "WD_LAYOUT_B");
     if (!layouts.empty()) b.g["compile"]["layouts"] = layouts;
   } else if (o == "transpose") {
     b.input("x", rc).output("y", {C, R}).op("transpose", {"x"}, "y", {{"dims", {1, 0}}});
   } else if (o == "transpose_outer") {
     // [R, TO_MID, C] -> [TO_MID, R, C]: hbm_bytes = 2·R·TO_MID·C·2 in every record.
-    long long mid = std::stoll(r.param("TO_MID", "8"));
+    long long mid = record_param_int(f, r, "TO_MID", 8);
     b.input("x", {R, mid, C}).output("y", {mid, R, C}).op("transpose", {"x"}, "y", {{"dims", {1, 0, 2}}});
   } else if (o == "cat0" || o == "cat1") {
     // cat([x, x]): hbm_bytes = 3·R·C·2, x read once and written twice.

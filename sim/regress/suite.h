@@ -39,6 +39,7 @@ enum class Check { roofline, offchip_peak, determinism };
 struct SuiteCase {
   std::string name, config, workload;  // paths resolved against the suite's directory
   std::vector<std::string> sets;       // --set key=value, the suite's defaults first
+  std::size_t default_sets = 0;        // how many of `sets` come from "defaults"
   CaseCompile compile;
   std::vector<Check> checks;
   std::vector<Expectation> expect;

@@ -130,6 +130,7 @@ SuiteCase read_case(const Suite& s, const JsonView& v, const JsonView* defaults,
   else v.fail("missing \"config\" (in the case or in \"defaults\")");
   c.workload = resolve(s.file, v.at("workload"));
   if (defaults && defaults->has("set")) c.sets = read_sets(defaults->at("set"));
+  c.default_sets = c.sets.size();
   if (v.has("set"))
     for (auto& x : read_sets(v.at("set"))) c.sets.push_back(x);
   if (auto comp = pick("compile")) c.compile = read_compile(*comp);

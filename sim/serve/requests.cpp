@@ -11,6 +11,7 @@
 #include "sim/app/cli.h"
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
+#include "sim/common/text_file.h"
 #include "sim/serve/rng.h"
 
 namespace dfsim::serve {
@@ -41,8 +42,7 @@ std::string trim(const std::string& s) {
 }
 
 LengthDist read_histogram(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file, "", "cannot be read (a length histogram: lines \"tokens,weight\")");
+  std::istringstream in(read_input_file(file, "a length histogram: lines \"tokens,weight\""));
   LengthDist d;
   d.kind = LengthDist::Kind::histogram;
   double total = 0;
@@ -149,8 +149,7 @@ Request request_from_json(const Json& j, const std::string& file, int line_no, s
 }  // namespace
 
 std::vector<Request> read_request_file(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file, "", "cannot be read (a request trace: .jsonl or .csv)");
+  std::istringstream in(read_input_file(file, "a request trace: .jsonl or .csv"));
   bool csv = file.size() >= 4 && file.compare(file.size() - 4, 4, ".csv") == 0;
   std::vector<Request> out;
   std::vector<std::string> header;

@@ -7,12 +7,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <exception>
 #include <set>
 
+#include "sim/common/child_stop.h"
 #include "sim/common/error.h"
 #include "sim/common/text_file.h"
 #include "sim/gen/step_graph.h"
@@ -153,6 +155,7 @@ void SimulatedStepTimes::simulate(const std::vector<Run>& runs) {
   auto reap = [&]() {
     int status = 0;
     pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0 && errno == EINTR) return;  // a signal: the loop below stops the children
     auto it = running.find(pid);
     if (it == running.end()) {
       if (pid < 0) running.clear();  // no children left (should not happen)
@@ -177,7 +180,15 @@ void SimulatedStepTimes::simulate(const std::vector<Run>& runs) {
       failure = fmt::format("simulating the {} step of {} ({} layers) failed: {}", run.shape.text(), model_.name,
                             run.layers ? std::to_string(run.layers) : "all", last_line(log));
   };
+  ChildStopGuard stop;
   while (next < runs.size() || !running.empty()) {
+    if (stop.requested()) {  // no more launches; the running children are stopped and reaped
+      if (failure.empty()) failure = stop.reason();
+      std::vector<pid_t> pids;
+      for (const auto& [pid, _] : running) pids.push_back(pid);
+      stop.forward(pids);
+      next = runs.size();
+    }
     if (next < runs.size() && failure.empty() && static_cast<int>(running.size()) < jobs_) {
       const Run& run = runs[next];
       std::string key = key_of(run.shape, run.layers);
@@ -209,6 +220,7 @@ void SimulatedStepTimes::simulate(const std::vector<Run>& runs) {
     if (running.empty()) break;  // a failure stopped the launches and every child is reaped
     reap();
   }
+  if (stop.requested()) throw SimError(stop.reason());
   if (launch_error) std::rethrow_exception(launch_error);
   if (!failure.empty()) throw SimError(failure);
 }

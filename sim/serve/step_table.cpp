@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/common/error.h"
+#include "sim/common/text_file.h"
 
 namespace dfsim::serve {
 
@@ -23,8 +24,7 @@ const char* kColumns = "phase,batch,kv_tokens,query_tokens,step_ms";
 }  // namespace
 
 StepTable read_step_table(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file, "", "cannot be read (a step table: CSV with columns phase,batch,kv_tokens,query_tokens,step_ms)");
+  std::istringstream in(read_input_file(file, "a step table: CSV with columns phase,batch,kv_tokens,query_tokens,step_ms"));
   StepTable t;
   t.file = file;
   bool header = false;

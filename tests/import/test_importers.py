@@ -8,6 +8,7 @@ its ONNX export) and exits 0 if it holds; an AssertionError (exit 1) says what d
 import json
 import math
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -347,6 +348,41 @@ def test_bad_input(dfsim, d):
     p = run([PY, os.path.join(TOOLS, "import_onnx.py"), os.path.join(HERE, "tiny_llama.py"), "-o", out], expect=2)
     assert p.stderr.count("\n") == 1 and "not an ONNX model" in p.stderr, p.stderr
     assert not os.path.exists(out)
+
+
+def test_bad_output(dfsim, d):
+    """An output on a device was replaced by a file (the temporary renamed over /dev/full) and
+    reported success: it is written in place now, a full device exits 2 with one line; a
+    directory as the output or the source exits 2 before any work; a symlink keeps its link."""
+    base = [PY, os.path.join(TOOLS, "import_torch.py"), os.path.join(HERE, "tiny_llama.py"), "--module", "TinyLlamaBlock"]
+    for k, v in INPUTS.items():
+        base += ["--input", f"{k}={v}"]
+    full = os.path.join(d, "full")
+    try:
+        os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))  # a private /dev/full (root only)
+    except PermissionError:
+        full = None
+    if full:
+        p = run(base + ["-o", full], expect=2)
+        assert p.stderr.count("\n") == 1 and "No space left on device" in p.stderr, p.stderr
+        assert stat.S_ISCHR(os.stat(full).st_mode)
+    p = run(base + ["-o", d], expect=2)
+    assert p.stderr.count("\n") == 1 and "is a directory, expected a file path" in p.stderr, p.stderr
+    p = run([PY, os.path.join(TOOLS, "import_onnx.py"), d, "-o", os.path.join(d, "x.json")], expect=2)
+    assert p.stderr.count("\n") == 1 and "is a directory, expected a file" in p.stderr, p.stderr
+    # tools/roofline_step_table.py shares the writer: it wrote straight into the path (half a
+    # table on a full disk) and ended in a traceback on any error.
+    roof = [PY, os.path.join(TOOLS, "roofline_step_table.py")]
+    if full:
+        p = run(roof + ["workloads/models/llama-3.1-8b.json", "-o", full], expect=2)
+        assert p.stderr.count("\n") == 1 and "No space left on device" in p.stderr, p.stderr
+    p = run(roof + ["tests/data/bad/ops_ok.json", "-o", os.path.join(d, "t.csv")], expect=2)
+    assert p.stderr == "tests/data/bad/ops_ok.json: missing key 'hidden_size'\n", p.stderr
+    target, link = os.path.join(d, "target.json"), os.path.join(d, "link.json")
+    open(target, "w").write("old")
+    os.symlink(target, link)
+    run(base + ["-o", link])
+    assert os.path.islink(link) and json.load(open(target))["format"] == "dfsim.ops"
 
 
 def main():

@@ -209,6 +209,20 @@ TEST_CASE("bad input: config integer overflow (2^70)", "[bad]") {
              {kBad + "config_overflow_int.json", "/core/lx/bytes", "expected an integer"});
 }
 
+// Rates only had to be > 0: core.clock_mhz 1e-300 overflowed the clock period and the run
+// "finished" faster than at 1.5 GHz; 1e-9 MHz, memory.clock_mhz 1e-300 never finished; PCIe
+// rates and fp32_rate of 1e-300 gave wrong times. Each has a physical floor now.
+TEST_CASE("bad input: config rates too small to simulate (1e-300 MHz, GB/s)", "[bad]") {
+  expect_bad(run_ops("--set core.clock_mhz=1e-300"), {"--set", "core.clock_mhz", "expected a number in [1, 100000]"});
+  expect_bad(run_ops("--set memory.clock_mhz=1e-9"), {"--set", "memory.clock_mhz", "[1, 100000]"});
+  expect_bad(run_ops("--set core.sfp.fp32_rate=1e-300"), {"--set", "core.sfp.fp32_rate", "[0.01, 1]"});
+  TempDir t("tiny_rates");
+  std::string f = config_with(t, "\"system\": {\"pcie\": {\"link_gbps\": 1e-300}}");
+  expect_bad("run -c " + f + " -w " + kOps, {f, "/system/pcie/link_gbps", "[0.01, 1000000]"});
+  f = config_with(t, "\"system\": {\"pcie\": {\"efficiency\": 1e-300}}");
+  expect_bad("run -c " + f + " -w " + kOps, {f, "/system/pcie/efficiency", "[0.01, 1]"});
+}
+
 TEST_CASE("bad input: config relation (usable LX above LX)", "[bad]") {
   expect_bad("run -c " + kBad + "config_usable_above_lx.json -w " + kOps,
              {kBad + "config_usable_above_lx.json", "/core/lx/usable_bytes"});
@@ -555,7 +569,7 @@ TEST_CASE("bad input: serve request files", "[bad][serve]") {
   expect_bad(kServe + "--requests " + t.file("g.jsonl", ""), {"g.jsonl", "no requests"});
   expect_bad(kServe + "--requests " + t.file("i.csv", "id,arrival_ms,prompt_tokens,output_tokens\n3,0,10,5\n3,1,10,5\n"),
              {"i.csv", "request id 3 appears twice"});
-  expect_bad(kServe + "--requests " + t.str() + "/missing.jsonl", {"missing.jsonl", "cannot be read"});
+  expect_bad(kServe + "--requests " + t.str() + "/missing.jsonl", {"missing.jsonl", "no such file"});
   expect_bad(kServe + "--rate 1 --prompt-len hist:" + t.file("h.csv", "100,-1\n"), {"h.csv", "line 1", "weight"});
 }
 
@@ -590,4 +604,134 @@ TEST_CASE("bad input: serve impossible configurations", "[bad][serve]") {
   TempDir t("serve_cache");
   expect_bad("serve --model llama-3.1-8b --rate 1 -n 3 --tp 2 --step-cache " + t.str() + "/c",
              {"/system/cards", "--tp 2", "configs/spyre-drawer.json"});
+}
+
+// Every reader took the whole of its input before looking at it: /dev/zero or /dev/urandom as
+// a config, graph or request trace grew the process by gigabytes until killed. Binary data
+// is refused at its first NUL byte, anything beyond 1 GiB from its size (a sparse file here).
+TEST_CASE("bad input: binary data, endless devices and files beyond 1 GiB", "[bad]") {
+  TempDir t("binary");
+  auto t0 = std::chrono::steady_clock::now();
+  expect_bad("run -c " + kSmall + " -w /dev/zero", {"/dev/zero: 1:1: binary data (a NUL byte), expected a JSON file"});
+  expect_bad("run -c /dev/urandom -w " + kOps, {"/dev/urandom: ", "binary data (a NUL byte)"});
+  expect_bad(kServe + "--requests /dev/zero", {"/dev/zero: 1:1: binary data", "request trace"});
+  std::string f = t.file("nul.json", "{\"format\": \"dfsim.ops\",\n  \"name\": \"a" + std::string(1, '\0') + "b\"}");
+  expect_bad("run -c " + kSmall + " -w " + f, {f + ": 2:13: binary data (a NUL byte)"});
+  std::string big = t.file("big.json", "");
+  fs::resize_file(big, (std::uintmax_t{1} << 30) + 1);  // sparse: no disk space used
+  expect_bad("run -c " + kSmall + " -w " + big, {big + ": larger than 1 GiB, the limit of an input file"});
+  expect_bad(kServe + "--rate 1 --prompt-len hist:" + big, {big, "larger than 1 GiB"});
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(s < 60);  // each is refused after one read; before, each ran until killed
+}
+
+// The CSV readers (request traces, step tables, histograms, device records) said "empty file"
+// or "no requests" for a directory; they name it as the JSON readers do.
+TEST_CASE("bad input: a directory as a CSV input", "[bad][serve]") {
+  expect_bad(kServe + "--requests tests/data", {"tests/data: is a directory, expected a request trace"});
+  expect_bad("serve --model llama-3.1-8b --rate 1 --step-table tests/data", {"tests/data: is a directory, expected a step table"});
+  expect_bad(kServe + "--rate 1 --output-len hist:tests/data", {"tests/data: is a directory, expected a length histogram"});
+  expect_bad("accuracy -r tests/data -o " + TempDir("acc").str() + "/o", {"tests/data: is a directory, expected a CSV of device records"});
+}
+
+// A note printed while loading ("/compile/cores asks for 32 cores ... compiling for 2") came
+// before an error found later, so exit 2 printed two lines. Notes wait for the input to pass.
+TEST_CASE("bad input: a note from loading never precedes the one line", "[bad]") {
+  const std::string w = " -c " + kSmall + " -w workloads/add_2048x1024.json";  // compile.cores 32 on a 2-core chip
+  expect_bad("run" + w + " --trace-flows nokernel", {"--trace-flows", "nokernel"});
+  expect_bad("run" + w + " --set memory.capacity_bytes=4096", {"workloads/add_2048x1024.json", "/tensors/a/shape", "memory.capacity_bytes"});
+  expect_bad("compile workloads/add_2048x1024.json -c " + kSmall + " --set memory.capacity_bytes=4096 -o " +
+                 TempDir("note").str() + "/k.json",
+             {"workloads/add_2048x1024.json", "/tensors/a/shape"});
+  // A run that goes ahead still prints it.
+  TempDir t("note_ok");
+  Result r = dfsim("run -q" + w + " -o " + t.str() + "/o");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.err, Contains("note: workloads/add_2048x1024.json: /compile/cores asks for 32 cores"));
+}
+
+// An empty option value (`-c "$CONFIG"` with CONFIG unset) silently meant the default:
+// configs/spyre.json, or out/<workload>-<config>/. It is a usage error now, on every command.
+TEST_CASE("bad input: an empty option value or argument", "[bad]") {
+  expect_bad("run -w " + kOps + " -c ''", {"dfsim run: --config: expected a value, got an empty string"});
+  expect_bad("run -c " + kSmall + " -w " + kOps + " -o ''", {"dfsim run: --out: expected a value, got an empty string"});
+  expect_bad("compile " + kOps + " -o ''", {"dfsim compile: --output: expected a value"});
+  expect_bad("compile '' -o x.json", {"dfsim compile: an argument is an empty string"});
+  expect_bad("info --set ''", {"dfsim info: --set: expected a value"});
+}
+
+// dfsim validate read a sweep or a model file as a config ("/axes: unknown key") and any
+// other "format" as one too; each format is checked by its own reader now.
+TEST_CASE("bad input: validate knows every format, and says so of an unknown one", "[bad]") {
+  TempDir t("validate_formats");
+  Result r = dfsim("validate workloads/sweeps/lx_by_cores.json workloads/models/llama-3.1-8b.json");
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  std::string f = t.file("x.json", "{\"format\": \"dfsim.nope\", \"version\": 1}");
+  expect_bad("validate " + f, {f + ": /format: unknown format \"dfsim.nope\", expected dfsim.ops"});
+  std::string s = t.file("s.json", "{\"format\": \"dfsim.sweep\", \"version\": 1, \"name\": \"s\", \"base\": {\"workload\": "
+                                   "\"workloads/add_2048x1024.json\"}, \"axes\": {\"cores\": [1, 0]}, \"metrics\": {\"t\": \"sim_time_ns\"}}");
+  expect_bad("validate " + s, {s + ": /axes/cores/1: "});
+}
+
+// A device record's params value that is not a number (WD_M=abc, TO_MID beyond 64 bits, a
+// layout of letters) escaped as "internal error: stoll"; it names the file, line and key.
+TEST_CASE("bad input: accuracy device records with malformed params", "[bad][accuracy]") {
+  TempDir t("records");
+  const std::string head =
+      "id,op,cores,rows,cols,N,B,M,K,tiles,lx_planning,params,hbm_bytes,lx_bytes,matmul_macs,matmul_m_split,"
+      "matmul_n_split,measured_kernel_us,measured_cv_pct,analytical_model_us\n";
+  auto records = [&](const std::string& name, const std::string& row) { return t.file(name, head + row + "\n"); };
+  std::string a = records("a.csv", "r1,mmwd,8,4096,2048,2048,,4096,2048,0,1,BENCH_OP=mmwd WD_K=1 WD_M=abc WD_N=4,"
+                                   "41943040,0,17179869184,2,4,2192.2,0.26,1883.7");
+  expect_bad("accuracy -r " + a + " -o " + t.str() + "/o", {a + ": line 2, column params: WD_M=abc: expected an integer"});
+  std::string b = records("b.csv", "r2,transpose_outer,32,128,1024,,,,,0,1,TO_MID=99999999999999999999,1,0,,,,10.0,1.0,9.0");
+  expect_bad("accuracy -r " + b + " -o " + t.str() + "/o", {b + ": line 2, column params: TO_MID=99999999999999999999"});
+  std::string c = records("c.csv", "r3,bmm_layout,32,1024,1024,1024,2,,,0,1,\"BENCH_B=2 WD_LAYOUT_A=x,y\",1,0,,,,10.0,1.0,9.0");
+  expect_bad("accuracy -r " + c + " -o " + t.str() + "/o", {c + ": line 2, column params: WD_LAYOUT_A=x,y: expected dims"});
+  CHECK_FALSE(fs::exists(t.path / "o"));
+}
+
+// dfsim diff of a hand-edited summary.json: a kernel named by a number, or "format": 5, was
+// "internal error: [json.exception.type_error.302]".
+TEST_CASE("bad input: diff of a summary.json with wrong types", "[bad]") {
+  TempDir t("diff");
+  std::string a = t.file("a.json", "{\"format\": \"dfsim.summary\", \"sim_time_ns\": 1, \"kernels\": [{\"name\": \"k\"}]}");
+  std::string b = t.file("b.json", "{\"format\": \"dfsim.summary\", \"sim_time_ns\": 1, \"kernels\": [{\"name\": 5}]}");
+  expect_bad("diff " + a + " " + b, {b + ": /kernels/0/name: expected a string, got an integer"});
+  std::string c = t.file("c.json", "{\"format\": 5}");
+  expect_bad("diff " + a + " " + c, {c + ": /format: expected a dfsim run's summary.json"});
+  std::string d = t.file("d.json", "{\"format\": \"dfsim.summary\", \"kernels\": [7]}");
+  expect_bad("diff " + d + " " + a, {d + ": /kernels/0: expected an object"});
+}
+
+// A --set value is parsed as JSON, without the files' nesting limit: a suite's
+// "set": ["core.pt.simd=[[[[...  (a million brackets)"] crashed regress (SIGSEGV, stack).
+TEST_CASE("bad input: a --set value nested a million levels deep", "[bad]") {
+  TempDir t("deep_set");
+  std::string value = std::string(1000000, '[') + std::string(1000000, ']');
+  std::string suite = t.file("s.json", "{\"format\": \"dfsim.suite\", \"version\": 1, \"name\": \"s\", \"cases\": [{\"name\": \"c\", "
+                                       "\"config\": \"" + fs::absolute(kSmall).string() + "\", \"workload\": \"" +
+                                       fs::absolute(kOps).string() + "\", \"set\": [\"core.pt.simd=" + value + "\"]}]}");
+  expect_bad("regress " + suite, {suite, "/cases/0/set", "nested deeper than 200 levels"});
+  expect_bad(run_ops("--set 'core.pt.simd={\"fp16\": 4, \"fp16\": 8}'"), {"--set", "duplicate key \"fp16\""});
+}
+
+// An output directory holding a directory where an output goes (DIR/trace.json/) failed only
+// after the whole simulation, when writing; it is refused with the directory, before the run.
+TEST_CASE("bad input: a directory in the place of an output file", "[bad]") {
+  TempDir t("out_dir_in_place");
+  fs::create_directories(t.path / "o" / "trace.json");
+  expect_bad(run_ops("-o " + (t.path / "o").string()), {(t.path / "o" / "trace.json").string(), "is a directory, expected a file path"});
+  CHECK(fs::is_directory(t.path / "o" / "trace.json"));  // left as it was
+}
+
+// accuracy --only "," named no op and so ran every record; a records file of only its header
+// said '--only "" selects no record'.
+TEST_CASE("bad input: accuracy --only naming no op, and records of only a header", "[bad][accuracy]") {
+  TempDir t("acc_only");
+  expect_bad("accuracy --only , -o " + t.str() + "/o", {"dfsim accuracy: --only: expected record ops such as add,mm"});
+  std::string h = t.file("h.csv", "id,op,cores,rows,cols,N,B,M,K,tiles,lx_planning,params,hbm_bytes,lx_bytes,matmul_macs,"
+                                  "matmul_m_split,matmul_n_split,measured_kernel_us,measured_cv_pct,analytical_model_us\n");
+  expect_bad("accuracy -r " + h + " -o " + t.str() + "/o", {h + ": no records, only the header line"});
 }

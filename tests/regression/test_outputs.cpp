@@ -5,6 +5,8 @@
 // the file, the JSON path and the limit). Run through the binary, as a user runs it.
 #include <catch2/catch.hpp>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,6 +113,60 @@ TEST_CASE("outputs: dfsim compile -o on a full disk fails with one line and keep
   CHECK_THAT(r.err, Contains(k.string() + ": No space left on device"));
   CHECK(slurp(k) == before);
   CHECK(listing(disk.dir) == "k.json ");  // no k.json.tmp or hidden temporary
+}
+
+// A single-file output (compile -o, gen -o, serve --export-step-table, --junit) whose path is
+// a device was replaced by a regular file (the rename of the temporary), and /dev/full
+// reported success. It is written in place now: a full device fails with exit 1, one line.
+// A private /dev/full (mknod, root) so that a regression cannot replace the machine's.
+TEST_CASE("outputs: a single-file output on a device is written in place, a full one fails, a directory is exit 2") {
+  fs::path d = scratch("device");
+  fs::path full = d / "full";
+  fs::path out = d / "run";
+  if (::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0) {
+    WARN("mknod needs root: the device part is skipped");
+  } else {
+    const std::string st = " --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv --rate 1 -n 3 -o " + out.string();
+    for (const std::string& args : {"compile tests/data/bad/ops_ok.json -c configs/small.json -o " + full.string(),
+                                    "gen llama-3.1-8b --phase decode --context 8 --layers 1 -o " + full.string(),
+                                    "serve --model llama-3.1-8b" + st + " --export-step-table " + full.string()}) {
+      INFO(args);
+      Result r = dfsim(args);
+      CHECK(r.code == 1);
+      CHECK(lines(r.err) == 1);
+      CHECK_THAT(r.err, Contains(full.string() + ": No space left on device"));
+      CHECK(fs::is_character_file(full));  // never replaced by a regular file
+    }
+    CHECK(!fs::exists(out));  // serve commits nothing when its export fails
+  }
+  // A symlink to a file keeps pointing at it; one to the command's own stdout (/dev/stdout is
+  // such a link, to /proc/self/fd/1) was replaced by a regular file: written through stdout now.
+  fs::path target = d / "target.json", link = d / "link.json", out_link = d / "stdout_link";
+  std::ofstream(target) << "old";
+  fs::create_symlink(target, link);
+  fs::create_symlink("/proc/self/fd/1", out_link);
+  REQUIRE(dfsim("compile tests/data/bad/ops_ok.json -c configs/small.json -o " + link.string()).code == 0);
+  CHECK(fs::is_symlink(link));
+  CHECK_THAT(slurp(target), Contains("\"dfsim.kernels\""));
+  fs::path captured = d / "captured.txt";
+  REQUIRE(std::system((std::string(DFSIM_BINARY) + " compile tests/data/bad/ops_ok.json -c configs/small.json -o " +
+                       out_link.string() + " > " + captured.string()).c_str()) == 0);
+  CHECK(fs::is_symlink(out_link));
+  std::string text = slurp(captured);
+  auto tail = text.rfind("\n" + out_link.string() + ": ");  // the graph, then the success line
+  REQUIRE(tail != std::string::npos);
+  CHECK(nlohmann::json::parse(text.substr(0, tail))["format"] == "dfsim.kernels");
+  // A directory as the file: exit 2 before any work, naming the path.
+  for (const std::string& args : {"compile tests/data/bad/ops_ok.json -c configs/small.json -o " + d.string(),
+                                  "gen llama-3.1-8b --phase decode --context 8 --layers 1 -o " + d.string() + "/",
+                                  "regress tests/regression/closed-form.suite.json --junit " + d.string()}) {
+    INFO(args);
+    Result r = dfsim(args);
+    CHECK(r.code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK_THAT(r.err, Contains(d.string()) && Contains("is a directory, expected a file path"));
+  }
+  fs::remove_all(d);
 }
 
 TEST_CASE("outputs: a rerun removes the outputs of an earlier run that it no longer writes") {
@@ -233,4 +289,26 @@ TEST_CASE("outputs: DMA transfers still running when a limit stops the run count
     if (u["kind"] == "dma") CHECK(u["utilization"].get<double>() <= 1.0);
   CHECK(slurp(out / "utilization.csv").find("dma in") != std::string::npos);
   fs::remove_all(out);
+}
+
+// What a command prints must reach stdout: `dfsim info --params > file` on a full disk exited
+// 0 with the file cut short. A failed stdout is one line on stderr and exit 1.
+TEST_CASE("outputs: a command whose stdout cannot be written exits 1 with one line") {
+  fs::path d = scratch("stdout_full");
+  fs::path full = d / "full";
+  if (::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0) {
+    WARN("mknod needs root: skipped");
+    fs::remove_all(d);
+    return;
+  }
+  for (const std::string& args : {std::string("info --params"), std::string("gen --list"), std::string("--help"),
+                                  std::string("validate configs/small.json")}) {
+    INFO(args);
+    fs::path err = d / "err.txt";
+    int status = std::system((std::string(DFSIM_BINARY) + " " + args + " >" + full.string() + " 2>" + err.string()).c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(slurp(err) == "dfsim: stdout: No space left on device\n");
+  }
+  fs::remove_all(d);
 }

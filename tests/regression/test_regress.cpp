@@ -274,7 +274,40 @@ TEST_CASE("regress: a run that does not finish is a regression (exit 1, a JUnit 
   CHECK(r.code == 1);
   CHECK_THAT(r.out, Contains("stuck                        the run did not finish (exit 1): dfsim: "));
   CHECK_THAT(slurp(d / "j.xml"), Contains("<testcase classname=\"cli-test\" name=\"stuck\">\n      <error message=\"the run did not finish (exit 1)"));
-  Result w = dfsim("regress " + f + " --junit " + (d / "no/such/dir/j.xml"));
+  // A missing directory is made (as for compile -o); a path through a file cannot be.
+  Result w = dfsim("regress " + f + " --junit " + f + "/j.xml");
   CHECK(w.code == 2);
-  CHECK(w.out == (d / "no/such/dir/j.xml") + ": cannot be written (--junit)\n");  // before any run: no table
+  CHECK(w.out == f + "/j.xml: cannot be written: " + f + ": output path exists and is not a directory (--junit)\n");  // before any run: no table
+}
+
+// An expected value of the wrong type ("x" for a cycle count) was a failed comparison (exit 1,
+// "changed"), as if the simulator had regressed; it is a suite error, exit 2, at its JSON path.
+TEST_CASE("regress: an expected value of the wrong type is a suite error (exit 2) naming its path", "[regress]") {
+  TempDir d("wrong_type");
+  std::string f = d / "s.json";
+  ojson s = small_suite();
+  s["cases"][0]["expect"]["sim_time_ns"] = {{"value", "fast"}, {"exact", true}};
+  write(f, s.dump());
+  Result r = dfsim("regress " + f + " --only add");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains(f + ": /cases/0/expect/sim_time_ns/value: expected a number: the run's sim_time_ns is a number ("));
+  CHECK_THAT(r.out, Contains("), got fast"));
+}
+
+// A bad "set" in the suite's "defaults" was reported at /cases/0/set, a place with no "set".
+TEST_CASE("regress: a bad set in defaults is named at /defaults/set, one in a case at the case", "[regress]") {
+  TempDir d("defaults_set");
+  std::string f = d / "s.json";
+  ojson s = small_suite();
+  s["defaults"]["set"] = {"core.lx.nope=1"};
+  write(f, s.dump());
+  Result r = dfsim("regress " + f, "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains(f + ": /defaults/set: core.lx.nope: unknown parameter"));
+  s["defaults"]["set"] = {"core.pt.rows=8"};
+  s["cases"][1]["set"] = {"core.pt.rows=0"};
+  write(f, s.dump());
+  r = dfsim("regress " + f, "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains(f + ": /cases/1/set: core.pt.rows: expected an integer in [1, 4096], got 0"));
 }

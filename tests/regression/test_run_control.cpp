@@ -2,9 +2,11 @@
 // simulation end it with 128 + the signal, both leaving valid outputs marked partial.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/wait.h>
@@ -130,4 +132,42 @@ TEST_CASE("run control: SIGTERM while the outputs are written exits 143 and keep
   CHECK(after == before);  // the earlier run's outputs, untouched
   for (const auto& e : fs::directory_iterator(out)) CHECK(e.path().filename().string()[0] != '.');
   fs::remove_all(out);
+}
+
+// Commands that wait on child processes died at once on SIGINT / SIGTERM: no line saying so,
+// their children still running (orphans), the children's scratch directories left in the
+// step cache or /tmp, and an empty output directory. They now stop their children, remove
+// the scratch and exit 128 + the signal with one line.
+TEST_CASE("run control: SIGINT while serve simulates its steps stops the children and leaves no scratch") {
+  fs::path d = fresh_dir("serve");
+  fs::create_directories(d);
+  fs::path cache = d / "cache", out = d / "out", err = d / "err.txt";
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // A cold cache: a few step simulations in child processes, several seconds in all.
+    std::string cmd = std::string(DFSIM_BINARY) + " serve --model llama-3.1-8b --rate 1 -n 3 --jobs 1 --step-cache " +
+                      cache.string() + " -o " + out.string() + " >/dev/null 2>" + err.string();
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the first child's scratch directory exists: the parent is waiting on it.
+  bool started = false;
+  for (int i = 0; i < 400 && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    std::error_code ec;
+    if (fs::is_directory(cache, ec))
+      for (const auto& e : fs::directory_iterator(cache, ec)) started = started || e.path().filename().string()[0] == '.';
+  }
+  REQUIRE(started);
+  kill(pid, SIGINT);
+  int code = wait_exit(pid);
+  std::ifstream f(err);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(code == 130);
+  CHECK(text == "dfsim: interrupted by SIGINT\n");
+  CHECK(!fs::exists(out));
+  for (const auto& e : fs::directory_iterator(cache)) CHECK(e.path().filename().string()[0] != '.');  // no scratch
+  fs::remove_all(d);
 }

@@ -218,7 +218,7 @@ TEST_CASE("config: wrong types and out-of-range values are rejected", "[config]"
   check(R"({"memory": {"ideal": 1}})", "/memory/ideal: expected true or false, got an integer");
   check(R"({"core": {"pt": {"dataflow": "xs"}}})", "/core/pt/dataflow: expected one of \"os\", \"ws\", \"is\", got \"xs\"");
   check(R"({"memory": {"impl": "dramsim"}})", "/memory/impl: expected one of \"simple\"");
-  check(R"({"core": {"sfp": {"fp32_rate": 0}}})", "/core/sfp/fp32_rate: expected a number in (0, 1], got 0");
+  check(R"({"core": {"sfp": {"fp32_rate": 0}}})", "/core/sfp/fp32_rate: expected a number in [0.01, 1], got 0");
   check(R"({"core": {"sfp": {"cycles_per_vector": {"exp": -1}}}})",
         "/core/sfp/cycles_per_vector/exp: expected a number in (0, 1000000], got -1");
   check(R"({"core": {"pt": 8}})", "/core/pt: expected an object, got an integer");
