@@ -13,7 +13,8 @@ double round6(double v) { return std::round(v * 1e6) / 1e6; }
 
 }  // namespace
 
-nlohmann::ordered_json placement_json(const Placement& p, const std::vector<int>& task_workload, const Simulation& sim) {
+nlohmann::ordered_json placement_json(const Placement& p, const std::vector<int>& task_workload, const Simulation& sim,
+                                      const std::vector<double>& solo_ns) {
   struct Span {
     Tick start = ~Tick(0), end = 0;
     std::uint64_t instances = 0;
@@ -46,6 +47,11 @@ nlohmann::ordered_json placement_json(const Placement& p, const std::vector<int>
                    {"end_ns", round6(ticks_to_ns(s.end))},
                    {"duration_ns", round6(ticks_to_ns(s.end - start))},
                    {"instances_fired", s.instances}});
+    if (!solo_ns.empty()) {
+      const double duration = out.back()["duration_ns"].get<double>(), solo = solo_ns[w];
+      out.back()["solo_ns"] = solo;
+      out.back()["slowdown"] = solo > 0 ? round6(duration / solo) : 1.0;
+    }
   }
   return out;
 }
@@ -63,9 +69,15 @@ std::string placement_text(const nlohmann::ordered_json& s) {
     if (!w["after"].get<std::string>().empty()) why = "after " + w["after"].get<std::string>();
     if (w["not_before_ns"].get<double>() > 0)
       why += fmt::format("{}not before {:.3f} us", why.empty() ? "" : ", ", w["not_before_ns"].get<double>() / 1000);
-    out += fmt::format("  workload  {:<16} cards {:<8} {:>12.3f} us from {:.3f} to {:.3f} us{}\n", w["name"].get<std::string>(),
+    std::string alone;  // --solo
+    if (w.contains("slowdown")) {
+      const double pct = (w["slowdown"].get<double>() - 1) * 100;
+      alone = fmt::format("; {} {:.1f} % against alone ({:.3f} us)", pct < 0 ? "gains" : "loses", std::abs(pct),
+                          w["solo_ns"].get<double>() / 1000);
+    }
+    out += fmt::format("  workload  {:<16} cards {:<8} {:>12.3f} us from {:.3f} to {:.3f} us{}{}\n", w["name"].get<std::string>(),
                        cards, w["duration_ns"].get<double>() / 1000, w["start_ns"].get<double>() / 1000,
-                       w["end_ns"].get<double>() / 1000, why.empty() ? "" : " (" + why + ")");
+                       w["end_ns"].get<double>() / 1000, why.empty() ? "" : " (" + why + ")", alone);
   }
   return out;
 }
