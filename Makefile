@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CONFIG ?= configs/spyre.json
 WORKLOAD ?=
 # The demo: one decode step of Llama-3.1-8B (batch 1, context 2048), its first DEMO_LAYERS
-# layers (the whole step takes ~8 s of host time: docs/performance.md). WORKLOAD=FILE runs
+# layers (the whole step takes ~3.5 s of CPU: docs/performance.md). WORKLOAD=FILE runs
 # that workload instead.
 DEMO_LAYERS ?= 4
 DEMO_GRAPH = out/llama-3.1-8b-decode-$(DEMO_LAYERS)l.json

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Checks figures quoted in the docs against runs, so they cannot go stale silently.
 
-usage: tools/check_doc_figures.py DFSIM   (from the repository root; exit 1 on a mismatch)
+usage: tools/check_doc_figures.py DFSIM [--update]   (from the repository root; exit 1 on a mismatch)
+
+--update rewrites the quoted terminal summaries (README's demo, docs/outputs.md's add and model
+report) and README's reading of the demo from the runs, then checks everything else as usual.
 
 Checked: the terminal summaries quoted in README.md (the `make demo` run) and docs/outputs.md;
 the task templates and instances of every row of docs/compiler.md's "Sizes of the shipped
@@ -17,12 +20,20 @@ import sys
 import tempfile
 
 dfsim = sys.argv[1]
+update = "--update" in sys.argv[2:]
 failures = []
 tmp = tempfile.mkdtemp(prefix="dfsim_docs_")
 
 
 def run(*args):
     return subprocess.run([dfsim, *args], capture_output=True, text=True, check=True).stdout
+
+
+def rewrite(doc, old, new):
+    """Replaces the quoted text `old` of `doc` with `new` (--update)."""
+    text = open(doc).read()
+    open(doc, "w").write(text.replace(old, new, 1))
+    print(f"{doc}: updated from a run")
 
 
 def check(what, quoted, actual):
@@ -48,7 +59,12 @@ for doc, (head, workload) in summaries.items():
         failures.append(f"{doc}: the quoted {head} summary is missing")
         continue
     quoted = [l for l in m.group(1).splitlines() if not l.startswith("outputs:")]
-    check(f"{doc}: terminal summary", quoted, demo_lines)
+    if update and quoted != demo_lines:
+        kept = [l for l in m.group(1).splitlines() if l.startswith("outputs:")]
+        rewrite(doc, m.group(1), "\n".join(demo_lines + kept))
+        text = open(doc).read()
+    else:
+        check(f"{doc}: terminal summary", quoted, demo_lines)
     if doc == "README.md":
         # The prose under it reads the same run: its per-token time and weight stream rate.
         prose = re.search(r"a token of these \d+ layers takes ([\d.]+) ms, [\w-]+ \(the weights stream at\s+(\d+) GB/s", text)
@@ -57,8 +73,14 @@ for doc, (head, workload) in summaries.items():
         if not (prose and ms and gbs):
             failures.append("README.md: the reading of the demo summary (ms per token, weights GB/s) was not found")
         else:
-            check("README.md: the demo's ms per token in prose", prose.group(1), f"{float(ms.group(1)):.1f}")
-            check("README.md: the demo's weights GB/s in prose", prose.group(2), f"{float(gbs.group(1)):.0f}")
+            want_ms, want_gbs = f"{float(ms.group(1)):.1f}", f"{float(gbs.group(1)):.0f}"
+            if update and (prose.group(1), prose.group(2)) != (want_ms, want_gbs):
+                rewrite(doc, prose.group(0), prose.group(0).replace(prose.group(1) + " ms", want_ms + " ms", 1)
+                        .replace(prose.group(2) + " GB/s", want_gbs + " GB/s", 1))
+                prose = re.search(re.escape(prose.group(0)[:20]) + r".*?takes ([\d.]+) ms, [\w-]+ \(the weights stream at\s+(\d+) GB/s",
+                                  open(doc).read(), re.S)
+            check("README.md: the demo's ms per token in prose", prose.group(1), want_ms)
+            check("README.md: the demo's weights GB/s in prose", prose.group(2), want_gbs)
 
 # 2. docs/compiler.md: templates (the middle column's closing "N in all" or "= N") and instances.
 text = open("docs/compiler.md").read()
@@ -114,7 +136,11 @@ else:
     out = run("run", "--trace", "off", "--workload", f"{tmp}/llama.json", "--out", f"{tmp}/llama")
     lines = out.splitlines()
     first = next((i for i, l in enumerate(lines) if l.startswith("  model ")), len(lines))
-    check("docs/outputs.md: model report", m.group(1).splitlines(), [l for l in lines[first:] if not l.startswith("outputs:")])
+    report = [l for l in lines[first:] if not l.startswith("outputs:")]
+    if update and m.group(1).splitlines() != report:
+        rewrite("docs/outputs.md", m.group(1), "\n".join(report))
+    else:
+        check("docs/outputs.md: model report", m.group(1).splitlines(), report)
 
 subprocess.run(["rm", "-rf", tmp])
 for f in failures:

@@ -17,8 +17,15 @@ namespace {
 // femtosecond endpoints, so slices that touch in simulated time never overlap in the trace.
 using Ps = std::uint64_t;
 Ps ps(Tick t) { return (t + 500) / 1000; }
-// Microseconds with picosecond digits, from the integer: deterministic text.
-std::string us(Ps p) { return fmt::format("{}.{:06}", p / 1000000, p % 1000000); }
+// Microseconds with picosecond digits, from the integer: deterministic text, without trailing
+// zeros (113.5 rather than 113.500000).
+std::string us(Ps p) {
+  Ps frac = p % 1000000;
+  if (frac == 0) return fmt::format("{}", p / 1000000);
+  int digits = 6;
+  for (; frac % 10 == 0; frac /= 10) --digits;
+  return fmt::format("{}.{:0{}}", p / 1000000, frac, digits);
+}
 
 std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
 
@@ -215,9 +222,13 @@ std::vector<int> write_units(const Ctx& c, std::vector<int>& track_tid) {
     if (r.track < 0 || !c.span_of(i, &s, &e)) continue;
     const TaskInstance& ti = c.x.instances[i];
     const Task& t = g.tasks[ti.task];
-    std::string args = fmt::format(R"("kernel":{},"op":{},"core":{},"instance":{},"ready_us":{},"lx_wait_us":{})",
-                                   quoted(t.kernel >= 0 ? g.kernels[t.kernel].name : ""), quoted(t.op), ti.core, i,
-                                   us(ps(r.ready)), us(ps(r.lx_wait)));
+    // ready_us only when the instance waited (it differs from the start), lx_wait_us only when
+    // not 0: most instances start when ready, and the trace is smaller without the repeats.
+    // The core is the track's process ("core c"), not repeated in each slice.
+    std::string args = fmt::format(R"("kernel":{},"op":{},"instance":{})",
+                                   quoted(t.kernel >= 0 ? g.kernels[t.kernel].name : ""), quoted(t.op), i);
+    if (ps(r.ready) != ps(s)) args += fmt::format(R"(,"ready_us":{})", us(ps(r.ready)));
+    if (r.lx_wait != 0) args += fmt::format(R"(,"lx_wait_us":{})", us(ps(r.lx_wait)));
     if (g.cards > 1) args += fmt::format(R"(,"card":{})", ti.card);
     if (t.unit == UnitKind::link) {
       std::uint64_t b = 0;
@@ -233,9 +244,11 @@ std::vector<int> write_units(const Ctx& c, std::vector<int>& track_tid) {
       args += fmt::format(R"(,"bytes":{})", b);
     }
     if (!r.done) args += R"(,"unfinished":true)";
+    // The same instance on the other corelets' tracks: its id only (the rest is on the first).
+    const std::string again = fmt::format(R"("instance":{}{})", i, r.done ? "" : R"(,"unfinished":true)");
     for (int k = 0; k < tracks_of(t, c.cfg); ++k) {
       int tr = r.track + k;
-      c.ev.slice(track_pid[tr], track_tid[tr], t.name, unit_name(t.unit), ps(s), ps(e), args);
+      c.ev.slice(track_pid[tr], track_tid[tr], t.name, unit_name(t.unit), ps(s), ps(e), k == 0 ? args : again);
     }
   }
   return track_pid;

@@ -21,6 +21,13 @@ namespace {
 
 constexpr Tick kCore = 666667;   // core clock 1500 MHz
 constexpr Tick kMem = 1250000;   // memory clock 800 MHz
+// Measured with the channels run one by one (the lockstep tests below check that lockstep
+// gives the same): a 1 MiB load and store (13.88 us, 2 x 2048 pieces), and 1 MiB + 512 B.
+constexpr Tick kLockstepEnd1MiB = 13882583344;
+constexpr std::uint64_t kLockstepRowHits1MiB = 3200, kLockstepConflicts1MiB = 384, kLockstepTurnarounds1MiB = 8,
+                        kLockstepRefreshes1MiB = 24;
+constexpr Tick kSplitEnd = 13923250006;
+constexpr std::uint64_t kSplitConflicts = 394, kSplitTurnarounds = 8;
 
 // The default (spyre) chip without memory ports: their occupancy is tested in test_models.cpp.
 ChipConfig lpddr5_cfg() {
@@ -275,4 +282,89 @@ TEST_CASE("memory: lpddr5 with sim.memory_lookahead_ns serves several pieces per
   const std::uint64_t pieces = 2 * n / 512;
   CHECK(r.activations < pieces / 2);
   CHECK(ticks_to_ns(r.end) >= 2 * n / cfg.memory_peak_gbps());
+}
+
+namespace {
+
+// Simulated end and totals of load_and_store(n) on saturating_cfg() with refresh, the
+// lpddr5 channels in lockstep while the requests allow it, or each on its own from the start.
+struct StreamOutcome {
+  Tick end = 0;
+  std::uint64_t row_hits = 0, row_conflicts = 0, turnarounds = 0, refreshes = 0;
+  bool lockstep = false;
+  std::vector<std::uint64_t> read_by_channel;
+};
+StreamOutcome run_stream(std::uint64_t n, bool lockstep) {
+  ChipConfig cfg = saturating_cfg();
+  cfg.memory.lpddr5.trefi = lpddr5_cfg().memory.lpddr5.trefi;
+  KernelGraph g = load_and_store(n);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  auto& mem = dynamic_cast<Lpddr5Memory&>(sim.system().card().memory());
+  if (!lockstep) mem.leave_lockstep();
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  StreamOutcome o;
+  o.end = r.end;
+  o.lockstep = mem.lockstep();
+  for (const MemStats& c : mem.channel_stats()) {
+    o.row_hits += c.row_hits;
+    o.row_conflicts += c.row_conflicts;
+    o.refreshes += c.refreshes;
+    o.read_by_channel.push_back(c.bytes_read);
+  }
+  o.turnarounds = mem.stats().turnarounds;
+  std::uint64_t sum = 0;
+  for (std::uint64_t b : o.read_by_channel) sum += b;
+  CHECK(sum == n);
+  CHECK(mem.stats().bytes_written == n);
+  return o;
+}
+
+// The figures of a 1 MiB load and store, run either way (each TEST_CASE is its own process,
+// so both compare with these pinned values, measured with the channels run one by one).
+void check_1mib(const StreamOutcome& o) {
+  CHECK(o.end == kLockstepEnd1MiB);
+  CHECK(o.row_hits == kLockstepRowHits1MiB);
+  CHECK(o.row_conflicts == kLockstepConflicts1MiB);
+  CHECK(o.turnarounds == kLockstepTurnarounds1MiB);
+  CHECK(o.refreshes == kLockstepRefreshes1MiB);
+  for (std::uint64_t b : o.read_by_channel) CHECK(b == (1u << 20) / 8);  // each channel one eighth
+}
+
+}  // namespace
+
+// Every request of a 1 MiB load and store is a whole aligned 4 KiB burst: the eight channels
+// hold the same state throughout, so channel 0 alone is simulated and stands for all. The
+// answers equal those of the eight channels run one by one (the next case).
+TEST_CASE("memory: lpddr5 in lockstep gives the answers of the channels run one by one", "[memory][lpddr5]") {
+  StreamOutcome o = run_stream(1u << 20, true);
+  CHECK(o.lockstep);
+  check_1mib(o);
+}
+
+TEST_CASE("memory: lpddr5 channels run one by one from the start (the lockstep reference)", "[memory][lpddr5]") {
+  StreamOutcome o = run_stream(1u << 20, false);
+  CHECK_FALSE(o.lockstep);
+  check_1mib(o);
+}
+
+// 1 MiB + 512 B: the last burst of each direction is one piece, so the memory leaves lockstep
+// while whole bursts are still queued (their state copied to every channel): the same answers
+// as when every channel runs on its own from the start.
+TEST_CASE("memory: lpddr5 leaving lockstep mid-run gives the answers of the channels run one by one",
+          "[memory][lpddr5]") {
+  StreamOutcome split = run_stream((1u << 20) + 512, true);
+  CHECK_FALSE(split.lockstep);
+  CHECK(split.end == kSplitEnd);
+  CHECK(split.row_conflicts == kSplitConflicts);
+  CHECK(split.turnarounds == kSplitTurnarounds);
+}
+
+TEST_CASE("memory: lpddr5 channels one by one on 1 MiB + 512 B (the reference of leaving lockstep)",
+          "[memory][lpddr5]") {
+  StreamOutcome o = run_stream((1u << 20) + 512, false);
+  CHECK(o.end == kSplitEnd);
+  CHECK(o.row_conflicts == kSplitConflicts);
+  CHECK(o.turnarounds == kSplitTurnarounds);
 }

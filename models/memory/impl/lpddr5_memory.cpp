@@ -105,53 +105,65 @@ DramCoord Lpddr5AddressMap::decode_next(const DramCoord& prev, std::uint64_t add
 
 // ---- channel controller ------------------------------------------------------------------
 
-Lpddr5Channel::Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int index, Recorder& rec)
-    : sc_core::sc_module(n), mem_(mem), rec_(rec) {
+Lpddr5Channel::Lpddr5Channel(Lpddr5Memory& mem, int index, Recorder& rec) : mem_(mem), rec_(rec) {
   const Lpddr5Config& t = mem.t_;
   banks_.resize(static_cast<std::size_t>(t.bank_groups) * t.banks_per_group);
   track_ = rec.add_track("memory", "ch " + std::to_string(index), "dram");
   queue_counter_ = rec.add_counter("memory", "ch " + std::to_string(index) + " queue", "requests", TraceLevel::full);
   next_refresh_ = mem.k_.trefi;
-  SC_HAS_PROCESS(Lpddr5Channel);
-  SC_METHOD(run);
-  sensitive << wake_;
-  dont_initialize();
 }
 
-std::uint32_t Lpddr5Channel::new_slot() {
-  if (free_slots_.empty()) {
-    pool_.emplace_back();
-    return static_cast<std::uint32_t>(pool_.size() - 1);
-  }
-  std::uint32_t slot = free_slots_.back();
-  free_slots_.pop_back();
-  return slot;
+void Lpddr5Channel::copy_state_from(const Lpddr5Channel& o) {
+  stats = o.stats;
+  row_hits = o.row_hits;
+  row_misses = o.row_misses;
+  row_conflicts = o.row_conflicts;
+  refreshes = o.refreshes;
+  max_queue = o.max_queue;
+  wake_at = o.wake_at;
+  banks_ = o.banks_;
+  reads_ = o.reads_;
+  writes_ = o.writes_;
+  draining_ = o.draining_;
+  batch_ = o.batch_;
+  any_ = o.any_;
+  last_write_ = o.last_write_;
+  last_bg_ = o.last_bg_;
+  cmd_free_ = o.cmd_free_;
+  last_read_cmd_ = o.last_read_cmd_;
+  write_data_end_ = o.write_data_end_;
+  std::copy(std::begin(o.acts_), std::end(o.acts_), std::begin(acts_));
+  act_count_ = o.act_count_;
+  next_refresh_ = o.next_refresh_;
 }
 
-void Lpddr5Channel::enqueue(std::uint32_t slot) {
-  const Entry& e = pool_[slot];
-  (e.write ? arriving_writes_ : arriving_reads_).insert_by_time(QueuedPiece{e.arrival, e.at.row, slot, e.at.bank});
-  Tick now = sim_now();
-  Tick at = std::max({e.arrival, cmd_free_, now});
-  wake_.notify(sc_core::sc_time::from_value(at - now));
+void Lpddr5Channel::wake(Tick t) {
+  if (t >= wake_at) return;
+  wake_at = t;
+  mem_.wake_at(t);
+}
+
+void Lpddr5Channel::enqueue(const QueuedPiece& p, bool write) {
+  (write ? writes_ : reads_).insert_by_time(p);
+  wake(std::max({p.arrival, cmd_free_, sim_now()}));
 }
 
 // Moves requests that have reached the controller by `upto` into its queues, in arrival order,
 // while there is room; the rest wait (back-pressure towards the ring).
 void Lpddr5Channel::admit(Tick upto) {
   const std::size_t depth = static_cast<std::size_t>(mem_.t_.queue_depth);
-  auto move = [&](PieceQueue& from, PieceQueue& to) {
-    for (; !from.empty() && from.front().arrival <= upto && to.size() < depth; from.pop_front()) to.push_back(from.front());
+  auto move = [&](PieceQueue& q) {
+    while (q.arriving() && q.first_arriving().arrival <= upto && q.size() < depth) q.admit();
   };
-  move(arriving_reads_, reads_);
-  move(arriving_writes_, writes_);
+  move(reads_);
+  move(writes_);
   max_queue = std::max<std::uint64_t>(max_queue, reads_.size() + writes_.size());
 }
 
 Tick Lpddr5Channel::next_arrival() const {
   Tick t = ~Tick(0);
-  if (!arriving_reads_.empty()) t = std::min(t, arriving_reads_.front().arrival);
-  if (!arriving_writes_.empty()) t = std::min(t, arriving_writes_.front().arrival);
+  if (reads_.arriving()) t = std::min(t, reads_.first_arriving().arrival);
+  if (writes_.arriving()) t = std::min(t, writes_.first_arriving().arrival);
   return t;
 }
 
@@ -204,11 +216,11 @@ int Lpddr5Channel::pick(const PieceQueue& q, Tick d) const {
   return best;
 }
 
-void Lpddr5Channel::serve(const Entry& e, Tick d) {
+void Lpddr5Channel::serve(const QueuedPiece& e, bool write, Tick d) {
   const Lpddr5Ticks& k = mem_.k_;
-  Bank& b = banks_[e.at.bank];
+  Bank& b = banks_[e.bank];
   Tick col_ready;
-  if (b.open && b.row == e.at.row) {
+  if (b.open && b.row == e.row) {
     ++row_hits;
     col_ready = b.act + k.trcd;
   } else {
@@ -229,39 +241,41 @@ void Lpddr5Channel::serve(const Entry& e, Tick d) {
     acts_[0] = act;
     ++act_count_;
     b.open = true;
-    b.row = e.at.row;
+    b.row = e.row;
     b.act = act;
     col_ready = act + k.trcd;
   }
   Tick c0 = std::max(d, col_ready);
   if (any_) {
-    c0 = std::max(c0, cmd_free_ + (e.at.bank_group == last_bg_ ? k.tccd_l_extra : 0));
-    if (last_write_ != e.write) {
-      c0 = std::max(c0, e.write ? last_read_cmd_ + k.trtw : write_data_end_ + k.twtr);
+    c0 = std::max(c0, cmd_free_ + (e.bank_group == last_bg_ ? k.tccd_l_extra : 0));
+    if (last_write_ != write) {
+      c0 = std::max(c0, write ? last_read_cmd_ + k.trtw : write_data_end_ + k.twtr);
       ++stats.turnarounds;
-      ++mem_.total_.turnarounds;
+      mem_.total_.turnarounds += static_cast<std::uint64_t>(mem_.width_);
     }
   }
   // Columns of one request are in one row of one bank: back to back at tCCD_L (or the burst).
   Tick last_c = c0 + k.column_step * (e.columns - 1);
-  Tick latency = e.write ? k.write_latency : k.read_latency;
+  Tick latency = write ? k.write_latency : k.read_latency;
   Tick data_start = c0 + latency;
   Tick data_end = last_c + latency + k.burst;
   b.last_col = last_c;
   cmd_free_ = last_c + k.tccd_s;
-  if (e.write) {
+  if (write) {
     write_data_end_ = data_end;
     b.wr_end = data_end;
   } else {
     last_read_cmd_ = last_c;
   }
   any_ = true;
-  last_write_ = e.write;
-  last_bg_ = e.at.bank_group;
-  rec_.busy(track_, data_start, data_end);
-  (e.write ? stats.bytes_written : stats.bytes_read) += e.bytes;
-  ++(e.write ? stats.writes : stats.reads);
-  mem_.piece_done(e.req, data_end + k.frontend, e.bytes, e.write);
+  last_write_ = write;
+  last_bg_ = e.bank_group;
+  if (mem_.width_ == 1) rec_.busy(track_, data_start, data_end);
+  else
+    for (const auto& c : mem_.chans_) rec_.busy(c->track_, data_start, data_end);
+  (write ? stats.bytes_written : stats.bytes_read) += e.bytes;
+  ++(write ? stats.writes : stats.reads);
+  mem_.piece_done(e.req, data_end + k.frontend, e.bytes * static_cast<std::uint32_t>(mem_.width_), write, mem_.width_);
 }
 
 // Read/write arbitration: reads first; a write drain starts at write_high queued writes and
@@ -280,18 +294,16 @@ bool Lpddr5Channel::serve_write() {
 // Serves every decision due by now + sim.memory_lookahead_ns (0, the default: only those due
 // now, each at its own time; more: several per wake-up, blind to pieces sent later that
 // arrive inside the window).
-void Lpddr5Channel::run() {
-  ++ActivationCounter::value();
-  const Tick now = sim_now();
+void Lpddr5Channel::run(Tick now) {
+  wake_at = kNever;
   const Tick horizon = now + mem_.lookahead_;
   Tick cursor = now;  // the earliest time of the next decision
   for (;;) {
     Tick d = std::max(cursor, cmd_free_);
     if (d > horizon) {
       // Busy until d: sleep until then (or until the first arrival, if nothing is queued).
-      if (!reads_.empty() || !writes_.empty()) wake_.notify(sc_core::sc_time::from_value(d - now));
-      else if (Tick a = next_arrival(); a != ~Tick(0))
-        wake_.notify(sc_core::sc_time::from_value(std::max(d, a) - now));
+      if (!reads_.empty() || !writes_.empty()) wake(d);
+      else if (Tick a = next_arrival(); a != ~Tick(0)) wake(std::max(d, a));
       break;
     }
     admit(d);
@@ -299,7 +311,7 @@ void Lpddr5Channel::run() {
       Tick a = next_arrival();  // after d: admit(d) took the rest
       if (a == ~Tick(0)) break;
       if (a > horizon) {
-        wake_.notify(sc_core::sc_time::from_value(a - now));
+        wake(a);
         break;
       }
       cursor = a;
@@ -314,17 +326,43 @@ void Lpddr5Channel::run() {
     ++batch_;
     PieceQueue& q = w ? writes_ : reads_;
     int i = pick(q, d);
-    std::uint32_t slot = q[i].slot;
+    const QueuedPiece e = q[i];
     q.erase(static_cast<std::size_t>(i));
-    // A copy: serving may enqueue (a burst's write leg), which may grow the pool.
-    Entry e = pool_[slot];
-    free_slots_.push_back(slot);
-    rec_.counter(queue_counter_, d, static_cast<double>(reads_.size() + writes_.size()));
-    serve(e, d);
+    const double queued = static_cast<double>(reads_.size() + writes_.size());
+    if (mem_.width_ == 1) rec_.counter(queue_counter_, d, queued);
+    else
+      for (const auto& c : mem_.chans_) rec_.counter(c->queue_counter_, d, queued);
+    serve(e, w, d);
   }
 }
 
 // ---- the memory --------------------------------------------------------------------------
+
+Lpddr5Memory::Lpddr5Memory(sc_core::sc_module_name n) : IMemory(n) {
+  SC_HAS_PROCESS(Lpddr5Memory);
+  SC_METHOD(run);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+void Lpddr5Memory::wake_at(Tick t) {
+  if (t >= pending_) return;
+  pending_ = t;
+  wake_.notify(sc_core::sc_time::from_value(t - sim_now()));
+}
+
+void Lpddr5Memory::run() {
+  ++ActivationCounter::value();
+  const Tick now = sim_now();
+  const Tick due = now + lookahead_;
+  pending_ = Lpddr5Channel::kNever;
+  for (auto& c : chans_)
+    if (c->wake_at <= due) c->run(now);
+  deliver_finished();
+  Tick next = Lpddr5Channel::kNever;
+  for (auto& c : chans_) next = std::min(next, c->wake_at);
+  if (next != Lpddr5Channel::kNever) wake_at(std::max(next, now));
+}
 
 void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
   const MemoryConfig& m = cfg.memory;
@@ -356,9 +394,10 @@ void Lpddr5Memory::init(const ChipConfig& cfg, Recorder& rec) {
   block_columns_ = with_ecc(map_.columns_per_block());
   lookahead_ = ns_to_ticks(cfg.sim.memory_lookahead_ns);
   for (int i = 0; i < m.channels; ++i) {
-    std::string n = "lpddr5_ch" + std::to_string(i);
-    chans_.push_back(std::make_unique<Lpddr5Channel>(n.c_str(), *this, i, rec));
+    chans_.push_back(std::make_unique<Lpddr5Channel>(*this, i, rec));
   }
+  lockstep_ = m.channels > 1 && map_.channel_lowest();
+  width_ = lockstep_ ? m.channels : 1;
 }
 
 // Column accesses of `cols` data columns with inline ECC (in the same row).
@@ -366,7 +405,21 @@ std::uint32_t Lpddr5Memory::with_ecc(std::uint32_t cols) const {
   return t_.inline_ecc > 0 ? cols + (cols + t_.inline_ecc - 1) / t_.inline_ecc : cols;
 }
 
+// Whole aligned bursts: every group of `channels` interleave blocks the request touches is
+// whole, so its pieces differ only in their channel (decode_next's fast case).
+bool Lpddr5Memory::whole_bursts(const MemRequest& req) const {
+  const std::uint64_t n = chans_.size();
+  return map_.block_offset(req.addr) == 0 && map_.blocks(req.addr) % n == 0 && req.bytes % (n * map_.block_bytes()) == 0;
+}
+
+void Lpddr5Memory::leave_lockstep() {
+  for (std::size_t i = 1; i < chans_.size(); ++i) chans_[i]->copy_state_from(*chans_[0]);
+  lockstep_ = false;
+  width_ = 1;
+}
+
 void Lpddr5Memory::send(MemRequest req) {
+  if (lockstep_ && !whole_bursts(req)) leave_lockstep();
   std::uint64_t id;
   if (free_.empty()) {
     id = open_.size();
@@ -376,57 +429,77 @@ void Lpddr5Memory::send(MemRequest req) {
     free_.pop_back();
   }
   Open& o = open_[id];
-  o = Open{req.client, req.tag, 0, req.issued};
+  o = Open{req.client, req.tag, 0, req.issued, seq_++};
   const std::uint64_t block = map_.block_bytes();
   const std::uint32_t colb = map_.column_bytes();
   // One piece per interleave block the request touches; counted first, so no list is built.
   std::uint64_t addr = req.addr, left = req.bytes;
   o.pieces = static_cast<int>(map_.blocks(map_.block_offset(addr) + left + block - 1));
+  auto enqueue = [&](int channel, const DramCoord& at, std::uint64_t bytes, std::uint32_t columns) {
+    QueuedPiece e;
+    e.arrival = req.issued;
+    e.row = at.row;
+    e.req = static_cast<std::uint32_t>(id);
+    e.bytes = static_cast<std::uint32_t>(bytes);
+    e.columns = columns;
+    e.bank = static_cast<std::uint16_t>(at.bank);
+    e.bank_group = static_cast<std::uint16_t>(at.bank_group);
+    chans_[channel]->enqueue(e, req.write);
+  };
+  if (lockstep_) {
+    // One piece per group of blocks, on channel 0, standing for the group's pieces.
+    const std::uint64_t group = block * chans_.size();
+    for (; left > 0; addr += group, left -= group) enqueue(0, map_.decode(addr), block, block_columns_);
+    return;
+  }
   DramCoord at;
   for (bool first = true; left > 0; first = false) {
     std::uint64_t in_block = map_.block_offset(addr);
     std::uint64_t n = std::min(left, block - in_block);
     at = first ? map_.decode(addr) : map_.decode_next(at, addr);
-    Lpddr5Channel& ch = *chans_[at.channel];
-    std::uint32_t slot = ch.new_slot();
-    Lpddr5Channel::Entry& e = ch.entry(slot);
-    e.req = id;
-    e.arrival = req.issued;
-    e.at = at;
-    e.columns = n == block ? block_columns_
-                           : with_ecc(static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb));
-    e.bytes = static_cast<std::uint32_t>(n);
-    e.write = req.write;
-    ch.enqueue(slot);
+    enqueue(at.channel, at, n,
+            n == block ? block_columns_
+                       : with_ecc(static_cast<std::uint32_t>((in_block + n + colb - 1) / colb - in_block / colb)));
     addr += n;
     left -= n;
   }
 }
 
-void Lpddr5Memory::piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write) {
+void Lpddr5Memory::piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write, int pieces) {
   (write ? total_.bytes_written : total_.bytes_read) += bytes;
   count_bytes(t, bytes);
   Open& o = open_[req];
   o.done = std::max(o.done, t);
-  if (--o.pieces > 0) return;
+  if ((o.pieces -= pieces) > 0) return;
   if (write) ++total_.writes;
   else ++total_.reads;
-  MemClient* client = o.client;
-  std::uint64_t tag = o.tag;
-  Tick done = o.done;
-  free_.push_back(req);
-  client->mem_done(tag, done);
+  finished_.push_back(req);
+}
+
+// Requests whose last piece was served in this wake-up, told to their clients in order of
+// completion time, then of sending: the order does not depend on which channel served last.
+void Lpddr5Memory::deliver_finished() {
+  if (finished_.empty()) return;
+  std::sort(finished_.begin(), finished_.end(), [&](std::uint64_t a, std::uint64_t b) {
+    return open_[a].done != open_[b].done ? open_[a].done < open_[b].done : open_[a].seq < open_[b].seq;
+  });
+  for (std::uint64_t r : finished_) {
+    free_.push_back(r);
+    open_[r].client->mem_done(open_[r].tag, open_[r].done);
+  }
+  finished_.clear();
 }
 
 std::vector<MemStats> Lpddr5Memory::channel_stats() const {
   std::vector<MemStats> out;
-  for (const auto& c : chans_) {
-    MemStats s = c->stats;
-    s.row_hits = c->row_hits;
-    s.row_misses = c->row_misses;
-    s.row_conflicts = c->row_conflicts;
-    s.refreshes = c->refreshes;
-    s.max_queue = c->max_queue;
+  for (std::size_t i = 0; i < chans_.size(); ++i) {
+    const Lpddr5Channel& c = state(static_cast<int>(i));
+    MemStats s = c.stats;
+    s.row_hits = c.row_hits;
+    s.row_misses = c.row_misses;
+    s.row_conflicts = c.row_conflicts;
+    s.refreshes = c.refreshes;
+    s.max_queue = c.max_queue;
     out.push_back(s);
   }
   return out;
@@ -434,17 +507,17 @@ std::vector<MemStats> Lpddr5Memory::channel_stats() const {
 
 std::uint64_t Lpddr5Memory::row_hits() const {
   std::uint64_t n = 0;
-  for (const auto& c : chans_) n += c->row_hits;
+  for (std::size_t i = 0; i < chans_.size(); ++i) n += state(static_cast<int>(i)).row_hits;
   return n;
 }
 std::uint64_t Lpddr5Memory::row_misses() const {
   std::uint64_t n = 0;
-  for (const auto& c : chans_) n += c->row_misses + c->row_conflicts;
+  for (std::size_t i = 0; i < chans_.size(); ++i) n += state(static_cast<int>(i)).row_misses + state(static_cast<int>(i)).row_conflicts;
   return n;
 }
 std::uint64_t Lpddr5Memory::refreshes() const {
   std::uint64_t n = 0;
-  for (const auto& c : chans_) n += c->refreshes;
+  for (std::size_t i = 0; i < chans_.size(); ++i) n += state(static_cast<int>(i)).refreshes;
   return n;
 }
 

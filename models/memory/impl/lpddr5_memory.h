@@ -55,6 +55,7 @@ class Lpddr5AddressMap {
   std::uint64_t block_bytes() const { return block_.value(); }
   std::uint64_t block_offset(std::uint64_t addr) const { return block_.mod(addr); }
   std::uint64_t blocks(std::uint64_t bytes) const { return block_.div(bytes); }
+  bool channel_lowest() const { return channel_lowest_; }
   std::uint32_t columns_per_block() const { return cols_per_block_; }
   std::uint32_t column_bytes() const { return col_bytes_; }
 
@@ -86,26 +87,21 @@ struct Lpddr5Ticks {
   Tick trefi = 0;
 };
 
-// One channel: its banks, queues and the controller process.
-class Lpddr5Channel : public sc_core::sc_module {
+// One channel: its banks, queues and controller. Not a process of its own: the memory's one
+// process runs every channel whose wake-up is due (Lpddr5Memory::run).
+class Lpddr5Channel {
  public:
-  Lpddr5Channel(sc_core::sc_module_name n, Lpddr5Memory& mem, int index, Recorder& rec);
-  // A piece of a request, in one row of one bank.
-  struct Entry {
-    std::uint64_t req = 0;     // index of the parent request
-    Tick arrival = 0;
-    DramCoord at;
-    std::uint32_t columns = 0;
-    std::uint32_t bytes = 0;
-    bool write = false;
-  };
-  // A new piece is written in place (entry(slot) after new_slot()), then enqueued: no copies.
-  std::uint32_t new_slot();
-  Entry& entry(std::uint32_t slot) { return pool_[slot]; }
-  void enqueue(std::uint32_t slot);
+  Lpddr5Channel(Lpddr5Memory& mem, int index, Recorder& rec);
+  void enqueue(const QueuedPiece& p, bool write);
   MemStats stats;
   std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0, refreshes = 0;
   std::uint64_t max_queue = 0;
+  Tick wake_at = kNever;  // the earliest wake-up asked for (kNever: none)
+  // Serves every decision due by `now` + sim.memory_lookahead_ns; asks for its next wake-up.
+  void run(Tick now);
+  static constexpr Tick kNever = ~Tick(0);
+  // Takes `o`'s state and counters (not its name, track or counters in the recorder).
+  void copy_state_from(const Lpddr5Channel& o);
 
  private:
   struct Bank {
@@ -116,23 +112,20 @@ class Lpddr5Channel : public sc_core::sc_module {
     Tick last_col = 0;    // last column command to it
     Tick wr_end = 0;      // end of the last write data to it (tWR before PRE)
   };
-  void run();
+  void wake(Tick t);
   void admit(Tick upto);
   Tick next_arrival() const;
   void refresh_until(Tick t);
   bool serve_write();
   Tick precharge_at(const Bank& b, Tick arrival) const;
   int pick(const PieceQueue& q, Tick d) const;
-  void serve(const Entry& e, Tick d);
+  void serve(const QueuedPiece& e, bool write, Tick d);
 
   Lpddr5Memory& mem_;
   Recorder& rec_;
   int track_ = -1, queue_counter_ = -1;
   std::vector<Bank> banks_;
-  PieceQueue arriving_reads_, arriving_writes_;  // not yet in a controller queue (in arrival order)
-  std::vector<Entry> pool_;                    // the waiting entries, by slot
-  std::vector<std::uint32_t> free_slots_;
-  PieceQueue reads_, writes_;                  // the controller queues (at most queue_depth each), oldest first
+  PieceQueue reads_, writes_;  // controller queues (at most queue_depth each), then pieces still arriving
   bool draining_ = false;     // the bus is serving writes
   int batch_ = 0;             // requests served since the bus last turned
   bool any_ = false, last_write_ = false;
@@ -143,12 +136,11 @@ class Lpddr5Channel : public sc_core::sc_module {
   Tick acts_[4] = {0, 0, 0, 0};  // last four ACTs (tFAW), acts_[0] most recent
   int act_count_ = 0;
   Tick next_refresh_ = 0;
-  sc_core::sc_event wake_;
 };
 
 class Lpddr5Memory : public IMemory {
  public:
-  explicit Lpddr5Memory(sc_core::sc_module_name n) : IMemory(n) {}
+  explicit Lpddr5Memory(sc_core::sc_module_name n);
   void init(const ChipConfig& cfg, Recorder& rec) override;
   void send(MemRequest req) override;
   int channel_of(std::uint64_t addr) const override { return map_.channel(addr); }
@@ -156,10 +148,14 @@ class Lpddr5Memory : public IMemory {
   const MemStats& stats() const override { return total_; }
   std::vector<MemStats> channel_stats() const override;
 
-  const Lpddr5Channel& channel(int i) const { return *chans_[i]; }
+  const Lpddr5Channel& channel(int i) const { return state(i); }
   const Lpddr5AddressMap& address_map() const { return map_; }
   // Totals over channels.
   std::uint64_t row_hits() const, row_misses() const, refreshes() const;
+  // Whether the channels still run in lockstep (below); leave_lockstep() makes every channel
+  // run on its own from now (what a request other than whole bursts does; tests compare).
+  bool lockstep() const { return lockstep_; }
+  void leave_lockstep();
 
  private:
   friend class Lpddr5Channel;
@@ -169,8 +165,14 @@ class Lpddr5Memory : public IMemory {
     std::uint64_t tag = 0;
     int pieces = 0;
     Tick done = 0;
+    std::uint64_t seq = 0;  // order of sending
   };
-  void piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write);
+  void piece_done(std::uint64_t req, Tick t, std::uint32_t bytes, bool write, int pieces);
+  // The one process of all channels: runs, in channel order, every channel due by now (and,
+  // deciding ahead, by now + the look-ahead), then sleeps until the earliest wake-up asked for.
+  void run();
+  void wake_at(Tick t);  // a channel asks to run at t: one SystemC notification per earlier time
+  void deliver_finished();
   std::uint32_t with_ecc(std::uint32_t cols) const;
 
   Lpddr5Config t_;
@@ -181,9 +183,22 @@ class Lpddr5Memory : public IMemory {
   Tick lookahead_ = 0;               // sim.memory_lookahead_ns
   Lpddr5AddressMap map_;
   std::vector<std::unique_ptr<Lpddr5Channel>> chans_;
+  // Lockstep: while every request so far was whole aligned bursts (each group of `channels`
+  // interleave blocks puts one piece with the same bank, row and columns on every channel),
+  // all channels hold the same state and decide alike. Then channel 0 alone is simulated and
+  // stands for all (its piece for the group, its bookings on every channel's track); the
+  // first other request copies its state to the others, which run on their own from then on.
+  bool lockstep_ = false;
+  int width_ = 1;  // pieces one of channel 0's pieces stands for: the channels in lockstep, else 1
+  bool whole_bursts(const MemRequest& req) const;
+  const Lpddr5Channel& state(int i) const { return *chans_[lockstep_ ? 0 : i]; }
   std::vector<Open> open_;
   std::vector<std::uint64_t> free_;
+  std::vector<std::uint64_t> finished_;  // requests complete in this wake-up, not yet told
+  std::uint64_t seq_ = 0;
   MemStats total_;
+  sc_core::sc_event wake_;
+  Tick pending_ = Lpddr5Channel::kNever;  // the time wake_ is notified for (kNever: none)
 };
 
 }  // namespace dfsim
