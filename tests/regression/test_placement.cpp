@@ -71,8 +71,8 @@ TEST_CASE("placement: two workloads on separate cards take their solo times and 
   // Nothing is shared but the simulation: each takes its solo time, within 1 %. Not exactly:
   // the other card's events change the order in which SystemC runs processes due at the same
   // instant (its timed-event queue is a heap, not first-in first-out, as far as we can tell),
-  // and the DMA engines book memory and ring in the order they run. Measured: the add 106.444
-  // us against 106.774 alone (-0.3 %), the matmul 68.812 against 68.855 (-0.06 %).
+  // and the DMA engines book memory and ring in the order they run. Measured: the add 106.414
+  // us against 106.861 alone (-0.4 %), the matmul 68.907 against 68.821 (+0.1 %).
   CHECK(dur(apart[0]) == Approx(add).epsilon(1e-2));
   CHECK(dur(apart[1]) == Approx(mm).epsilon(1e-2));
   // On one card they share its memory, ring and cores: each is slower than alone.
