@@ -14,7 +14,8 @@ double round6(double v) { return std::round(v * 1e6) / 1e6; }
 
 // Per workload: the time during which some instance of it was ready but waiting for its unit
 // while another workload's instance held that unit (between that one's start and end), in all
-// and per other workload. Wall time (a union over its instances), so at most its duration.
+// and per other workload. Wall time (a union over its instances), counted from when they were
+// ready (which may be before its first start), so at most its end time.
 struct UnitWaits {
   Tick held_by_others = 0;
   std::vector<Tick> held_by;  // per other workload
