@@ -14,6 +14,7 @@
 #include "sim/app/output_dir.h"
 #include "sim/energy/energy_report.h"
 #include "sim/app/run_control.h"
+#include "sim/app/solo_runs.h"
 #include "sim/common/stop_request.h"
 #include "sim/graph/expand.h"
 #include "sim/graph/placement.h"
@@ -56,7 +57,7 @@ std::vector<std::string> gen_step_args(const std::string& text, const std::strin
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("options");
-  std::string config, workload, out, gen_step, placement_file;
+  std::string config, workload, out, gen_step, placement_file, only;
   std::vector<std::string> sets;
   int cores = 0;
   std::string lx_planning;
@@ -72,6 +73,9 @@ int cmd_run(const std::vector<std::string>& args) {
        "({\"model\": \"llama-3.1-8b\", \"phase\": \"decode\", \"context\": 2048}); needs --out (what dfsim sweep runs for a gen base)")
       ("placement", po::value(&placement_file),
        "instead of --workload: several workloads on one system, each on its cards (a dfsim.placement file, docs/placement.md)")
+      ("solo", "with --placement: also simulate each workload alone (its cards, cores and start_ns, nothing else placed) "
+               "and report its solo_ns and slowdown: what it loses to the others")
+      ("only", po::value(&only), "with --placement: simulate only the workload of this name, alone (what --solo runs for each)")
       ("out,o", po::value(&out), "output directory (default out/<workload>-<config>/)")
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
       ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores; a file asking for more than the chip gets all of the chip)")
@@ -94,12 +98,15 @@ int cmd_run(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("workload", 1);
   po::variables_map vm;
-  if (!parse_options("run", "(--workload FILE | --gen-step JSON --out DIR | --placement FILE) [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N] [--trace LEVEL]",
+  if (!parse_options("run", "(--workload FILE | --gen-step JSON --out DIR | --placement FILE [--solo | --only NAME]) [--config FILE] [--out DIR] [--set key=value ...] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N] [--trace LEVEL]",
                      "dfsim run --config configs/spyre.json --workload workloads/add_2048x1024.json --cores 8",
                      opts, &pos, args, vm))
     return 0;
   if (!workload.empty() + !gen_step.empty() + !placement_file.empty() != 1)
     throw UsageError("give one of --workload FILE, --gen-step JSON and --placement FILE");
+  const bool solo = vm.count("solo");
+  if ((solo || vm.count("only")) && placement_file.empty()) throw UsageError("--solo and --only need --placement FILE");
+  if (solo && vm.count("only")) throw UsageError("--solo and --only exclude each other");
   if (!gen_step.empty() && out.empty()) throw UsageError("--gen-step needs --out DIR (the graph is written there)");
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
   CompileOverrides over;
@@ -141,6 +148,12 @@ int cmd_run(const std::vector<std::string>& args) {
   KernelGraph g;
   if (!placement_file.empty()) {
     placement = load_placement(placement_file);
+    if (vm.count("only")) {
+      auto& ws = placement->workloads;
+      auto it = std::find_if(ws.begin(), ws.end(), [&](const PlacedWorkload& w) { return w.name == only; });
+      if (it == ws.end()) throw UsageError("--only: " + placement_file + " has no workload \"" + only + "\"");
+      placement = solo_placement(*placement, static_cast<std::size_t>(it - ws.begin()));
+    }
     g = load_placement_graph(*placement, cfg, over, &task_workload);
     check_task_count(g, placement_file, over.max_tasks);
     workload = placement_file;
@@ -184,7 +197,18 @@ int cmd_run(const std::vector<std::string>& args) {
   auto summary = make_summary(sim, res, RunInfo{workload, config, format, &energy});
   if (format == "dfsim.ops")  // what the compiler decided (docs/outputs.md, explain)
     summary["explain"] = nlohmann::ordered_json::parse(report.to_json().dump());
-  if (placement) summary["placement"] = placement_json(*placement, task_workload, sim);
+  std::vector<double> solo_ns;  // --solo: each workload's duration alone, with the same options
+  if (solo && res.ok()) {
+    std::vector<std::string> opts{"--config", config, "--max-tasks", std::to_string(max_tasks)};
+    for (const auto& s : sets) opts.insert(opts.end(), {"--set", s});
+    if (vm.count("cores")) opts.insert(opts.end(), {"--cores", std::to_string(cores)});
+    if (vm.count("lx-planning")) opts.insert(opts.end(), {"--lx-planning", lx_planning});
+    if (flags.no_fuse) opts.push_back("--no-fuse");
+    if (!flags.split.empty()) opts.insert(opts.end(), {"--split", flags.split});
+    if (!flags.tiles.empty()) opts.insert(opts.end(), {"--tiles", flags.tiles});
+    solo_ns = run_workloads_alone(*placement, placement_file, opts);
+  }
+  if (placement) summary["placement"] = placement_json(*placement, task_workload, sim, solo_ns);
   dir.open("summary.json") << summary.dump(2) << "\n";
   std::string trace_file = trace.level == TraceLevel::off ? "" : "trace." + trace_format;
   if (!trace_file.empty()) {

@@ -54,6 +54,13 @@ Placement read_placement(const Json& j, const std::string& file) {
 
 Placement load_placement(const std::string& path) { return read_placement(load_json_file(path), path); }
 
+Placement solo_placement(const Placement& p, std::size_t w) {
+  Placement solo = p;
+  solo.workloads = {p.workloads.at(w)};
+  solo.workloads[0].after = -1;
+  return solo;
+}
+
 namespace {
 
 // Moves a graph's cores 0, 1, ... to first, first + 1, ...: its task ranges, and the per-core

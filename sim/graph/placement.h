@@ -33,6 +33,10 @@ struct Placement {
 Placement read_placement(const Json& j, const std::string& file);
 Placement load_placement(const std::string& path);
 
+// Workload `w` of `p` alone: the same cards, core range and start_ns, without its "after" (what
+// `dfsim run --placement FILE --only NAME` runs, and `--solo` for each workload).
+Placement solo_placement(const Placement& p, std::size_t w);
+
 // InputError when a workload's core range goes beyond a card's `card_cores` (before loading them).
 void check_placement_fits(const Placement& p, int card_cores);
 

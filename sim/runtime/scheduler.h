@@ -26,6 +26,7 @@ class Scheduler : public TaskHost {
 
   // Wiring, before the run.
   void bind(int inst, TaskUnit* unit) { unit_of_[inst] = unit; }
+  const TaskUnit* unit_of(int inst) const { return unit_of_[inst]; }
   void set_lx(int core, LxScratchpad* lx) override;
   // true: each core grants LX space to its buffers in program order (the default).
   void set_program_order_allocation(bool on) { in_order_ = on; }

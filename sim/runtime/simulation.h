@@ -46,6 +46,7 @@ class Simulation {
   const ExpandedGraph& expanded() const { return x_; }
   const ChipConfig& config() const { return cfg_; }
   const Recorder& recorder() const { return rec_; }
+  const Scheduler& scheduler() const { return sched_; }
   Recorder& recorder() { return rec_; }
   System& system() { return *system_; }
   const std::vector<std::uint64_t>& hbm_base() const { return hbm_base_; }

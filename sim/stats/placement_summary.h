@@ -1,6 +1,7 @@
 #pragma once
 // The "placement" section of summary.json for `dfsim run --placement` (docs/placement.md):
-// each workload's cards and when it started and ended in the shared run; its terminal lines.
+// each workload's cards and when it started and ended in the shared run, against its run alone
+// (--solo); its terminal lines.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -10,7 +11,9 @@
 
 namespace dfsim {
 
-nlohmann::ordered_json placement_json(const Placement& p, const std::vector<int>& task_workload, const Simulation& sim);
+// `solo_ns` (--solo; empty: none): each workload's duration alone, giving its solo_ns and slowdown.
+nlohmann::ordered_json placement_json(const Placement& p, const std::vector<int>& task_workload, const Simulation& sim,
+                                      const std::vector<double>& solo_ns = {});
 std::string placement_text(const nlohmann::ordered_json& summary);
 
 }  // namespace dfsim

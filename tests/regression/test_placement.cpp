@@ -2,6 +2,8 @@
 // on separate cards each take their solo time; on one shared card each takes at least its solo
 // time; on disjoint core ranges of one card they use only their cores; "after" waits for the
 // other's end and "start_ns" delays the first task exactly; bad placements exit 2 with one line.
+// --solo reports each one's time alone (exactly a plain run's) and its slowdown; held_by_others_ns
+// the time its ready instances waited for a unit another workload held.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -69,8 +71,8 @@ TEST_CASE("placement: two workloads on separate cards take their solo times and 
   // Nothing is shared but the simulation: each takes its solo time, within 1 %. Not exactly:
   // the other card's events change the order in which SystemC runs processes due at the same
   // instant (its timed-event queue is a heap, not first-in first-out, as far as we can tell),
-  // and the DMA engines book memory and ring in the order they run. Measured: the add 106.306
-  // us against 106.943 alone (-0.6 %), the matmul 64.979 against 64.940 (+0.06 %).
+  // and the DMA engines book memory and ring in the order they run. Measured: the add 106.414
+  // us against 106.861 alone (-0.4 %), the matmul 68.907 against 68.821 (+0.1 %).
   CHECK(dur(apart[0]) == Approx(add).epsilon(1e-2));
   CHECK(dur(apart[1]) == Approx(mm).epsilon(1e-2));
   // On one card they share its memory, ring and cores: each is slower than alone.
@@ -201,4 +203,94 @@ TEST_CASE("placement: bad core ranges and start times exit 2 with one line namin
   Result r = dfsim("run --placement " + f.string() + kDrawer + "-o " + (d.path / "out").string(), "2>&1 >/dev/null");
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Contains("/workloads/0/cores: ") && Contains("runs on 8 cores, more than the 4 of cores 0..3"));
+}
+
+namespace {
+
+// Runs a placement with --solo; returns its "placement" section and the terminal output.
+std::pair<json, std::string> run_solo(const TempDir& d, const std::string& tag, const std::string& workloads) {
+  fs::path f = d.path / (tag + ".json");
+  std::ofstream(f) << R"({"format": "dfsim.placement", "version": 1, "name": ")" << tag << R"(", "workloads": [)"
+                   << workloads << "]}";
+  Result r = dfsim("run --solo --placement " + f.string() + kDrawer + "-o " + (d.path / tag).string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  return {read_json(d.path / tag / "summary.json")["placement"], r.out};
+}
+
+double num(const json& w, const char* key) { return w[key].get<double>(); }
+
+}  // namespace
+
+TEST_CASE("placement --solo: what each workload loses against its run alone", "[placement][cli]") {
+  TempDir d("placement_solo");
+  fs::create_directories(d.path);
+  const std::string add = "workloads/add_2048x1024.json", mm = "workloads/matmul_1024.json";
+  const double add_alone = solo_ns(d, add, "plain_add"), mm_alone = solo_ns(d, mm, "plain_mm");
+
+  // Separate cards: each solo run is exactly a plain `dfsim run` of it (the same loading, one
+  // card-local workload: which card does not matter), and each loses nothing beyond the 1 % of
+  // the first test case; no unit is shared, so none waited for another's.
+  auto [apart, apart_out] = run_solo(d, "apart", entry("add", add, R"("cards": [0])") + ", " + entry("mm", mm, R"("cards": [1])"));
+  REQUIRE(apart.size() == 2);
+  CHECK(num(apart[0], "solo_ns") == add_alone);
+  CHECK(num(apart[1], "solo_ns") == mm_alone);
+  for (const json& w : apart) {
+    CHECK(num(w, "slowdown") == Approx(1.0).epsilon(1e-2));
+    CHECK(num(w, "slowdown") == Approx(num(w, "duration_ns") / num(w, "solo_ns")).epsilon(1e-6));
+    CHECK(num(w, "held_by_others_ns") == 0);
+    CHECK(w["held_by"].empty());
+  }
+  CHECK_THAT(apart_out, Contains(" against alone ("));
+
+  // Disjoint core ranges of one card: alone on its 16 cores (from its start_ns) each is faster;
+  // they share the card's DRAM and ring, not a unit.
+  auto [halves, halves_out] =
+      run_solo(d, "halves", entry("lo", add, R"("cards": [0], "cores": {"first": 0, "count": 16})") + ", " +
+                                entry("hi", add, R"("cards": [0], "cores": {"first": 16, "count": 16}, "start_ns": 5000)"));
+  REQUIRE(halves.size() == 2);
+  for (const json& w : halves) {
+    CHECK(num(w, "slowdown") >= 1.0);
+    CHECK(num(w, "held_by_others_ns") == 0);
+  }
+  CHECK_THAT(halves_out, Contains("loses"));
+
+  // The same cores (both from core 0): a unit serves the earlier-listed workload's ready
+  // instances first, so the later one loses more, and only it waited for units the other held:
+  // never longer than from its release (0) to its end.
+  auto [same, same_out] = run_solo(d, "same", entry("a", add, R"("cards": [0])") + ", " + entry("m", mm, R"("cards": [0])"));
+  REQUIRE(same.size() == 2);
+  CHECK(num(same[0], "slowdown") >= 1.0);
+  CHECK(num(same[1], "slowdown") > num(same[0], "slowdown"));
+  CHECK(num(same[1], "held_by_others_ns") > num(same[0], "held_by_others_ns"));
+  CHECK(num(same[1], "held_by_others_ns") <= num(same[1], "end_ns"));
+  CHECK(same[1]["held_by"]["a"] == same[1]["held_by_others_ns"]);
+  CHECK_THAT(same_out, Contains("on units others held (a "));
+
+  // --only NAME runs one workload alone: the solo figure --solo reported.
+  fs::path f = d.path / "same.json";
+  REQUIRE(dfsim("run -q --only m --placement " + f.string() + kDrawer + "-o " + (d.path / "only").string()).code == 0);
+  CHECK(read_json(d.path / "only" / "summary.json")["placement"][0]["duration_ns"] == same[1]["solo_ns"]);
+  // Deterministic: the same run again reports the same figures.
+  CHECK(run_solo(d, "same", entry("a", add, R"("cards": [0])") + ", " + entry("m", mm, R"("cards": [0])")).first.dump() ==
+        same.dump());
+}
+
+TEST_CASE("placement --solo and --only: misuse exits 2 with one line", "[placement][cli]") {
+  TempDir d("placement_solo_bad");
+  fs::create_directories(d.path);
+  fs::path f = d.path / "p.json";
+  std::ofstream(f) << R"({"format": "dfsim.placement", "version": 1, "name": "p", "workloads": [)"
+                   << entry("a", "workloads/add_2048x1024.json", R"("cards": [0])") << "]}";
+  auto bad = [&](const std::string& args, const std::string& says) {
+    Result r = dfsim("run " + args + kDrawer + "-o " + (d.path / "out").string(), "2>&1 >/dev/null");
+    INFO(args);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Contains(says));
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(d.path / "out" / "summary.json"));
+  };
+  bad("--only b --placement " + f.string(), "--only: " + f.string() + " has no workload \"b\"");
+  bad("--solo -w workloads/add_2048x1024.json", "--solo and --only need --placement FILE");
+  bad("--solo --only a --placement " + f.string(), "--solo and --only exclude each other");
 }
