@@ -4,12 +4,10 @@
 #include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
-#include "sim/common/self_executable.h"
-#include "sim/sweep/child_process.h"
+#include "sim/regress/child_runs.h"
 
 namespace dfsim {
 
@@ -17,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A temporary directory, removed with everything in it.
+// A temporary directory for the children's outputs, removed with everything in it.
 struct ScratchDir {
   fs::path path;
   ScratchDir() {
@@ -31,30 +29,28 @@ struct ScratchDir {
   }
 };
 
-std::string first_line(const fs::path& file) {
-  std::ifstream f(file);
-  std::string line;
-  std::getline(f, line);
-  return line;
-}
-
 }  // namespace
 
 std::vector<double> run_workloads_alone(const Placement& p, const std::string& placement_file,
                                         const std::vector<std::string>& options) {
   ScratchDir scratch;
-  const std::string self = self_executable();
-  std::vector<double> solo;
+  // The shared child runner: one at a time (the shared run's host figures are not disturbed and
+  // the order of outputs is fixed), Ctrl-C / SIGTERM stop the child and fail with one line.
+  std::vector<ChildRun> runs;
   for (std::size_t i = 0; i < p.workloads.size(); ++i) {
-    const std::string& name = p.workloads[i].name;
-    const fs::path out = scratch.path / std::to_string(i), err = scratch.path / (std::to_string(i) + ".err");
-    std::vector<std::string> argv{self, "run", "-q", "--placement", placement_file, "--only", name,
-                                  "--out", out.string(), "--trace", "off"};
-    argv.insert(argv.end(), options.begin(), options.end());
-    const int code = exit_code_of(wait_child(spawn_child(argv, "", "", err.string())));
-    if (code != 0)
-      throw SimError(fmt::format("--solo: the run of workload \"{}\" alone failed (exit {}): {}", name, code, first_line(err)));
-    solo.push_back(load_json_file((out / "summary.json").string()).at("placement").at(0).at("duration_ns").get<double>());
+    std::vector<std::string> args{"run", "-q", "--placement", placement_file, "--only", p.workloads[i].name,
+                                  "--out", (scratch.path / std::to_string(i)).string(), "--trace", "off"};
+    args.insert(args.end(), options.begin(), options.end());
+    runs.emplace_back(std::move(args));
+  }
+  run_children(runs, 1);
+  std::vector<double> solo;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].exit_code != 0)
+      throw SimError(fmt::format("--solo: the run of workload \"{}\" alone failed (exit {}): {}", p.workloads[i].name,
+                                 runs[i].exit_code, runs[i].first_error));
+    const fs::path summary = scratch.path / std::to_string(i) / "summary.json";
+    solo.push_back(load_json_file(summary.string()).at("placement").at(0).at("duration_ns").get<double>());
   }
   return solo;
 }
