@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Prints docs/workloads.md's "Decode step at TP 1, 2, 4, 8" table from runs.
+
+usage: tools/tp_table.py DFSIM [--layers N] [--models llama-3.1-8b,granite-3.3-8b] [--tp 1,2,4,8]
+
+For each model and TP: `dfsim gen MODEL --phase decode --context 2048 --tp N` (`--host-io` at
+TP 1, so every row pays the host's ids in and logits out), then `dfsim run -c
+configs/spyre-drawer.json --trace off`. Columns: the step, the speed-up and efficiency against
+the first TP listed (TP 1 by default; its step × its TP otherwise), the largest per-card collective time and communication share, and the PCIe bytes sent.
+A whole-model TP 1 step takes seconds of host time; --layers N gives a quick, smaller table.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("dfsim")
+parser.add_argument("--layers", type=int, default=0, help="layers per model (default: all)")
+parser.add_argument("--models", default="llama-3.1-8b,granite-3.3-8b")
+parser.add_argument("--tp", default="1,2,4,8")
+args = parser.parse_args()
+
+NAMES = {"llama-3.1-8b": "Llama-3.1-8B", "granite-3.3-8b": "Granite-3.3-8B"}
+tmp = tempfile.mkdtemp(prefix="dfsim_tp_")
+
+
+def step(model, tp):
+    graph, out = f"{tmp}/{model}-tp{tp}.json", f"{tmp}/{model}-tp{tp}"
+    gen = [args.dfsim, "gen", model, "--phase", "decode", "--context", "2048", "--tp", str(tp), "-q", "-o", graph]
+    if tp == 1:
+        gen.append("--host-io")
+    if args.layers:
+        gen += ["--layers", str(args.layers)]
+    subprocess.run(gen, check=True)
+    subprocess.run([args.dfsim, "run", "-q", "-w", graph, "-c", "configs/spyre-drawer.json", "--trace", "off",
+                    "--out", out], check=True)
+    return json.load(open(f"{out}/summary.json"))
+
+
+try:
+    print("| model | TP | step (ms) | speed-up | efficiency | collectives per card (ms) | communication share | PCIe bytes sent | attention (ms) | of roofline |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for model in args.models.split(","):
+        base = None
+        for tp in (int(t) for t in args.tp.split(",")):
+            s = step(model, tp)
+            ms = s["sim_time_ns"] / 1e6
+            base = base or ms * tp
+            speedup = base / ms
+            collective = max(c["collective_ns"] for c in s["cards"]) / 1e6
+            share = max(c["communication_share"] for c in s["cards"])
+            pct = lambda x: f"{x:.0%}".replace("%", " %")
+            cells = [NAMES.get(model, model), tp, f"{ms:.3f}", f"{speedup:.2f}", pct(speedup / tp),
+                     f"{collective:.3f}" if collective else "0", f"{share:.1%}".replace("%", " %"),
+                     f"{s['pcie']['bytes_sent'] / 1e6:.2f} MB", f"{s['model']['families']['attention']['time_ns'] / 1e6:.2f}",
+                     pct(s["roofline"]["fraction_of_roofline"])]
+            print("| " + " | ".join(str(c) for c in cells) + " |", flush=True)
+finally:
+    subprocess.run(["rm", "-rf", tmp])
+sys.exit(0)
