@@ -6,7 +6,8 @@ usage: tools/tp_table.py DFSIM [--layers N] [--models llama-3.1-8b,granite-3.3-8
 For each model and TP: `dfsim gen MODEL --phase decode --context 2048 --tp N` (`--host-io` at
 TP 1, so every row pays the host's ids in and logits out), then `dfsim run -c
 configs/spyre-drawer.json --trace off`. Columns: the step, the speed-up and efficiency against
-the first TP listed (TP 1 by default; its step × its TP otherwise), the largest per-card collective time and communication share, and the PCIe bytes sent.
+the first TP listed (TP 1 by default; its step × its TP otherwise), the largest per-card collective time and communication share, the PCIe bytes sent, the
+model report's attention time and the step's fraction of its roofline.
 A whole-model TP 1 step takes seconds of host time; --layers N gives a quick, smaller table.
 """
 import argparse
