@@ -65,9 +65,10 @@ void check_partial(const fs::path& out, const std::string& status) {
 
 TEST_CASE("run control: --timeout stops a long run with exit 1 and partial outputs") {
   fs::path out = fresh_dir("timeout");
-  // The timeout counts from the start: loading and compiling take about 0.1 s, so at 1 s the
-  // (six-second) simulation is under way.
-  int code = wait_exit(start_long_run(out, "--timeout 1"));
+  // The timeout counts from the start: loading and compiling take about 0.1 s alone but over a
+  // second on a loaded 2-core machine (a timeout then says "while loading" and writes nothing),
+  // so at 3 s the simulation (six seconds alone, longer when loaded) is under way.
+  int code = wait_exit(start_long_run(out, "--timeout 3"));
   CHECK(code == 1);
   check_partial(out, "limit");
   CHECK(read_json(out / "summary.json")["reason"].get<std::string>().find("--timeout") != std::string::npos);
