@@ -10,7 +10,8 @@ Checked: the terminal summaries quoted in README.md (the `make demo` run) and do
 the task templates and instances of every row of docs/compiler.md's "Sizes of the shipped
 workloads" table; the 4096^3 trace size in docs/outputs.md; the simulated time quoted in
 workload descriptions ("~N us simulated"); the PT dataflow of configs/spyre.json in docs/config.md;
-the model report of a two-layer Llama-3.1-8B decode step in docs/outputs.md.
+the model report of a two-layer Llama-3.1-8B decode step in docs/outputs.md; the waiting slice
+of the shipped placement in docs/placement.md.
 """
 import json
 import os
@@ -141,6 +142,19 @@ else:
         rewrite("docs/outputs.md", m.group(1), "\n".join(report))
     else:
         check("docs/outputs.md: model report", m.group(1).splitlines(), report)
+
+# 7. docs/placement.md: the shipped placement's waiting slice, as its trace draws it.
+text = open("docs/placement.md").read()
+m = re.search(r"reads `waiting on add` from\s+([\d.]+) to ([\d.]+) µs \(([\d.]+) µs, its `held_by_others_ns`\)", text)
+if not m:
+    failures.append("docs/placement.md: the quoted waiting slice of two_kernels_two_cards is missing")
+else:
+    run("run", "-q", "--trace", "kernels", "--placement", "workloads/placements/two_kernels_two_cards.json",
+        "--config", "configs/spyre-drawer.json", "--out", f"{tmp}/placement")
+    events = json.load(open(f"{tmp}/placement/trace.json"))["traceEvents"]
+    waits = [e for e in events if e["ph"] == "X" and e["name"] == "waiting on add"]
+    actual = [(f"{w['ts']:.3f}", f"{w['ts'] + w['dur']:.3f}", f"{w['args']['wait_ns'] / 1000:.3f}") for w in waits]
+    check("docs/placement.md: add_again's waiting slice", [m.groups()], actual)
 
 subprocess.run(["rm", "-rf", tmp])
 for f in failures:

@@ -208,7 +208,13 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!flags.tiles.empty()) opts.insert(opts.end(), {"--tiles", flags.tiles});
     solo_ns = run_workloads_alone(*placement, placement_file, opts);
   }
-  if (placement) summary["placement"] = placement_json(*placement, task_workload, sim, solo_ns);
+  std::vector<WorkloadActivity> activity;  // a placement's workloads: for the summary and the trace
+  if (placement) {
+    activity = workload_activity(placement->workloads.size(), task_workload, sim);
+    summary["placement"] = placement_json(*placement, activity, solo_ns);
+    trace.workloads = &activity;
+    trace.placement = &summary["placement"];
+  }
   dir.open("summary.json") << summary.dump(2) << "\n";
   std::string trace_file = trace.level == TraceLevel::off ? "" : "trace." + trace_format;
   if (!trace_file.empty()) {

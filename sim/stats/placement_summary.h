@@ -7,12 +7,13 @@
 #include <vector>
 
 #include "sim/graph/placement.h"
-#include "sim/runtime/simulation.h"
+#include "sim/stats/workload_activity.h"
 
 namespace dfsim {
 
-// `solo_ns` (--solo; empty: none): each workload's duration alone, giving its solo_ns and slowdown.
-nlohmann::ordered_json placement_json(const Placement& p, const std::vector<int>& task_workload, const Simulation& sim,
+// `activity`: each workload's (sim/stats/workload_activity.h); `solo_ns` (--solo; empty: none):
+// each workload's duration alone, giving its solo_ns and slowdown.
+nlohmann::ordered_json placement_json(const Placement& p, const std::vector<WorkloadActivity>& activity,
                                       const std::vector<double>& solo_ns = {});
 std::string placement_text(const nlohmann::ordered_json& summary);
 

@@ -27,6 +27,9 @@ std::string us(Ps p) {
   return fmt::format("{}.{:0{}}", p / 1000000, frac, digits);
 }
 
+// Nanoseconds with femtosecond digits, from the integer (as summary.json gives them).
+std::string ns(Tick t) { return us(t); }
+
 std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
 
 // Emits one event per line, separated by commas; processes and threads are numbered in order
@@ -38,7 +41,7 @@ class Events {
     out_ << (first_ ? "\n" : ",\n") << ev;
     first_ = false;
   }
-  // A process per group, sorted: kernels, the cores in core order, then memory, ring, the rest;
+  // A process per group, sorted: workloads (a placement's), kernels, the cores in core order, then memory, ring, the rest;
   // with several cards ("card 2 core 3"), card by card in that order, then the PCIe fabric.
   int process(const std::string& group) {
     auto [it, fresh] = pid_.try_emplace(group, static_cast<int>(pid_.size()) + 1);
@@ -50,7 +53,8 @@ class Events {
         card = std::stoi(group.substr(5)) + 1;
         rest = group.substr(group.find(' ', 5) + 1);
       }
-      int sort = group == "kernels"                ? -1
+      int sort = group == "workloads"              ? -2
+                 : group == "kernels"              ? -1
                  : rest.rfind("core ", 0) == 0 ? card * 1000000 + std::stoi(rest.substr(5))
                                                : card * 1000000 + 100000 + it->second;
       add(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}}}})", it->second, sort));
@@ -347,6 +351,37 @@ void write_counters(const Ctx& c) {
   }
 }
 
+// A placement's workloads: in process "workloads", per workload a track with one slice from
+// its first task's start to its last one's end (args: its summary.json placement[] entry, and
+// "unfinished" if the run stopped before all its tasks ended), then
+// when it waited on others a "<name> waiting" track with a slice per wait.
+void write_workloads(const Ctx& c, const std::vector<WorkloadActivity>& act, const nlohmann::ordered_json& entries) {
+  if (act.empty()) return;
+  const int pid = c.ev.process("workloads");
+  for (std::size_t w = 0; w < act.size(); ++w) {
+    const WorkloadActivity& a = act[w];
+    const std::string name = entries[w]["name"].get<std::string>();
+    const int tid = c.ev.thread(pid, name);
+    if (a.instances > 0 && a.start <= c.stop) {
+      const std::string args = entries[w].dump();
+      c.ev.slice(pid, tid, name, "workload", ps(a.start), ps(std::min(a.end, c.stop)),
+                 args.substr(1, args.size() - 2) + (a.finished ? "" : R"(,"unfinished":true)"));
+    }
+    if (a.waits.empty()) continue;
+    const int wait_tid = c.ev.thread(pid, name + " waiting");
+    for (const WorkloadWait& wt : a.waits) {
+      std::string on, names;
+      for (int o : wt.on) {
+        const std::string other = entries[static_cast<std::size_t>(o)]["name"].get<std::string>();
+        on += fmt::format("{}{}", on.empty() ? "" : ",", quoted(other));
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", other);
+      }
+      c.ev.slice(pid, wait_tid, "waiting on " + names, "wait", ps(wt.begin), ps(wt.end),
+                 fmt::format(R"("on":[{}],"wait_ns":{})", on, ns(wt.end - wt.begin)));
+    }
+  }
+}
+
 }  // namespace
 
 void write_trace(std::ostream& out, Simulation& sim, const RunResult& res, const TraceOptions& opt) {
@@ -357,6 +392,7 @@ void write_trace(std::ostream& out, Simulation& sim, const RunResult& res, const
       << "\", \"end_us\": " << us(ps(res.end)) << "},\n\"traceEvents\": [";
   Events ev(out);
   Ctx c{rec, g, sim.expanded(), sim.config(), res.end, ev};
+  if (opt.level >= TraceLevel::kernels && opt.workloads && opt.placement) write_workloads(c, *opt.workloads, *opt.placement);
   if (opt.level >= TraceLevel::kernels) write_kernels(c);
   if (opt.level >= TraceLevel::units) {
     std::vector<int> track_tid(rec.tracks().size(), 0);

@@ -3,7 +3,8 @@
 // time; on disjoint core ranges of one card they use only their cores; "after" waits for the
 // other's end and "start_ns" delays the first task exactly; bad placements exit 2 with one line.
 // --solo reports each one's time alone (exactly a plain run's) and its slowdown; held_by_others_ns
-// the time its ready instances waited for a unit another workload held.
+// the time its ready instances waited for a unit another workload held; the trace draws each
+// workload from its start to its end and its waits on the others, with the summary's figures.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -293,4 +294,135 @@ TEST_CASE("placement --solo and --only: misuse exits 2 with one line", "[placeme
   bad("--only b --placement " + f.string(), "--only: " + f.string() + " has no workload \"b\"");
   bad("--solo -w workloads/add_2048x1024.json", "--solo and --only need --placement FILE");
   bad("--solo --only a --placement " + f.string(), "--solo and --only exclude each other");
+}
+
+namespace {
+
+// summary.json's nanoseconds (6 decimals: femtosecond digits) as integer femtoseconds, and the
+// trace's microseconds (6 decimals: picosecond digits) as integer picoseconds.
+long long fs_of(const json& ns) { return std::llround(ns.get<double>() * 1e6); }
+long long ps_of(const json& us) { return std::llround(us.get<double>() * 1e6); }
+// The trace's rounding of a time to whole picoseconds (half up), as the writer does.
+long long to_ps(long long fs) { return (fs + 500) / 1000; }
+
+// The "workloads" process of a trace: its X events per track name (in trace order), or none.
+std::map<std::string, std::vector<json>> workload_tracks(const json& trace) {
+  int pid = -1;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "workloads") pid = e["pid"];
+  std::map<std::string, std::vector<json>> out;
+  if (pid < 0) return out;
+  std::map<int, std::string> thread;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == pid) {
+      thread[e["tid"].get<int>()] = e["args"]["name"].get<std::string>();
+      out[e["args"]["name"].get<std::string>()];
+    }
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == pid) out[thread.at(e["tid"].get<int>())].push_back(e);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("placement trace: a track per workload from the summary's figures, and its waits on the others", "[placement][trace][cli]") {
+  TempDir d("placement_trace");
+  fs::create_directories(d.path);
+  const std::string add = "workloads/add_2048x1024.json", mm = "workloads/matmul_1024.json";
+  // Three workloads on the same cores of card 0: the later-listed ones wait for units the
+  // earlier ones hold (a unit serves the earlier-listed workload's ready instances first).
+  const std::string three = entry("a", add, R"("cards": [0])") + ", " + entry("m", mm, R"("cards": [0])") + ", " +
+                            entry("b", add, R"("cards": [0], "start_ns": 2000)");
+  fs::path out = run_placement(d, "units", three, "--trace units");
+  json pl = read_json(out / "summary.json")["placement"];
+  json trace = read_json(out / "trace.json");
+  auto tracks = workload_tracks(trace);
+  REQUIRE(pl.size() == 3);
+  int waiting = 0;
+  for (const json& w : pl) {
+    const std::string name = w["name"];
+    INFO(name);
+    // One slice, named after the workload, from its start to its end as the summary gives them
+    // (rounded to picoseconds), with its placement[] entry as args.
+    REQUIRE(tracks[name].size() == 1);
+    const json& s = tracks[name][0];
+    CHECK(s["name"] == name);
+    CHECK(s["cat"] == "workload");
+    CHECK(ps_of(s["ts"]) == to_ps(fs_of(w["start_ns"])));
+    CHECK(ps_of(s["ts"]) + ps_of(s["dur"]) == to_ps(fs_of(w["end_ns"])));
+    CHECK(s["args"] == w);
+    // Its waits: a track only if it waited; disjoint slices in time order whose wait_ns sum
+    // exactly to held_by_others_ns, and per other workload to held_by's figure.
+    const long long held = fs_of(w["held_by_others_ns"]);
+    if (held == 0) {
+      CHECK(tracks.count(name + " waiting") == 0);
+      continue;
+    }
+    ++waiting;
+    REQUIRE(tracks.count(name + " waiting") == 1);
+    const auto& waits = tracks[name + " waiting"];
+    REQUIRE_FALSE(waits.empty());
+    long long sum_fs = 0, sum_ps = 0, prev_end = -1;
+    std::map<std::string, long long> by;
+    json prev_on;
+    for (const json& wt : waits) {
+      const long long b = ps_of(wt["ts"]), e = b + ps_of(wt["dur"]), len = fs_of(wt["args"]["wait_ns"]);
+      CHECK(wt["cat"] == "wait");
+      CHECK(b >= prev_end);                                  // never overlapping
+      CHECK_FALSE((b == prev_end && wt["args"]["on"] == prev_on));  // touching ones differ
+      CHECK(std::llabs((e - b) * 1000 - len) <= 1000);       // each end rounded by at most 0.5 ps
+      std::string names;
+      for (const json& o : wt["args"]["on"]) {
+        CHECK(o != name);
+        by[o.get<std::string>()] += len;
+        if (!names.empty()) names += ", ";
+        names += o.get<std::string>();
+      }
+      CHECK(wt["name"] == "waiting on " + names);
+      sum_fs += len;
+      sum_ps += e - b;
+      prev_end = e;
+      prev_on = wt["args"]["on"];
+    }
+    CHECK(sum_fs == held);
+    CHECK(std::llabs(sum_ps * 1000 - held) <= 1000 * static_cast<long long>(waits.size()));
+    std::map<std::string, long long> expected;
+    for (const auto& [o, ns] : w["held_by"].items()) expected[o] = fs_of(ns);
+    CHECK(by == expected);
+  }
+  CHECK(waiting >= 1);  // else the waits above were not tested
+  REQUIRE(pl[1]["held_by_others_ns"].get<double>() > 0);
+
+  // The workloads tracks are drawn from level kernels up, the same at each level; the trace
+  // level changes no figure of the run; off writes no trace. Deterministic to the byte.
+  fs::path k = run_placement(d, "kernels", three, "--trace kernels");
+  CHECK(read_json(k / "summary.json")["placement"] == pl);
+  const std::string first = slurp(k / "trace.json");
+  CHECK(workload_tracks(json::parse(first)) == tracks);
+  CHECK(slurp(run_placement(d, "kernels", three, "--trace kernels") / "trace.json") == first);
+  fs::path off = run_placement(d, "off", three, "--trace off");
+  CHECK(read_json(off / "summary.json")["placement"] == pl);
+  CHECK_FALSE(fs::exists(off / "trace.json"));
+
+  // Stopped at 100 us (a alone takes 122 us): a's and m's slices say they did not finish, b
+  // (its first task not yet started) has its track without a slice; nothing past the stop.
+  Result r = dfsim("run -q --placement " + (d.path / "units.json").string() +
+                   " -c configs/spyre-drawer.json --trace kernels --max-sim-time 100000 -o " + (d.path / "partial").string());
+  REQUIRE(r.code == 1);
+  auto partial = workload_tracks(read_json(d.path / "partial" / "trace.json"));
+  json partial_pl = read_json(d.path / "partial" / "summary.json")["placement"];
+  REQUIRE(partial["a"].size() == 1);
+  CHECK(partial["a"][0]["args"]["unfinished"] == true);
+  CHECK(partial["b"].empty());
+  CHECK(partial_pl[2]["instances_fired"] == 0);
+  for (const auto& [name, slices] : partial)
+    for (const json& e : slices) CHECK(ps_of(e["ts"]) + ps_of(e["dur"]) <= 100000 * 1000LL);
+
+  // Workloads on separate cards share no unit: a track each, no waiting track.
+  auto apart = workload_tracks(read_json(
+      run_placement(d, "apart", entry("a", add, R"("cards": [0])") + ", " + entry("m", mm, R"("cards": [1])"), "--trace kernels") /
+      "trace.json"));
+  CHECK(apart.size() == 2);
+  CHECK(apart.count("a") == 1);
+  CHECK(apart.count("m") == 1);
 }

@@ -84,6 +84,7 @@ TEST_CASE("trace: each level validates, has what it promises and no overlapping 
     INFO("level " << level);
     CHECK(f.overlaps == 0);
     CHECK(f.processes.count("kernels") == 1);  // the kernel track at every level
+    CHECK(f.processes.count("workloads") == 0);  // a placement run's only
     CHECK(f.counters.count("off-chip GB/s") == 1);
     // Nothing after the run's end.
     long long end_ps = std::llround(read_json(d.path / "summary.json")["sim_time_ns"].get<double>() * 1000);
