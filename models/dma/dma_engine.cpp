@@ -43,6 +43,7 @@ int DmaEngine::fanout_of(const std::vector<Region>& writes) {
   auto it = std::find(fanouts_.begin(), fanouts_.end(), cores);
   if (it != fanouts_.end()) return static_cast<int>(it - fanouts_.begin());
   fanouts_.push_back(std::move(cores));
+  fanout_routes_.resize(fanouts_.size() * ring_.stops(), -1);
   return static_cast<int>(fanouts_.size() - 1);
 }
 
@@ -114,7 +115,9 @@ void DmaEngine::mem_done(std::uint64_t tag, Tick t) {
     // Multicast: every destination writes the burst once the ring has delivered it to the
     // last of them (a few hops' latency of pessimism for the nearer ones).
     const std::vector<int>& dsts = fanouts_[p.fanout];
-    Tick arrive = ring_.multicast(ring_.memory_port(t, dsts, p.bytes), p.mc, dsts, p.bytes);
+    int& route = fanout_routes_[static_cast<std::size_t>(p.fanout) * ring_.stops() + p.mc];
+    if (route < 0) route = ring_.multicast_route(p.mc, dsts);
+    Tick arrive = ring_.multicast(ring_.memory_port_multicast(t, route, p.bytes), route, p.bytes);
     Tick end = arrive;
     for (int c : dsts) {
       LxScratchpad* lx = lx_[c];

@@ -97,6 +97,7 @@ class DmaEngine : public TaskUnit, public MemClient {
   std::vector<Pending> slots_;
   std::vector<std::uint64_t> free_slots_;
   std::vector<std::vector<int>> fanouts_;  // destination core sets of multicast loads seen so far
+  std::vector<int> fanout_routes_;         // per (fanout, source stop): the ring's route id, -1 until used
   Tick lookahead_ = 0;
   bool in_step_ = false;
   sc_core::sc_event step_ev_;

@@ -27,26 +27,42 @@ void Ring::init(const ChipConfig& cfg, Recorder& rec) {
     port_in_.emplace_back(&rec, rec.add_track("ring", "mem port " + std::to_string(p) + " rd", "ring"));
     port_out_.emplace_back(&rec, rec.add_track("ring", "mem port " + std::to_string(p) + " wr", "ring"));
   }
+  // Walking order: cw_walk_[j] is the link leaving stop j mod stops clockwise; ccw_walk_[j]
+  // the link leaving stop (stops - 1 - j) mod stops counter-clockwise.
+  for (int j = 0; j < 2 * stops_; ++j) {
+    cw_walk_.push_back(&cw_[j % stops_]);
+    ccw_walk_.push_back(&ccw_[(2 * stops_ - 1 - j) % stops_]);
+  }
+  paths_.resize(static_cast<std::size_t>(stops_) * stops_);
+  for (int src = 0; src < stops_; ++src)
+    for (int dst = 0; dst < stops_; ++dst) {
+      int fwd = (dst - src + stops_) % stops_;
+      bool clockwise = fwd <= stops_ - fwd;  // ties go clockwise
+      paths_[static_cast<std::size_t>(src) * stops_ + dst] = path(src, clockwise ? fwd : stops_ - fwd, clockwise);
+    }
+}
+
+Ring::Path Ring::path(int src, int n, bool clockwise) const {
+  Path p;
+  p.links = clockwise ? &cw_walk_[src] : &ccw_walk_[stops_ - 1 - src];
+  p.hops = n;
+  return p;
 }
 
 Tick Ring::memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory) {
   if (port_in_.empty()) return t;
-  std::size_t p = static_cast<std::size_t>(core) * port_in_.size() / static_cast<std::size_t>(stops_);
+  std::size_t p = port_of(core);
   Resource& r = to_memory ? port_out_[p] : port_in_[p];
   Tick occ = clk_.cycles((bytes + port_bytes_per_cycle_ - 1) / port_bytes_per_cycle_);
   return r.reserve(t, occ) + occ;
 }
 
-Tick Ring::memory_port(Tick t, const std::vector<int>& cores, std::uint64_t bytes) {
-  if (port_in_.empty()) return t;
-  std::vector<char> used(port_in_.size(), 0);
+Tick Ring::memory_port_multicast(Tick t, int route, std::uint64_t bytes) {
+  const McRoute& r = mc_routes_[route];
+  if (r.ports.empty()) return t;
+  Tick occ = clk_.cycles((bytes + port_bytes_per_cycle_ - 1) / port_bytes_per_cycle_);
   Tick end = t;
-  for (int c : cores) {
-    std::size_t p = static_cast<std::size_t>(c) * port_in_.size() / static_cast<std::size_t>(stops_);
-    if (used[p]) continue;
-    used[p] = 1;
-    end = std::max(end, memory_port(t, c, bytes, false));
-  }
+  for (Resource* p : r.ports) end = std::max(end, p->reserve(t, occ) + occ);
   return end;
 }
 
@@ -59,28 +75,24 @@ Tick Ring::occupancy(std::uint64_t bytes) const {
   return clk_.cycles((bytes + bytes_per_cycle_ - 1) / bytes_per_cycle_);
 }
 
-Tick Ring::send(Tick t, int src, int n, bool clockwise, Tick occ) {
+Tick Ring::send(Tick t, const Path& p, Tick occ) {
   Tick head = t;
-  int at = src;
-  for (int h = 0; h < n; ++h) {
-    Resource& link = clockwise ? cw_[at] : ccw_[at];
-    head = link.reserve(head, occ) + hop_;
-    at = clockwise ? (at + 1) % stops_ : (at + stops_ - 1) % stops_;
-  }
+  for (int h = 0; h < p.hops; ++h) head = p.links[h]->reserve(head, occ) + hop_;
   return head;
 }
 
 Tick Ring::transfer(Tick t, int src, int dst, std::uint64_t bytes) {
   bytes_ += bytes;
-  int fwd = ((dst - src) % stops_ + stops_) % stops_;
-  if (fwd == 0) return t;
-  bool clockwise = fwd <= stops_ - fwd;  // ties go clockwise
-  byte_hops_ += bytes * static_cast<std::uint64_t>(clockwise ? fwd : stops_ - fwd);
+  const Path& p = paths_[static_cast<std::size_t>(src) * stops_ + dst];
+  if (p.hops == 0) return t;
+  byte_hops_ += bytes * static_cast<std::uint64_t>(p.hops);
   Tick occ = occupancy(bytes);
-  return send(t, src, clockwise ? fwd : stops_ - fwd, clockwise, occ) + occ;
+  return send(t, p, occ) + occ;
 }
 
-Tick Ring::multicast(Tick t, int src, const std::vector<int>& dsts, std::uint64_t bytes) {
+int Ring::multicast_route(int src, const std::vector<int>& dsts) {
+  auto [it, fresh] = mc_index_.try_emplace({src, dsts}, static_cast<int>(mc_routes_.size()));
+  if (!fresh) return it->second;
   // The farthest destination in each direction sets how far that direction's message runs.
   int cw = 0, ccw = 0;
   for (int d : dsts) {
@@ -89,12 +101,33 @@ Tick Ring::multicast(Tick t, int src, const std::vector<int>& dsts, std::uint64_
     if (fwd <= stops_ - fwd) cw = std::max(cw, fwd);
     else ccw = std::max(ccw, stops_ - fwd);
   }
-  bytes_ += bytes * static_cast<std::uint64_t>((cw > 0) + (ccw > 0));
-  byte_hops_ += bytes * static_cast<std::uint64_t>(cw + ccw);
+  McRoute r;
+  r.cw = path(src, cw, true);
+  r.ccw = path(src, ccw, false);
+  if (!port_in_.empty()) {
+    std::vector<char> used(port_in_.size(), 0);
+    for (int c : dsts) {
+      std::size_t p = port_of(c);
+      if (!used[p]) r.ports.push_back(&port_in_[p]);
+      used[p] = 1;
+    }
+  }
+  mc_routes_.push_back(std::move(r));
+  return it->second;
+}
+
+Tick Ring::multicast(Tick t, int src, const std::vector<int>& dsts, std::uint64_t bytes) {
+  return multicast(t, multicast_route(src, dsts), bytes);
+}
+
+Tick Ring::multicast(Tick t, int route, std::uint64_t bytes) {
+  const McRoute& r = mc_routes_[route];
+  bytes_ += bytes * static_cast<std::uint64_t>((r.cw.hops > 0) + (r.ccw.hops > 0));
+  byte_hops_ += bytes * static_cast<std::uint64_t>(r.cw.hops + r.ccw.hops);
   Tick occ = occupancy(bytes);
   Tick end = t;
-  if (cw > 0) end = std::max(end, send(t, src, cw, true, occ) + occ);
-  if (ccw > 0) end = std::max(end, send(t, src, ccw, false, occ) + occ);
+  if (r.cw.hops > 0) end = std::max(end, send(t, r.cw, occ) + occ);
+  if (r.ccw.hops > 0) end = std::max(end, send(t, r.ccw, occ) + occ);
   return end;
 }
 

@@ -3,9 +3,12 @@
 // configured stops). Shortest-direction routing, cut-through, per-link bandwidth and hop
 // latency; each link is a resource, so transfers that share a link queue behind each other.
 // Optionally (memory.ports) the controllers reach the ring through a few ports, each the only
-// path for the off-chip traffic of a contiguous block of cores.
+// path for the off-chip traffic of a contiguous block of cores. Routes are computed once (per
+// source and destination at set-up, per multicast set on first use) and reused by every message.
 #include <cstdint>
+#include <map>
 #include <systemc>
+#include <utility>
 #include <vector>
 
 #include "models/common/resource.h"
@@ -25,14 +28,18 @@ class Ring : public sc_core::sc_module {
   // (each destination takes the shorter way; a link is crossed once however many stops lie
   // beyond it). Returns when the last byte has arrived at the last destination.
   Tick multicast(Tick t, int src, const std::vector<int>& dsts, std::uint64_t bytes);
+  // The route of a multicast from `src` to `dsts` (found or computed once): its id for the
+  // calls below, which do what multicast() and memory_port() do for that set.
+  int multicast_route(int src, const std::vector<int>& dsts);
+  Tick multicast(Tick t, int route, std::uint64_t bytes);
 
   // Passes `bytes` of off-chip traffic of `core` through its memory port (memory.ports), the
   // head arriving at `t`: towards memory for writes, towards the cores for reads. Returns when
   // the last byte has passed (t itself when there are no ports).
   Tick memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory);
-  // The same for a multicast read delivered to `cores`: the bytes pass each port that serves
-  // one of them once; returns when the last port has passed them.
-  Tick memory_port(Tick t, const std::vector<int>& cores, std::uint64_t bytes);
+  // The same for a multicast read along `route` (multicast_route): the bytes pass each port
+  // that serves one of its destinations once; returns when the last port has passed them.
+  Tick memory_port_multicast(Tick t, int route, std::uint64_t bytes);
   int memory_ports() const { return static_cast<int>(port_in_.size()); }
 
   int stops() const { return stops_; }
@@ -54,8 +61,27 @@ class Ring : public sc_core::sc_module {
   int port_bytes_per_cycle_ = 64;
   std::uint64_t bytes_ = 0;
   std::uint64_t byte_hops_ = 0;
-  // Sends one message `n` hops from `src` in one direction; returns when its head arrives.
-  Tick send(Tick t, int src, int n, bool clockwise, Tick occ);
+  // A message's way in one direction: the links it crosses, in order.
+  struct Path {
+    Resource* const* links = nullptr;
+    int hops = 0;
+  };
+  // Multicast routes: hops each way from the source, and the memory ports of the destinations.
+  struct McRoute {
+    Path cw, ccw;
+    std::vector<Resource*> ports;  // read direction (towards the cores), each port once
+  };
+  // Links in walking order, twice round, so that any path is a contiguous run of pointers.
+  std::vector<Resource*> cw_walk_, ccw_walk_;
+  std::vector<Path> paths_;  // per (src, dst): src * stops_ + dst
+  std::vector<McRoute> mc_routes_;
+  std::map<std::pair<int, std::vector<int>>, int> mc_index_;
+  Path path(int src, int n, bool clockwise) const;
+  std::size_t port_of(int core) const {
+    return static_cast<std::size_t>(core) * port_in_.size() / static_cast<std::size_t>(stops_);
+  }
+  // Sends one message along `p`; returns when its head arrives at the last stop.
+  Tick send(Tick t, const Path& p, Tick occ);
 };
 
 }  // namespace dfsim
