@@ -173,6 +173,10 @@ std::string json_path_join(const std::string& path, std::string_view key) {
   for (char c : key) {
     if (c == '~') out += "~0";
     else if (c == '/') out += "~1";
+    else if (c == '\n') out += "\\n";  // control characters as JSON writes them: a path stays one line
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
     else out += c;
   }
   return out;

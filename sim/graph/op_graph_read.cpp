@@ -3,6 +3,7 @@
 #include <map>
 
 #include "sim/common/error.h"
+#include "sim/common/names.h"
 #include "sim/graph/op_graph.h"
 #include "sim/graph/op_shapes.h"
 
@@ -177,13 +178,13 @@ OpGraph read_op_graph(const Json& j, const std::string& file) {
   root.at("version").as_int(1, kOpGraphVersion);
   OpGraph g;
   g.file = file;
-  g.name = root.at("name").as_string();
+  g.name = read_name(root.at("name"));
   g.description = root.get_string("description", "");
   JsonView tensors = root.at("tensors");
   tensors.expect_object();
   std::vector<std::string> names;
   for (const auto& [name, val] : tensors.json().items()) {
-    if (name.empty()) tensors.fail("a tensor name must not be empty");
+    if (std::string why = name_problem(name); !why.empty()) tensors.fail_at(name, why);
     g.tensors.push_back(read_tensor(name, tensors.at(name)));
     names.push_back(name);
   }

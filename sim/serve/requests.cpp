@@ -153,6 +153,7 @@ std::vector<Request> read_request_file(const std::string& file) {
   bool csv = file.size() >= 4 && file.compare(file.size() - 4, 4, ".csv") == 0;
   std::vector<Request> out;
   std::vector<std::string> header;
+  std::vector<int> lines;  // of each request
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
@@ -163,6 +164,7 @@ std::vector<Request> read_request_file(const std::string& file) {
     if (!csv) {
       out.push_back(request_from_json(parse_json_text(t, file + ": line " + std::to_string(line_no)), file, line_no,
                                       static_cast<std::int64_t>(out.size())));
+      lines.push_back(line_no);
       continue;
     }
     auto f = split(t, ',');
@@ -189,13 +191,14 @@ std::vector<Request> read_request_file(const std::string& file) {
       else j[header[c]] = v;
     }
     out.push_back(request_from_json(j, file, line_no, static_cast<std::int64_t>(out.size())));
+    lines.push_back(line_no);
   }
   if (out.empty()) throw InputError(file, "", "no requests (expected one per line: arrival_ms, prompt_tokens, output_tokens)");
-  std::vector<std::int64_t> ids;
-  for (const auto& r : out) ids.push_back(r.id);
-  std::sort(ids.begin(), ids.end());
-  auto dup = std::adjacent_find(ids.begin(), ids.end());
-  if (dup != ids.end()) throw InputError(file, "", fmt::format("request id {} appears twice", *dup));
+  std::map<std::int64_t, int> first_line;  // id -> the line that gave it first
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (auto [it, fresh] = first_line.emplace(out[i].id, lines[i]); !fresh)
+      throw InputError(file, fmt::format("line {}", lines[i]),
+                       fmt::format("request id {} appears twice (also on line {})", out[i].id, it->second));
   std::stable_sort(out.begin(), out.end(), [](const Request& a, const Request& b) { return a.arrival < b.arrival; });
   return out;
 }

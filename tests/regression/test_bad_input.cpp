@@ -735,3 +735,76 @@ TEST_CASE("bad input: accuracy --only naming no op, and records of only a header
                                   "matmul_m_split,matmul_n_split,measured_kernel_us,measured_cv_pct,analytical_model_us\n");
   expect_bad("accuracy -r " + h + " -o " + t.str() + "/o", {h + ": no records, only the header line"});
 }
+
+// A shipped or bad-catalogue file with one value changed (`pointer` set to `value`), written
+// into `t` as `name`; comments in the original are dropped.
+std::string mutated(const TempDir& t, const std::string& from, const std::string& pointer, const json& value,
+                    const std::string& name) {
+  std::ifstream in(from);
+  json j = json::parse(in, nullptr, true, /*ignore_comments=*/true);
+  j[json::json_pointer(pointer)] = value;
+  return t.file(name, j.dump(1));
+}
+
+// Names were accepted empty ("name": "" for a graph, a kernel, a config, a suite, a placement,
+// a model) or with a newline, which split the one-line error quoting them in two; a config's
+// or model's name names the default output directory, so "../x" wrote outside out/. Kernel
+// names may not repeat (summary.json and suites find kernels by name).
+TEST_CASE("bad input: empty names, control characters and a kernel name twice", "[bad]") {
+  TempDir t("names");
+  const std::string k = kBad + "kernels_ok.json", o = kBad + "ops_ok.json";
+  auto kern = [&](const std::string& ptr, const json& v, const std::vector<std::string>& e) {
+    std::string f = mutated(t, k, ptr, v, "k.json");
+    std::vector<std::string> all = e;
+    all.insert(all.begin(), f);
+    expect_bad("run -c " + kSmall + " -w " + f, all);
+  };
+  kern("/name", "", {": /name: expected a non-empty name, got \"\""});
+  kern("/kernels/0/name", "", {": /kernels/0/name: expected a non-empty name"});
+  kern("/buffers/1/name", "", {": /buffers/1/name: expected a non-empty name"});
+  kern("/kernels/0/tasks/1/name", "ne\ng", {": /kernels/0/tasks/1/name: expected a name without control characters, got \"ne\\ng\""});
+  kern("/kernels/1", json{{"name", "neg"}, {"tasks", json::array()}}, {": /kernels/1/name: duplicate kernel name \"neg\""});
+
+  auto ops = [&](const std::string& ptr, const json& v, const std::vector<std::string>& e) {
+    std::string f = mutated(t, o, ptr, v, "o.json");
+    std::vector<std::string> all = e;
+    all.insert(all.begin(), f);
+    expect_bad("run -c " + kSmall + " -w " + f, all);
+  };
+  ops("/name", "", {": /name: expected a non-empty name"});
+  ops("/tensors/b\tc", json{{"shape", {64}}, {"dtype", "fp16"}}, {": /tensors/b\\tc: expected a name without control characters"});
+  ops("/model", json{{"name", ""}, {"phase", "decode"}, {"batch", 1}}, {": /model/name: expected a non-empty name"});
+
+  std::string c = t.file("c.json", "{\"extends\": \"" + fs::absolute(kSmall).string() + "\", \"name\": \"../../x\"}");
+  expect_bad("run -c " + c + " -w " + kOps, {c + ": /name: expected a name without '/'", "(it names a directory)"});
+  expect_bad("run -c " + kSmall + " -w " + kOps + " --set name=", {"--set", "name", "expected a non-empty name"});
+
+  const std::string place = "workloads/placements/two_adds_one_card.json";
+  std::string p = mutated(t, place, "/name", "", "p.json");
+  fs::copy_file(fs::absolute("workloads/add_2048x1024.json"), t.path / ".." / "add_2048x1024.json",
+                fs::copy_options::overwrite_existing);  // "../add_2048x1024.json" resolves beside t
+  expect_bad("validate " + p, {p + ": /name: expected a non-empty name"});
+  p = mutated(t, place, "/workloads/1/name", "..", "p.json");
+  expect_bad("validate " + p, {p + ": /workloads/1/name: expected a name without '/' that is not \".\" or \"..\""});
+  p = mutated(t, place, "/workloads/1/workload", "", "p.json");
+  expect_bad("validate " + p, {p + ": /workloads/1/workload: expected a file path, got an empty string"});
+  fs::remove(t.path / ".." / "add_2048x1024.json");
+
+  std::string m = mutated(t, "workloads/models/llama-3.1-8b.json", "/name", "a/b", "m.json");
+  expect_bad("validate " + m, {m + ": /name: expected a name without '/'"});
+  std::string s = t.file("s.json", "{\"format\": \"dfsim.suite\", \"version\": 1, \"name\": \"\", \"cases\": []}");
+  expect_bad("validate " + s, {s + ": /name: expected a non-empty name"});
+  std::string w = mutated(t, "workloads/sweeps/decode_rate_by_batch.json", "/metrics/time\nns", "sim_time_ns", "w.json");
+  expect_bad("validate " + w, {w + ": /metrics/time\\nns: a column name: expected a name without control characters"});
+}
+
+// A request trace naming one id twice said which id, not where: now the line of the second.
+TEST_CASE("bad input: a request id twice names the line", "[bad][serve]") {
+  TempDir t("req_dup");
+  std::string r = t.file("r.jsonl", "{\"id\": 3, \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2}\n"
+                                    "{\"id\": 4, \"arrival_ms\": 1, \"prompt_tokens\": 8, \"output_tokens\": 2}\n"
+                                    "{\"id\": 3, \"arrival_ms\": 2, \"prompt_tokens\": 8, \"output_tokens\": 2}\n");
+  expect_bad("serve --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv --requests " + r,
+             {r + ": line 3: request id 3 appears twice (also on line 1)"});
+}
+
