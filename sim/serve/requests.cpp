@@ -122,6 +122,11 @@ std::vector<Request> generate_requests(const GeneratorSpec& spec) {
     if (i > 0) {
       t_s += spec.arrival == "gamma" ? rng.gamma(spec.burstiness, mean_gap / spec.burstiness) : rng.exponential(mean_gap);
     }
+    // Arrivals as a trace may have them (arrival_ms <= 1e12): --rate 1e-300 made gaps of 1e300 s
+    // that overflowed into negative arrival times and a run that "succeeded" with them.
+    if (!(t_s <= 1e9))
+      throw UsageError(fmt::format("--rate {:g}: request {} would arrive after {:g} s, beyond 1e9 s (10^12 ms); use a higher rate",
+                                   spec.rate, i, t_s));
     Request r;
     r.id = i;
     r.arrival = static_cast<Ns>(std::llround(t_s * 1e9));

@@ -808,3 +808,12 @@ TEST_CASE("bad input: a request id twice names the line", "[bad][serve]") {
              {r + ": line 3: request id 3 appears twice (also on line 1)"});
 }
 
+// --rate 1e-300 made arrival gaps of 1e300 s that overflowed into negative arrival times, and
+// the run "succeeded" (exit 0, TTFT -9e12 ms). --set of a number beyond a double said "got a
+// string".
+TEST_CASE("bad input: a request rate so low that arrivals overflow, a --set number beyond a double", "[bad]") {
+  expect_bad("serve --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv --rate 1e-300 -n 3",
+             {"--rate 1e-300: request 1 would arrive after 1e+300 s, beyond 1e9 s"});
+  expect_bad(run_ops("--set core.clock_mhz=1e400"), {"--set", "number 1e400 is out of range"});
+}
+
