@@ -817,3 +817,16 @@ TEST_CASE("bad input: a request rate so low that arrivals overflow, a --set numb
   expect_bad(run_ops("--set core.clock_mhz=1e400"), {"--set", "number 1e400 is out of range"});
 }
 
+// Reading an op graph looked every tensor name up by a linear search (and the dataflow check
+// searched the input list per op): a graph of 10^5 tensors and ops took minutes to reach its
+// error. Here the last op names a tensor that does not exist.
+TEST_CASE("bad input: an op graph of 100000 ops with a dangling name in its last op", "[bad]") {
+  TempDir t("many_ops");
+  const int n = 100000;
+  json g = {{"format", "dfsim.ops"}, {"version", 1}, {"name", "chain"}, {"inputs", {"t0"}}, {"outputs", {"t" + std::to_string(n)}}};
+  for (int i = 0; i <= n; ++i) g["tensors"]["t" + std::to_string(i)] = {{"shape", {64}}, {"dtype", "fp16"}};
+  for (int i = 0; i < n; ++i)
+    g["ops"].push_back({{"op", "neg"}, {"inputs", {i + 1 == n ? "zz" : "t" + std::to_string(i)}}, {"outputs", {"t" + std::to_string(i + 1)}}});
+  std::string f = t.file("chain.json", g.dump());
+  expect_bad("run -c " + kSmall + " -w " + f, {f, ": /ops/99999/inputs/0: unknown tensor \"zz\""});
+}
