@@ -777,7 +777,7 @@ TEST_CASE("bad input: empty names, control characters and a kernel name twice", 
 
   std::string c = t.file("c.json", "{\"extends\": \"" + fs::absolute(kSmall).string() + "\", \"name\": \"../../x\"}");
   expect_bad("run -c " + c + " -w " + kOps, {c + ": /name: expected a name without '/'", "(it names a directory)"});
-  expect_bad("run -c " + kSmall + " -w " + kOps + " --set name=", {"--set", "name", "expected a non-empty name"});
+  expect_bad("run -c " + kSmall + " -w " + kOps + " --set name=a/b", {"--set", "name", "expected a name without '/'"});
 
   const std::string place = "workloads/placements/two_adds_one_card.json";
   std::string p = mutated(t, place, "/name", "", "p.json");
@@ -813,8 +813,8 @@ TEST_CASE("bad input: a request id twice names the line", "[bad][serve]") {
 // string".
 TEST_CASE("bad input: a request rate so low that arrivals overflow, a --set number beyond a double", "[bad]") {
   expect_bad("serve --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv --rate 1e-300 -n 3",
-             {"--rate 1e-300: request 1 would arrive after 1e+300 s, beyond 1e9 s"});
-  expect_bad(run_ops("--set core.clock_mhz=1e400"), {"--set", "number 1e400 is out of range"});
+             {"--rate 1e-300: request 1 would arrive after ", " s, beyond 1e9 s"});
+  expect_bad(run_ops("--set core.clock_mhz=1e400"), {"--set: core.clock_mhz: 1:1: number 1e400 is out of range"});
 }
 
 // Reading an op graph looked every tensor name up by a linear search (and the dataflow check
