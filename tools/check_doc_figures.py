@@ -20,7 +20,17 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tool_errors  # noqa: E402
+
+tool_errors.install()  # a missing or failing dfsim, a missing doc: one line, never a traceback
+if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+    tool_errors.fail("usage: tools/check_doc_figures.py DFSIM [--update]")
 dfsim = sys.argv[1]
+if not (os.path.isfile(dfsim) and os.access(dfsim, os.X_OK)):
+    tool_errors.fail(f"{dfsim}: expected the dfsim executable")
+if not os.path.isfile("docs/compiler.md"):
+    tool_errors.fail("run from the repository root (no docs/compiler.md here)")
 update = "--update" in sys.argv[2:]
 failures = []
 tmp = tempfile.mkdtemp(prefix="dfsim_docs_")
@@ -33,7 +43,11 @@ def run(*args):
 def rewrite(doc, old, new):
     """Replaces the quoted text `old` of `doc` with `new` (--update)."""
     text = open(doc).read()
-    open(doc, "w").write(text.replace(old, new, 1))
+
+    def write(path):
+        with open(path, "w") as f:
+            f.write(text.replace(old, new, 1))
+    tool_errors.write_atomically(doc, write)
     print(f"{doc}: updated from a run")
 
 

@@ -3,7 +3,8 @@
 
 Usage: check_schemas.py FILE...   (the schema is chosen by the file's "format" field;
 files without one are configs). Comments (// and /* */) are stripped first, as dfsim does.
-Exit 0 if every file validates, 1 otherwise, printing one line per problem.
+Exit 0 if every file validates, 1 otherwise, printing one line per problem; 2 with one line
+if a file is missing or is not JSON.
 """
 import json
 import pathlib
@@ -11,6 +12,7 @@ import re
 import sys
 
 import jsonschema
+from tool_errors import BadInput, guard, parse_json, read_text
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCHEMAS = {
@@ -56,8 +58,10 @@ def strip_comments(text):
 def main(files):
     bad = 0
     cache = {}
-    for f in files:
-        doc = json.loads(strip_comments(pathlib.Path(f).read_text()))
+    if not files:
+        raise BadInput("expected one or more JSON files")
+    docs = [parse_json(strip_comments(read_text(f, "a JSON file")), f) for f in files]  # all read before any line
+    for f, doc in zip(files, docs):
         name = SCHEMAS.get(doc.get("format") if isinstance(doc, dict) else None)
         if name is None:
             print(f"{f}: unknown format {doc.get('format')!r}")
@@ -77,4 +81,4 @@ def main(files):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    guard(main, sys.argv[1:])

@@ -11,7 +11,6 @@ RUN_DIR is a `dfsim serve` output directory (requests.jsonl, steps.csv, summary.
 Prints `wrote FILE` for each file written.
 """
 import argparse
-import csv
 import json
 import pathlib
 import sys
@@ -20,20 +19,36 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from tool_errors import BadInput, guard, number, parse_json, read_csv, read_text, write_atomically  # noqa: E402
+
+REQUEST_FIELDS = ("arrival_ms", "first_token_ms", "finish_ms", "output_tokens")
+STEP_FIELDS = ("start_ms", "end_ms", "phase", "batch", "chunk", "chunks", "waiting", "running")
 
 
 def read_requests(run):
+    path = run / "requests.jsonl"
     out = []
-    with open(run / "requests.jsonl") as f:
-        for line in f:
-            if line.strip():
-                out.append(json.loads(line))
+    for i, line in enumerate(read_text(path, "a dfsim serve requests.jsonl").splitlines()):
+        if not line.strip():
+            continue
+        r = parse_json(line, f"{path}: line {i + 1}")
+        if not isinstance(r, dict):
+            raise BadInput(f"{path}: line {i + 1}: expected a JSON object")
+        for k in REQUEST_FIELDS:
+            r[k] = number(r.get(k), f"{path}: line {i + 1}: {k}")
+        out.append(r)
+    if not out:
+        raise BadInput(f"{path}: no requests")
     return out
 
 
 def read_steps(run):
-    with open(run / "steps.csv") as f:
-        return list(csv.DictReader(f))
+    path = run / "steps.csv"
+    rows = read_csv(path, STEP_FIELDS, "a dfsim serve steps.csv")
+    for i, s in enumerate(rows):
+        for k in ("start_ms", "end_ms", "batch", "waiting", "running"):
+            number(s[k], f"{path}: line {i + 2}: {k}")
+    return rows
 
 
 def cdf(ax, values, label):
@@ -59,7 +74,7 @@ def plot_cdfs(runs, out):
         ax.legend(fontsize=8)
     fig.suptitle("dfsim serve: latency CDFs")
     fig.tight_layout()
-    fig.savefig(out, dpi=120)
+    write_atomically(out, lambda p: fig.savefig(p, dpi=120))
     print(f"wrote {out}")
 
 
@@ -96,18 +111,21 @@ def plot_timeline(run, out, bucket_s=None):
         ax.grid(alpha=0.3)
     fig.suptitle(f"dfsim serve: throughput and queue over time ({run.name})")
     fig.tight_layout()
-    fig.savefig(out, dpi=120)
+    write_atomically(out, lambda p: fig.savefig(p, dpi=120))
     print(f"wrote {out}")
+
+
+SWEEP_FIELDS = ("rate", "ttft_p50_ms", "ttft_p99_ms", "e2e_p50_ms", "tpot_p50_ms", "requests_per_s")
 
 
 def sweep_rows(path):
     path = pathlib.Path(path)
-    if path.is_dir() and (path / "sweep.csv").exists():
+    if path.is_dir():
         path = path / "sweep.csv"
-    if path.is_file():
-        with open(path) as f:
-            return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
-    raise SystemExit(f"{path}: expected a sweep.csv or a directory holding one")
+    rows = read_csv(path, SWEEP_FIELDS, "a dfsim serve sweep.csv")
+    if not rows:
+        raise BadInput(f"{path}: no rows")
+    return [{k: number(row[k], f"{path}: line {i + 2}: {k}") for k in SWEEP_FIELDS} for i, row in enumerate(rows)]
 
 
 def plot_vs_rate(rows, out):
@@ -132,7 +150,7 @@ def plot_vs_rate(rows, out):
         ax.grid(alpha=0.3)
     fig.suptitle("dfsim serve: latency and throughput vs request rate")
     fig.tight_layout()
-    fig.savefig(out, dpi=120)
+    write_atomically(out, lambda p: fig.savefig(p, dpi=120))
     print(f"wrote {out}")
 
 
@@ -152,8 +170,11 @@ def main(argv):
         ap.error("give RUN_DIR ... or --vs-rate SWEEP")
     runs = [pathlib.Path(r) for r in a.runs]
     for r in runs:
+        if not r.is_dir():
+            raise BadInput(f"{r}: expected a dfsim serve output directory")
         if not (r / "requests.jsonl").exists():
-            raise SystemExit(f"{r}: not a dfsim serve output directory (no requests.jsonl)")
+            raise BadInput(f"{r}: not a dfsim serve output directory (no requests.jsonl)")
+        read_requests(r), read_steps(r)  # every file checked before the first plot is written
     out_dir = pathlib.Path(a.out) if a.out else runs[0]
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_cdfs(runs, out_dir / "latency_cdf.png")
@@ -163,4 +184,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    guard(main, sys.argv[1:])

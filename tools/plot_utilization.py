@@ -21,6 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from tool_errors import BadInput, guard, number, read_text, write_atomically  # noqa: E402
 
 # Display order of kinds; kinds not listed follow in alphabetical order.
 KIND_ORDER = ["pt", "sfp", "dma", "ring port", "memory", "ring"]
@@ -37,12 +38,18 @@ def kind_of(column):
 
 
 def read_csv(path):
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
+    try:
+        rows = list(csv.reader(read_text(path, "a dfsim utilization.csv").splitlines()))
+    except csv.Error as e:
+        raise BadInput(f"{path}: malformed CSV: {e}") from None
     if not rows or rows[0][:2] != ["bucket_start_ns", "bucket_end_ns"]:
-        raise ValueError(f"{path}: not a dfsim utilization.csv (expected bucket_start_ns,bucket_end_ns,...)")
+        raise BadInput(f"{path}: not a dfsim utilization.csv (expected bucket_start_ns,bucket_end_ns,...)")
     header, body = rows[0], [r for r in rows[1:] if r]
-    data = np.array([[float(x) for x in r] for r in body], dtype=float).reshape(len(body), len(header))
+    for i, r in enumerate(body):
+        if len(r) != len(header):
+            raise BadInput(f"{path}: line {i + 2}: expected {len(header)} fields, got {len(r)}")
+    data = np.array([[number(x, f"{path}: line {i + 2}") for x in r] for i, r in enumerate(body)],
+                    dtype=float).reshape(len(body), len(header))
     return header[2:], data[:, 0], data[:, 1], data[:, 2:]
 
 
@@ -117,14 +124,9 @@ def main(argv=None):
     csv_path = a.run if os.path.isfile(a.run) else os.path.join(a.run, "utilization.csv")
     run_dir = os.path.dirname(os.path.abspath(csv_path))
     out = a.out or os.path.join(run_dir, "utilization.png")
-    try:
-        columns, start, end, values = read_csv(csv_path)
-    except (OSError, ValueError) as e:
-        print(f"plot_utilization: {e}", file=sys.stderr)
-        return 2
+    columns, start, end, values = read_csv(csv_path)
     if len(start) == 0 or not columns:
-        print(f"plot_utilization: {csv_path}: no buckets or no units to plot", file=sys.stderr)
-        return 2
+        raise BadInput(f"{csv_path}: no buckets or no units to plot")
 
     kinds, counts, means = group_by_kind(columns, values)
     labels = labels_of(kinds, counts, means, end - start)
@@ -139,13 +141,12 @@ def main(argv=None):
     fig.suptitle(title_of(run_dir), fontsize=11)
     fig.tight_layout()
     try:
-        fig.savefig(out, dpi=a.dpi)
+        write_atomically(out, lambda p: fig.savefig(p, dpi=a.dpi))
     except OSError as e:
-        print(f"plot_utilization: cannot write {out}: {e}", file=sys.stderr)
-        return 2
+        raise BadInput(f"cannot write {out}: {e.strerror or e}") from None
     print(f"wrote {out}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    guard(main)

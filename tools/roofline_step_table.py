@@ -19,16 +19,42 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from opgraph import ImportFailure, check_source, write_text  # noqa: E402
+from tool_errors import BadInput, guard, read_text  # noqa: E402
 
 
 def load_model(path):
     check_source(path)
-    text = open(path).read()
+    try:
+        text = read_text(path, "a dfsim.model file")
+    except BadInput as e:
+        raise ImportFailure(str(e).split(": ", 1)[-1]) from None
     text = re.sub(r"^\s*//.*$", "", text, flags=re.M)  # the model files allow // comments
     try:
-        return json.loads(text)
+        m = json.loads(text)
     except ValueError as e:
         raise ImportFailure(f"not a model file: {e}")
+    if not isinstance(m, dict):
+        raise ImportFailure("not a model file: expected a JSON object")
+    for k in ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "intermediate_size", "vocab_size"):
+        if not isinstance(m.get(k), int) or isinstance(m.get(k), bool) or m[k] < 1:
+            raise ImportFailure(f"/{k}: expected an integer >= 1, got {json.dumps(m.get(k))}")
+    return m
+
+
+def check_options(a):
+    """The numeric options: positive and finite (--block-size 0 looped forever)."""
+    for flag, v in (("--peak-macs-per-ns", a.peak_macs_per_ns), ("--peak-gbps", a.peak_gbps)):
+        if not (0 < v < float("inf")):
+            raise ImportFailure(f"{flag} {v}: expected a positive number")
+    for flag, v in (("--block-size", a.block_size), ("--chunk", a.chunk), ("--max-kv", a.max_kv)):
+        if not 1 <= v <= 1 << 24:
+            raise ImportFailure(f"{flag} {v}: expected an integer in [1, 16777216]")
+    try:
+        a.batch_list = [int(x) for x in a.batches.split(",")]
+    except ValueError:
+        a.batch_list = []
+    if not a.batch_list or min(a.batch_list) < 1 or max(a.batch_list) > 1 << 20:
+        raise ImportFailure(f"--batches {a.batches}: expected integers >= 1 separated by commas")
 
 
 def main():
@@ -46,6 +72,7 @@ def main():
     ap.add_argument("--max-kv", type=int, default=4096)
     a = ap.parse_args()
     try:
+        check_options(a)
         write_text(table(a, load_model(a.model)), a.out)
     except (ImportFailure, KeyError, OSError) as e:  # one line, exit 2, nothing half-written
         what = f"missing key {e}" if isinstance(e, KeyError) else str(e)
@@ -74,7 +101,7 @@ def table(a, m):
         kvs.append(k)
         k *= 2
     rows = []
-    for b in [int(x) for x in a.batches.split(",")]:
+    for b in a.batch_list:
         for kv in kvs:
             # decode: b sequences, one query token each, each reading kv tokens of cache
             macs = b * (matmul_macs_per_token + kv * attn_macs_per_query_kv)
@@ -104,4 +131,4 @@ def table(a, m):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    guard(main)

@@ -15,6 +15,8 @@ import argparse
 import os
 import sys
 
+from tool_errors import guard, read_text
+
 
 def run_point(dfsim, point_json):
     """On a worker: runs one point in a fresh directory; returns (exit code, {file: bytes})."""
@@ -50,14 +52,14 @@ def main():
     ap.add_argument("--points", required=True, help="file listing the point directories to run")
     ap.add_argument("--name", default="sweep")
     args = ap.parse_args()
+    dirs = [line.strip() for line in read_text(args.points, "a list of point directories").splitlines() if line.strip()]
+    points = {d: read_text(os.path.join(d, "point.json"), "a point.json") for d in dirs}  # all before any task
     try:
         from distributed import Client, as_completed
     except ImportError:
         print("dfsim sweep --dask: Python's 'distributed' is missing (Debian: apt-get install python3-distributed)",
               file=sys.stderr)
         return 2
-    with open(args.points) as f:
-        dirs = [line.strip() for line in f if line.strip()]
     try:
         client = Client(args.scheduler, timeout=float(os.environ.get("DFSIM_DASK_TIMEOUT", "20")))
     except (OSError, TimeoutError) as e:
@@ -67,8 +69,7 @@ def main():
     with client:
         futures = {}
         for d in dirs:
-            with open(os.path.join(d, "point.json")) as f:
-                fut = client.submit(run_point, args.dfsim, f.read(), pure=False)
+            fut = client.submit(run_point, args.dfsim, points[d], pure=False)
             futures[fut] = d
         done = failed = lost = 0
         for fut in as_completed(futures):
@@ -90,4 +91,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    guard(main)

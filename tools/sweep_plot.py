@@ -11,7 +11,6 @@ beside results.csv, named after the plot). The sweep's name comes from sweep.jso
 Exit 0 on success, 2 on bad arguments (an unknown column, nothing to plot).
 """
 import argparse
-import csv
 import json
 import os
 import sys
@@ -21,13 +20,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from tool_errors import BadInput, guard, read_csv, write_atomically  # noqa: E402
+
 matplotlib.rcParams["svg.hashsalt"] = "dfsim"  # the same SVG for the same table
 matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, smaller
 
 
 def fail(msg):
-    print(f"sweep_plot: {msg}", file=sys.stderr)
-    sys.exit(2)
+    raise BadInput(msg)
 
 
 def number(s):
@@ -38,11 +38,7 @@ def number(s):
 
 
 def load(path):
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        fail(f"{path}: {e.strerror}")
+    rows = read_csv(path, ("status",), "a dfsim sweep results.csv")
     columns = list(rows[0].keys()) if rows else []
     ok = [r for r in rows if r.get("status") == "ok"]
     name = os.path.basename(os.path.dirname(os.path.abspath(path)))
@@ -71,7 +67,8 @@ def ordered(values):
 def save(fig, prefix):
     os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
     for ext in ("png", "svg"):
-        fig.savefig(f"{prefix}.{ext}", dpi=120, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else None)
+        write_atomically(f"{prefix}.{ext}", lambda p: fig.savefig(p, dpi=120, bbox_inches="tight",
+                                                                  metadata={"Date": None} if ext == "svg" else None))
     plt.close(fig)
     print(f"wrote {prefix}.png, {prefix}.svg")
 
@@ -182,4 +179,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    guard(main)

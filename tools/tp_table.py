@@ -17,12 +17,26 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tool_errors  # noqa: E402
+
+tool_errors.install()  # a missing or failing dfsim: one line, never a traceback
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("dfsim")
 parser.add_argument("--layers", type=int, default=0, help="layers per model (default: all)")
 parser.add_argument("--models", default="llama-3.1-8b,granite-3.3-8b")
 parser.add_argument("--tp", default="1,2,4,8")
 args = parser.parse_args()
+if not (os.path.isfile(args.dfsim) and os.access(args.dfsim, os.X_OK)):
+    tool_errors.fail(f"{args.dfsim}: expected the dfsim executable")
+if not os.path.isfile("configs/spyre-drawer.json"):
+    tool_errors.fail("run from the repository root (no configs/spyre-drawer.json here)")
+try:
+    TPS = [int(t) for t in args.tp.split(",")]
+except ValueError:
+    TPS = []
+if not TPS or min(TPS) < 1 or args.layers < 0:
+    tool_errors.fail(f"--tp {args.tp} / --layers {args.layers}: expected TP counts >= 1 separated by commas, layers >= 0")
 
 NAMES = {"llama-3.1-8b": "Llama-3.1-8B", "granite-3.3-8b": "Granite-3.3-8B"}
 tmp = tempfile.mkdtemp(prefix="dfsim_tp_")
@@ -46,7 +60,7 @@ try:
     print("|---|---|---|---|---|---|---|---|---|---|")
     for model in args.models.split(","):
         base = None
-        for tp in (int(t) for t in args.tp.split(",")):
+        for tp in TPS:
             s = step(model, tp)
             ms = s["sim_time_ns"] / 1e6
             base = base or ms * tp

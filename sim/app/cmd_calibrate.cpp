@@ -12,13 +12,12 @@
 #include <iostream>
 #include <map>
 #include <tuple>
-#include <sys/wait.h>
 
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
-#include "sim/common/self_executable.h"
+#include "sim/regress/child_runs.h"
 
 namespace dfsim {
 
@@ -52,14 +51,18 @@ class Runner {
     std::string key = fmt::format("{}@{}", workload, cores);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     std::string out = fmt::format("{}/{}-{}", dir_, fs::path(workload).stem().string(), cores);
-    std::string cmd = fmt::format("'{}' run -q --config '{}' --workload '{}/{}' --cores {} --out '{}' --set sim.trace=false",
-                                  self_executable(), config_, workloads_, workload, cores, out);
-    for (const auto& s : sets_) cmd += fmt::format(" --set '{}'", s);
-    int rc = std::system(cmd.c_str());
-    if (rc != 0) {
-      int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
-      if (code == 2) throw InputError(workloads_ + "/" + workload, "", "the microbenchmark run was rejected (see above)");
-      throw SimError(fmt::format("calibrate: {} on {} cores failed", workload, cores));
+    // A child of this binary, without a shell (a path or a --set value with a quote in it broke
+    // the command line), through run_children: Ctrl-C stops it and ends calibrate at once with
+    // one line, exit 130 (std::system ignored SIGINT in calibrate itself).
+    std::vector<ChildRun> child{ChildRun({"run", "-q", "--config", config_, "--workload", workloads_ + "/" + workload,
+                                          "--cores", std::to_string(cores), "--out", out, "--set", "sim.trace=false"})};
+    for (const auto& s : sets_) child[0].args.insert(child[0].args.end(), {"--set", s});
+    run_children(child, 1);
+    if (child[0].exit_code != 0) {
+      if (child[0].exit_code == 2)
+        throw InputError(workloads_ + "/" + workload, "", "the microbenchmark run was rejected: " + child[0].first_error);
+      throw SimError(fmt::format("calibrate: {} on {} cores failed (exit {}): {}", workload, cores, child[0].exit_code,
+                                 child[0].first_error));
     }
     Json s = load_json_file(out + "/summary.json");
     cache_[key] = s;

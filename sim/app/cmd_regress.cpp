@@ -1,16 +1,20 @@
 // `dfsim regress`: runs the cases of one or more suites (dfsim.suite), compares each case's
 // metrics with the expected values and tolerances, prints a table and exits 0 (all pass),
-// 1 (a regression) or 2 (bad input). Each case is a child `dfsim run` (SystemC elaborates once
-// per process), `--jobs` of them at a time; the output is in case order whatever the jobs.
+// 1 (a regression) or 2 (bad input: one line, no table, nothing written). Each case is a child
+// `dfsim run` (SystemC elaborates once per process), `--jobs` of them at a time; the output is
+// in case order whatever the jobs.
 #include <fmt/format.h>
 #include <fnmatch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
+#include "sim/app/run_control.h"
 #include "sim/common/error.h"
 #include "sim/config/chip_config.h"
 #include "sim/regress/child_runs.h"
@@ -50,6 +54,47 @@ struct Planned {
   const SuiteCase* c;
   std::size_t run, repeat;  // indices into the child list (repeat == run: none)
 };
+
+// The case's workload loaded and compiled as its `dfsim run` child will (the same config, sets
+// and compile flags), before any run: a workload the run would reject, and an expectation of a
+// kernel the compiled graph does not have, are suite errors now rather than after the runs.
+// `compiled` caches the kernel names by the child's arguments.
+void check_case_workload(const Suite& s, const SuiteCase& c, const std::vector<std::string>& sets,
+                         std::map<std::vector<std::string>, std::vector<std::string>>& compiled) {
+  std::vector<std::string> key = case_run_args(c, "", sets, false);
+  auto it = compiled.find(key);
+  if (it == compiled.end()) {
+    std::vector<std::string> all = c.sets;
+    all.insert(all.end(), sets.begin(), sets.end());
+    ChipConfig cfg = load_chip_config(c.config, all);
+    CompileOverrides over;
+    over.cores = c.compile.cores;
+    if (!c.compile.lx_planning.empty()) over.lx_planning = parse_lx_planning(c.compile.lx_planning);
+    over.no_fuse = c.compile.fuse && !*c.compile.fuse;
+    over.split = c.compile.split;
+    over.tiles = c.compile.tiles;
+    std::string format;
+    KernelGraph g;
+    try {
+      g = load_workload(c.workload, cfg, over, &format);
+    } catch (const InputError& e) {  // a compile option of the case: name the suite and where
+      if (e.file().rfind("--", 0) != 0) throw;
+      throw InputError(s.file, c.json_path + "/compile", e.file() + ": " + e.detail());
+    }
+    std::vector<std::string> names;
+    for (const Kernel& k : g.kernels) names.push_back(k.name);
+    it = compiled.emplace(std::move(key), std::move(names)).first;
+  }
+  const std::vector<std::string>& names = it->second;
+  for (const Expectation& e : c.expect) {
+    if (e.kernel.empty() || std::find(names.begin(), names.end(), e.kernel) != names.end()) continue;
+    std::string hint = closest_match(e.kernel, names);
+    throw InputError(s.file, c.json_path + "/kernels/" + json_path_join("", e.kernel).substr(1),
+                     fmt::format("no kernel \"{}\" in {} as compiled for this case{}", e.kernel, c.workload,
+                                 hint.empty() ? fmt::format(" ({} kernels)", names.size())
+                                              : fmt::format(" (did you mean \"{}\"?)", hint)));
+  }
+}
 
 void print_row(const std::string& name, const MetricRow& r, bool updated) {
   std::cout << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", name, r.metric, r.expected, r.got,
@@ -106,6 +151,12 @@ int cmd_regress(const std::vector<std::string>& args) {
       load_chip_config(c.config, all);  // the command line's --set
     }
 
+  std::map<std::vector<std::string>, std::vector<std::string>> compiled;
+  for (const auto& s : suites)
+    for (const auto& c : s.cases)
+      if (selected(c.name, only)) check_case_workload(s, c, sets, compiled);
+  drop_notes();  // "compiling for 2 cores": the runs say it if it matters
+
   if (!junit.empty()) check_writable(junit, "--junit");
   if (update)
     for (const auto& s : suites) check_writable(s.file, "--update");
@@ -127,26 +178,35 @@ int cmd_regress(const std::vector<std::string>& args) {
   if (plan.empty()) throw UsageError("--only \"" + only + "\" selects no case");
   run_children(children, jobs);
 
-  std::cout << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", "case", "metric", "expected", "got",
-                           "delta", "tolerance", "result");
-  int passed = 0, failed = 0, errors = 0;
-  bool bad_input = false;
-  std::vector<JUnitSuite> junit_suites;
-  std::map<const Suite*, std::map<std::string, Json>> updates;
+  // Every case judged before anything is printed or written: a suite error (a run the loader
+  // rejected, a metric summary.json does not have) is one line and exit 2, with no table.
+  std::vector<CaseResult> results;
   for (const Planned& p : plan) {
-    if (junit_suites.empty() || junit_suites.back().name != p.suite->name) junit_suites.push_back({p.suite->name, {}});
     CaseResult res;
     const ChildRun* broken = nullptr;
     for (std::size_t i : {p.run, p.repeat})
       if (children[i].exit_code != 0 && !broken) broken = &children[i];
+    if (broken && broken->exit_code == 2)
+      throw InputError(p.suite->file, p.c->json_path, "dfsim run rejected the case: " + broken->first_error);
     if (broken) {
-      res.status = broken->exit_code == 2 ? CaseResult::Status::bad_input : CaseResult::Status::fail;
-      res.error = fmt::format("the run {} (exit {}): {}", broken->exit_code == 2 ? "was rejected" : "did not finish",
-                              broken->exit_code, broken->first_error);
+      res.status = CaseResult::Status::fail;
+      res.error = fmt::format("the run did not finish (exit {}): {}", broken->exit_code, broken->first_error);
     } else {
       res = evaluate_case(*p.suite, *p.c, fmt::format("{}/{}", scratch.path, p.run),
                           p.repeat != p.run ? fmt::format("{}/{}", scratch.path, p.repeat) : "");
     }
+    results.push_back(std::move(res));
+  }
+
+  std::cout << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", "case", "metric", "expected", "got",
+                           "delta", "tolerance", "result");
+  int passed = 0, failed = 0, errors = 0;
+  std::vector<JUnitSuite> junit_suites;
+  std::map<const Suite*, std::map<std::string, Json>> updates;
+  for (std::size_t n = 0; n < plan.size(); ++n) {
+    const Planned& p = plan[n];
+    const CaseResult& res = results[n];
+    if (junit_suites.empty() || junit_suites.back().name != p.suite->name) junit_suites.push_back({p.suite->name, {}});
     JUnitCase jc(p.c->name);
     int out_of_tolerance = 0;
     for (const auto& r : res.rows) {
@@ -159,13 +219,12 @@ int cmd_regress(const std::vector<std::string>& args) {
         jc.detail += fmt::format("{}: expected {} ({}), got {} ({})\n", r.metric, r.expected, r.tolerance, r.got, r.delta);
       }
     }
-    if (res.status == CaseResult::Status::bad_input || !res.error.empty()) {
+    if (!res.error.empty()) {
       std::cout << fmt::format("{:<28} {}\n", p.c->name, res.error);
       jc.outcome = JUnitCase::Outcome::error;
       jc.message = res.error;
       jc.detail = res.error;
       ++errors;
-      bad_input |= res.status == CaseResult::Status::bad_input;
     } else if (out_of_tolerance > 0) {
       jc.outcome = JUnitCase::Outcome::failure;
       jc.message = fmt::format("{} metric(s) out of tolerance", out_of_tolerance);
@@ -186,7 +245,6 @@ int cmd_regress(const std::vector<std::string>& args) {
   if (!junit.empty()) write_junit(junit, junit_suites);
   std::cout << fmt::format("\n{} case(s): {} passed, {} failed, {} error(s){}\n", plan.size(), passed, failed, errors,
                            update ? fmt::format("; {} suite(s) updated", updates.size()) : "");
-  if (bad_input) return 2;
   return failed + errors > 0 ? 1 : 0;
 }
 

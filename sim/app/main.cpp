@@ -36,6 +36,25 @@ const char* kUsage =
     "Run 'dfsim <command> --help' for its options and an example.\n"
     "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
 
+// An error message on one line: a newline or other control character from the input (a name,
+// a file name) as JSON writes it, with a backslash, so exit 2 stays exactly one line.
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // What a command printed must have reached stdout: `dfsim info --params > file` on a full
 // disk exited 0 with the file cut short. A failed write, flush or close of stdout is one
 // line on stderr and exit 1 (unless the command already failed).
@@ -84,10 +103,10 @@ int sc_main(int argc, char* argv[]) {
     std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info, calibrate, regress, diff, accuracy, sweep, serve or gen)\n";
     return 2;
   } catch (const dfsim::InputError& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << one_line(e.what()) << "\n";
     return 2;
   } catch (const dfsim::UsageError& e) {
-    std::cerr << "dfsim " << cmd << ": " << e.what() << " (see 'dfsim " << cmd << " --help')\n";
+    std::cerr << "dfsim " << cmd << ": " << one_line(e.what()) << " (see 'dfsim " << cmd << " --help')\n";
     return 2;
   } catch (const dfsim::SimError& e) {
     dfsim::flush_notes();

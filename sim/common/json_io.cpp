@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_set>
 
 #include "sim/common/error.h"
 #include "sim/common/text_file.h"
@@ -90,13 +91,13 @@ std::size_t find_code_token(const std::string& text, const std::string& token) {
   return scan_json_code(text, [&](std::size_t i) { return text.compare(i, token.size(), token) == 0; });
 }
 
-// While parsing: the path to the current value and the keys seen in each open object, so
+// While checking: the path to the current value and the keys seen in each open object, so
 // that a key given twice in one object is an error instead of the last one silently winning.
 struct ParseFrame {
   bool object = false;
-  std::vector<std::string> keys;  // object: keys seen so far (sorted)
-  std::string key;                // object: current key
-  long index = -1;                // array: current element
+  std::unordered_set<std::string> keys;  // object: keys seen so far
+  std::string key;                       // object: current key
+  long index = -1;                       // array: current element
 };
 
 std::string frames_path(const std::vector<ParseFrame>& frames) {
@@ -106,35 +107,65 @@ std::string frames_path(const std::vector<ParseFrame>& frames) {
   return p;
 }
 
+// A SAX pass that builds nothing: nesting depth and keys given twice, in time linear in the
+// text. (nlohmann's callback parser, used before, scanned an object's or array's members at
+// the end of each member that is an object: quadratic, minutes for 10^5 ops.)
+class CheckingSax : public nlohmann::json_sax<Json> {
+ public:
+  CheckingSax(const std::string& text, const std::string& file) : text_(text), file_(file) {}
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override { return open(true); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    ParseFrame& f = frames_.back();
+    f.key = k;
+    if (!f.keys.insert(k).second) throw InputError(file_, frames_path(frames_), "duplicate key \"" + k + "\" in one object");
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
+    if (auto* p = dynamic_cast<const Json::parse_error*>(&ex)) throw *p;
+    if (auto* o = dynamic_cast<const Json::out_of_range*>(&ex)) throw *o;
+    throw std::runtime_error(ex.what());
+  }
+
+ private:
+  bool value() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+    return true;
+  }
+  bool open(bool object) {
+    value();
+    if (static_cast<int>(frames_.size()) >= kMaxDepth)
+      throw InputError(file_, line_col(text_, too_deep_offset(text_, kMaxDepth)),
+                       "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    frames_.push_back(ParseFrame{});
+    frames_.back().object = object;
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    return true;
+  }
+  const std::string& text_;
+  const std::string& file_;
+  std::vector<ParseFrame> frames_;
+};
+
 }  // namespace
 
 Json parse_json_text(const std::string& text, const std::string& file) {
-  std::vector<ParseFrame> frames;
-  auto guard = [&](int depth, Json::parse_event_t ev, Json& parsed) {
-    using E = Json::parse_event_t;
-    if (depth > kMaxDepth)
-      throw InputError(file, line_col(text, too_deep_offset(text, kMaxDepth)),
-                       "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
-    if ((ev == E::object_start || ev == E::array_start || ev == E::value) && !frames.empty() &&
-        !frames.back().object)
-      ++frames.back().index;
-    if (ev == E::object_start || ev == E::array_start) {
-      frames.push_back(ParseFrame{});
-      frames.back().object = ev == E::object_start;
-    } else if ((ev == E::object_end || ev == E::array_end) && !frames.empty()) {
-      frames.pop_back();
-    } else if (ev == E::key && !frames.empty() && parsed.is_string()) {
-      ParseFrame& f = frames.back();
-      f.key = parsed.get<std::string>();
-      auto it = std::lower_bound(f.keys.begin(), f.keys.end(), f.key);
-      if (it != f.keys.end() && *it == f.key)
-        throw InputError(file, frames_path(frames), "duplicate key \"" + f.key + "\" in one object");
-      f.keys.insert(it, f.key);
-    }
-    return true;
-  };
   try {
-    return Json::parse(text, guard, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    CheckingSax check(text, file);
+    Json::sax_parse(text, &check, Json::input_format_t::json, /*strict=*/true, /*ignore_comments=*/true);
+    return Json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const Json::parse_error& e) {
     std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
     throw InputError(file, line_col(text, at), "malformed JSON: " + short_parse_message(e.what()));
@@ -173,6 +204,10 @@ std::string json_path_join(const std::string& path, std::string_view key) {
   for (char c : key) {
     if (c == '~') out += "~0";
     else if (c == '/') out += "~1";
+    else if (c == '\n') out += "\\n";  // control characters as JSON writes them: a path stays one line
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
     else out += c;
   }
   return out;

@@ -12,6 +12,11 @@ namespace dfsim {
 
 namespace {
 
+// Ops one kernel may fuse. Planning a fused kernel costs time growing faster than its ops, each
+// op that joins re-plans the kernel: a chain of 5000 elementwise ops took minutes to compile
+// (a hostile input); the shipped workloads fuse a handful.
+constexpr std::size_t kMaxFusedOps = 64;
+
 bool same_split(const std::optional<TensorSplit>& a, const std::optional<TensorSplit>& b) {
   return a && b && a->dim >= 0 && a->dim == b->dim && a->extent == b->extent && a->cores == b->cores;
 }
@@ -58,7 +63,7 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, int cores, std::uint64_t 
   bool open = false;  // the last kernel may take more ops
   for (int oi : g.order) {
     const Op& op = g.ops[static_cast<std::size_t>(oi)];
-    if (open && fusable(g, op)) {
+    if (open && fusable(g, op) && out.back().ops.size() < kMaxFusedOps) {
       KernelPlan& k = out.back();
       const Op& head = g.ops[static_cast<std::size_t>(k.ops.front())];
       const bool matmul = find_op_info(head.op)->kind == OpKind::matmul;

@@ -14,12 +14,15 @@ namespace {
 constexpr const char* kSetFile = "--set";
 
 // The value as JSON, else as a string. Through parse_json_text for its nesting limit: a
-// suite's "set": ["k=[[[[..."] of a million brackets overflowed the stack (a crash).
-Json parse_value(const std::string& text) {
+// suite's "set": ["k=[[[[..."] of a million brackets overflowed the stack (a crash). Errors
+// of JSON that parsed this far (too deep, a key twice, a number beyond a double) stand.
+Json parse_value(const std::string& key, const std::string& text) {
   try {
     return parse_json_text(text, kSetFile);
   } catch (const InputError& e) {
-    if (e.detail().find("nested deeper") != std::string::npos || e.detail().find("duplicate key") != std::string::npos) throw;
+    // A number beyond a double (1e400) said "expected a number, got a string".
+    for (const char* real : {"nested deeper", "duplicate key", "is out of range"})  // named at the key
+      if (e.detail().find(real) != std::string::npos) throw InputError(kSetFile, key, e.path() + ": " + e.detail());
     return Json(text);
   }
 }
@@ -58,7 +61,7 @@ void apply_override(Json& merged, const std::string& arg, Origins& origins) {
   if (eq == std::string::npos || eq == 0)
     throw InputError(kSetFile, arg, "expected key.path=value, e.g. core.pt.rows=16");
   std::string key = arg.substr(0, eq), text = arg.substr(eq + 1);
-  Json value = parse_value(text);
+  Json value = parse_value(key, text);
 
   if (const Param* p = find_param(key)) {
     if (p->type == ParamType::String && !value.is_string()) value = text;  // name=123 is a name

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/common/error.h"
+#include "sim/common/names.h"
 
 namespace dfsim {
 
@@ -108,7 +109,10 @@ void Param::check(const JsonView& v) const {
     case ParamType::Double: check_map_value(v); return;
     case ParamType::Bool: v.as_bool(); return;
     case ParamType::String: {
+      // A free string is the config's name: it names output directories (out/W-NAME). Empty
+      // (the default) means the file's stem.
       std::string s = v.as_string();
+      if (choices.empty() && !s.empty()) read_name(v, /*path_safe=*/true);
       if (!choices.empty() && std::find(choices.begin(), choices.end(), s) == choices.end())
         v.fail("expected one of " + quoted_list(choices) + ", got \"" + s + "\"" + hint(s, choices));
       return;

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "sim/common/error.h"
+#include "sim/common/names.h"
 
 namespace dfsim {
 
@@ -54,8 +55,7 @@ ModelSpec read_model_spec(const Json& j, const std::string& file) {
     v.at("version").fail("expected " + std::to_string(kModelSpecVersion));
   ModelSpec m;
   m.file = file;
-  m.name = v.at("name").as_string();
-  if (m.name.empty()) v.at("name").fail("expected a non-empty name");
+  m.name = read_name(v.at("name"), /*path_safe=*/true);  // serve's default output directory
   m.source = v.at("source").as_string();
   m.arch = get_choice(v, "architecture", "decoder", {"decoder", "encoder"}) == "encoder" ? ModelArch::encoder
                                                                                          : ModelArch::decoder;

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "sim/common/error.h"
+#include "sim/common/names.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
 #include "sim/graph/unit_ops.h"
@@ -39,8 +40,7 @@ struct BufferNames {
 Buffer read_buffer(const JsonView& v) {
   v.only_keys({"name", "space", "bytes", "dtype", "preloaded", "description"});
   Buffer b;
-  b.name = v.at("name").as_string();
-  if (b.name.empty()) v.at("name").fail("buffer name must not be empty");
+  b.name = read_name(v.at("name"));
   std::string sp = v.at("space").as_string();
   auto s = space_from_name(sp);
   if (!s) v.at("space").fail("unknown space \"" + sp + "\", expected hbm or lx");
@@ -68,8 +68,7 @@ Task read_task(const JsonView& v, const BufferNames& names, const std::vector<Bu
   v.only_keys({"name", "unit", "op", "core", "cores", "corelet", "dtype", "m", "n", "k",
                "elements", "reads", "writes", "description", "cards", "algorithm", "root"});
   Task t;
-  t.name = v.at("name").as_string();
-  if (t.name.empty()) v.at("name").fail("task name must not be empty");
+  t.name = read_name(v.at("name"));
   std::string un = v.at("unit").as_string();
   auto u = unit_from_name(un);
   if (!u) v.at("unit").fail("unknown unit \"" + un + "\", expected one of pt, sfp, dma, ring, link");
@@ -132,7 +131,7 @@ KernelGraph read_kernel_graph(const Json& j, const std::string& file) {
   root.at("version").as_int(1, kKernelGraphVersion);
   KernelGraph g;
   g.file = file;
-  g.name = root.at("name").as_string();
+  g.name = read_name(root.at("name"));
   g.description = root.get_string("description", "");
   g.cores = static_cast<int>(root.at("cores").as_int(1, 1 << 20));
   g.cards = static_cast<int>(root.get_int("cards", 1, 1, 64));
@@ -149,14 +148,16 @@ KernelGraph read_kernel_graph(const Json& j, const std::string& file) {
     g.buffers.push_back(std::move(b));
   }
 
-  std::unordered_map<std::string, int> task_names;
+  std::unordered_map<std::string, int> task_names, kernel_names;
   JsonView kernels = root.at("kernels");
   kernels.expect_array();
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     JsonView kv = kernels.at(k);
     kv.only_keys({"name", "tasks", "description"});
     Kernel kern;
-    kern.name = kv.at("name").as_string();
+    kern.name = read_name(kv.at("name"));
+    if (!kernel_names.emplace(kern.name, static_cast<int>(k)).second)  // summaries and suites find kernels by name
+      kv.at("name").fail("duplicate kernel name \"" + kern.name + "\"");
     JsonView tasks = kv.at("tasks");
     tasks.expect_array();
     for (std::size_t t = 0; t < tasks.size(); ++t) {

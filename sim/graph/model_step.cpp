@@ -1,13 +1,14 @@
 // Reader of an op graph's "model" object (docs/op-graph-format.md).
 #include "sim/graph/op_graph.h"
 
+#include "sim/common/names.h"
+
 namespace dfsim {
 
 ModelStep read_model_step(const JsonView& v) {
   v.only_keys({"name", "phase", "batch", "tokens", "context", "layers", "model_layers", "weight_bytes"});
   ModelStep m;
-  m.name = v.at("name").as_string();
-  if (m.name.empty()) v.at("name").fail("expected the model's name, got an empty string");
+  m.name = read_name(v.at("name"));
   m.phase = v.at("phase").as_string();
   if (m.phase != "decode" && m.phase != "prefill") v.at("phase").fail("expected \"decode\" or \"prefill\", got \"" + m.phase + "\"");
   const std::int64_t big = std::int64_t(1) << 40;

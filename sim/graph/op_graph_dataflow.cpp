@@ -15,11 +15,13 @@ std::string op_label(const OpGraph& g, int i) { return "op " + std::to_string(i)
 
 void check_op_graph_dataflow(OpGraph& g, const JsonView& root) {
   std::vector<int> producer(g.tensors.size(), -1);
+  std::vector<bool> is_input(g.tensors.size(), false);  // OpGraph::is_input searches the list
+  for (int t : g.inputs) is_input[static_cast<std::size_t>(t)] = true;
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     for (std::size_t j = 0; j < g.ops[i].outputs.size(); ++j) {
       int t = g.ops[i].outputs[j];
       JsonView at = root.at("ops").at(i).at("outputs").at(j);
-      if (g.is_input(t)) at.fail("tensor \"" + g.tensors[t].name + "\" is a graph input and cannot be produced by an op");
+      if (is_input[static_cast<std::size_t>(t)]) at.fail("tensor \"" + g.tensors[t].name + "\" is a graph input and cannot be produced by an op");
       if (producer[t] >= 0)
         at.fail("tensor \"" + g.tensors[t].name + "\" is produced twice: also by " + op_label(g, producer[t]));
       producer[t] = static_cast<int>(i);
@@ -28,7 +30,7 @@ void check_op_graph_dataflow(OpGraph& g, const JsonView& root) {
   for (std::size_t i = 0; i < g.ops.size(); ++i)
     for (std::size_t j = 0; j < g.ops[i].inputs.size(); ++j) {
       int t = g.ops[i].inputs[j];
-      if (producer[t] < 0 && !g.is_input(t))
+      if (producer[t] < 0 && !is_input[static_cast<std::size_t>(t)])
         root.at("ops").at(i).at("inputs").at(j).fail(
             "tensor \"" + g.tensors[t].name + "\" is never produced by an op and is not a graph input");
     }

@@ -1,8 +1,11 @@
 // Parser and validator of the "dfsim.ops" format (names, shapes, producers, acyclicity).
 #include <algorithm>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "sim/common/error.h"
+#include "sim/common/names.h"
 #include "sim/graph/op_graph.h"
 #include "sim/graph/op_shapes.h"
 
@@ -15,17 +18,24 @@ std::string hint_suffix(const std::string& word, const std::vector<std::string>&
   return h.empty() ? "" : " (did you mean \"" + h + "\"?)";
 }
 
+// The tensors' names in file order (for hints) and by name (a lookup per reference: a linear
+// search made a graph of 10^5 tensors and ops take minutes to read).
+struct TensorNames {
+  std::vector<std::string> names;
+  std::unordered_map<std::string, int> index;
+};
+
 // Reads a list of tensor names into indices; unknown names and duplicates fail.
-std::vector<int> read_tensor_list(const OpGraph& g, const std::vector<std::string>& names, const JsonView& v,
-                                  bool allow_repeats = false) {
+std::vector<int> read_tensor_list(const TensorNames& names, const JsonView& v, bool allow_repeats = false) {
   v.expect_array();
   std::vector<int> out;
+  std::unordered_set<int> seen;
   for (std::size_t i = 0; i < v.size(); ++i) {
     std::string n = v.at(i).as_string();
-    int t = g.find_tensor(n);
-    if (t < 0) v.at(i).fail("unknown tensor \"" + n + "\"" + hint_suffix(n, names));
-    if (!allow_repeats && std::find(out.begin(), out.end(), t) != out.end()) v.at(i).fail("duplicate tensor \"" + n + "\" in this list");
-    out.push_back(t);
+    auto it = names.index.find(n);
+    if (it == names.index.end()) v.at(i).fail("unknown tensor \"" + n + "\"" + hint_suffix(n, names.names));
+    if (!seen.insert(it->second).second && !allow_repeats) v.at(i).fail("duplicate tensor \"" + n + "\" in this list");
+    out.push_back(it->second);
   }
   return out;
 }
@@ -102,7 +112,7 @@ void check_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v) {
                                " from " + info.name + ", got " + shape_str(out.shape));
 }
 
-Op read_op(const OpGraph& g, const std::vector<std::string>& names, const JsonView& v, int index) {
+Op read_op(const OpGraph& g, const TensorNames& names, const JsonView& v, int index) {
   v.only_keys({"op", "inputs", "outputs", "attrs", "compile", "description"});
   Op op;
   op.index = index;
@@ -113,8 +123,8 @@ Op read_op(const OpGraph& g, const std::vector<std::string>& names, const JsonVi
     for (const auto& o : op_catalog()) known.push_back(o.name);
     v.at("op").fail("unknown op \"" + op.op + "\", expected one of " + op_names_list() + hint_suffix(op.op, known));
   }
-  op.inputs = read_tensor_list(g, names, v.at("inputs"), /*allow_repeats=*/true);  // add(x, x) is fine
-  op.outputs = read_tensor_list(g, names, v.at("outputs"));
+  op.inputs = read_tensor_list(names, v.at("inputs"), /*allow_repeats=*/true);  // add(x, x) is fine
+  op.outputs = read_tensor_list(names, v.at("outputs"));
   const int n_in = static_cast<int>(op.inputs.size()), n_out = static_cast<int>(op.outputs.size());
   // A binary elementwise op with attrs.scalar takes one input (the scalar is the other).
   const bool scalar = info->kind == OpKind::binary && v.has("attrs") && v.at("attrs").has("scalar");
@@ -177,18 +187,19 @@ OpGraph read_op_graph(const Json& j, const std::string& file) {
   root.at("version").as_int(1, kOpGraphVersion);
   OpGraph g;
   g.file = file;
-  g.name = root.at("name").as_string();
+  g.name = read_name(root.at("name"));
   g.description = root.get_string("description", "");
   JsonView tensors = root.at("tensors");
   tensors.expect_object();
-  std::vector<std::string> names;
+  TensorNames names;
   for (const auto& [name, val] : tensors.json().items()) {
-    if (name.empty()) tensors.fail("a tensor name must not be empty");
+    if (std::string why = name_problem(name); !why.empty()) tensors.fail_at(name, why);
     g.tensors.push_back(read_tensor(name, tensors.at(name)));
-    names.push_back(name);
+    names.index.emplace(name, static_cast<int>(names.names.size()));
+    names.names.push_back(name);
   }
-  g.inputs = read_tensor_list(g, names, root.at("inputs"));
-  g.outputs = read_tensor_list(g, names, root.at("outputs"));
+  g.inputs = read_tensor_list(names, root.at("inputs"));
+  g.outputs = read_tensor_list(names, root.at("outputs"));
   // The ops' shapes depend on the cards (a collective's group): read that option first.
   if (root.has("compile") && root.at("compile").has("cards"))
     g.compile.cards = static_cast<int>(root.at("compile").at("cards").as_int(1, 64));

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "sim/common/error.h"
+#include "sim/common/names.h"
 #include "sim/graph/kernel_graph_io.h"
 
 namespace dfsim {
@@ -16,7 +17,7 @@ Placement read_placement(const Json& j, const std::string& file) {
   root.at("version").as_int(kPlacementVersion, kPlacementVersion);
   Placement p;
   p.file = file;
-  p.name = root.at("name").as_string();
+  p.name = read_name(root.at("name"));
   p.description = root.get_string("description", "");
   JsonView ws = root.at("workloads");
   ws.expect_array();
@@ -26,12 +27,11 @@ Placement read_placement(const Json& j, const std::string& file) {
     JsonView w = ws.at(i);
     w.only_keys({"name", "workload", "cards", "cores", "start_ns", "after", "description"});
     PlacedWorkload pw;
-    pw.name = w.at("name").as_string();
-    if (pw.name.empty() || pw.name.find('/') != std::string::npos)
-      w.at("name").fail("expected a non-empty name without '/'");
+    pw.name = read_name(w.at("name"), /*path_safe=*/true);
     for (const auto& other : p.workloads)
       if (other.name == pw.name) w.at("name").fail("duplicate workload name \"" + pw.name + "\"");
     std::string f = w.at("workload").as_string();
+    if (f.empty()) w.at("workload").fail("expected a file path, got an empty string");
     pw.file = std::filesystem::path(f).is_absolute() ? f : (dir / f).string();
     pw.cards = w.at("cards").as_distinct_ints(0, 63, "card");
     if (w.has("cores")) {

@@ -97,24 +97,16 @@ CaseResult evaluate_case(const Suite& suite, const SuiteCase& c, const std::stri
     } else if (const Json* k = find_kernel(s, e.kernel)) {
       got = find_metric(*k, e.metric);
     }
-    if (!got) {
-      res.status = CaseResult::Status::bad_input;
-      res.error = InputError(suite.file, e.json_path,
-                             e.kernel.empty() || find_kernel(s, e.kernel)
-                                 ? "no metric \"" + e.metric + "\" in the run's summary.json"
-                                 : "no kernel \"" + e.kernel + "\" in the run's summary.json")
-                      .what();
-      return res;
-    }
+    if (!got)
+      throw InputError(suite.file, e.json_path,
+                       e.kernel.empty() || find_kernel(s, e.kernel)
+                           ? "no metric \"" + e.metric + "\" in the run's summary.json"
+                           : "no kernel \"" + e.kernel + "\" in the run's summary.json");
     auto kind = [](const Json& j) { return j.is_number() ? "a number" : j.is_string() ? "a string" : j.is_boolean() ? "a boolean" : "other"; };
-    if (std::string(kind(e.expected)) != kind(*got)) {  // "x" against a count can never pass: the suite is wrong
-      res.status = CaseResult::Status::bad_input;
-      res.error = InputError(suite.file, e.json_path + "/value",
-                             fmt::format("expected {}: the run's {} is {} ({}), got {}", kind(*got), e.metric, kind(*got),
-                                         metric_text(*got), metric_text(e.expected)))
-                      .what();
-      return res;
-    }
+    if (std::string(kind(e.expected)) != kind(*got))  // "x" against a count can never pass: the suite is wrong
+      throw InputError(suite.file, e.json_path + "/value",
+                       fmt::format("expected {}: the run's {} is {} ({}), got {}", kind(*got), e.metric, kind(*got),
+                                   metric_text(*got), metric_text(e.expected)));
     MetricRow r;
     r.metric = e.label();
     r.expected = metric_text(e.expected);

@@ -18,13 +18,15 @@ struct MetricRow {
 
 // What became of one case.
 struct CaseResult {
-  enum class Status { pass, fail, bad_input } status = Status::pass;
-  std::string error;  // a run that did not finish, or a missing metric (one line)
+  enum class Status { pass, fail } status = Status::pass;
+  std::string error;  // a run that did not finish (one line)
   std::vector<MetricRow> rows;
 };
 
 // Compares a case's expectations with the summary.json in `out_dir` and runs its checks;
-// `repeat_dir` is the second run of a determinism case ("" otherwise).
+// `repeat_dir` is the second run of a determinism case ("" otherwise). An expectation the run
+// cannot meet whatever it gives (a metric summary.json does not have, a value of another
+// kind) is a suite error: InputError at its JSON path.
 CaseResult evaluate_case(const Suite& suite, const SuiteCase& c, const std::string& out_dir,
                          const std::string& repeat_dir);
 

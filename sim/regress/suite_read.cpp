@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/common/error.h"
+#include "sim/common/names.h"
 #include "sim/regress/suite.h"
 #include "sim/regress/write_file.h"
 
@@ -118,8 +119,7 @@ SuiteCase read_case(const Suite& s, const JsonView& v, const JsonView* defaults,
   v.only_keys({"name", "description", "config", "workload", "set", "compile", "checks", "expect", "kernels"});
   SuiteCase c;
   c.json_path = v.path();
-  c.name = v.at("name").as_string();
-  if (c.name.empty()) v.at("name").fail("a case name must not be empty");
+  c.name = read_name(v.at("name"));
   if (!names.insert(c.name).second) v.at("name").fail("duplicate case name \"" + c.name + "\"");
   auto pick = [&](std::string_view key) -> std::optional<JsonView> {
     if (v.has(key)) return v.at(key);
@@ -164,7 +164,7 @@ Suite load_suite(const std::string& file) {
   root.at("version").as_int(kSuiteVersion, kSuiteVersion);
   Suite s;
   s.file = file;
-  s.name = root.at("name").as_string();
+  s.name = read_name(root.at("name"));
   s.description = root.get_string("description", "");
   std::optional<JsonView> defaults;
   if (root.has("defaults")) {

@@ -122,6 +122,11 @@ std::vector<Request> generate_requests(const GeneratorSpec& spec) {
     if (i > 0) {
       t_s += spec.arrival == "gamma" ? rng.gamma(spec.burstiness, mean_gap / spec.burstiness) : rng.exponential(mean_gap);
     }
+    // Arrivals as a trace may have them (arrival_ms <= 1e12): --rate 1e-300 made gaps of 1e300 s
+    // that overflowed into negative arrival times and a run that "succeeded" with them.
+    if (!(t_s <= 1e9))
+      throw UsageError(fmt::format("--rate {:g}: request {} would arrive after {:g} s, beyond 1e9 s (10^12 ms); use a higher rate",
+                                   spec.rate, i, t_s));
     Request r;
     r.id = i;
     r.arrival = static_cast<Ns>(std::llround(t_s * 1e9));
@@ -153,6 +158,7 @@ std::vector<Request> read_request_file(const std::string& file) {
   bool csv = file.size() >= 4 && file.compare(file.size() - 4, 4, ".csv") == 0;
   std::vector<Request> out;
   std::vector<std::string> header;
+  std::vector<int> lines;  // of each request
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
@@ -163,6 +169,7 @@ std::vector<Request> read_request_file(const std::string& file) {
     if (!csv) {
       out.push_back(request_from_json(parse_json_text(t, file + ": line " + std::to_string(line_no)), file, line_no,
                                       static_cast<std::int64_t>(out.size())));
+      lines.push_back(line_no);
       continue;
     }
     auto f = split(t, ',');
@@ -189,13 +196,14 @@ std::vector<Request> read_request_file(const std::string& file) {
       else j[header[c]] = v;
     }
     out.push_back(request_from_json(j, file, line_no, static_cast<std::int64_t>(out.size())));
+    lines.push_back(line_no);
   }
   if (out.empty()) throw InputError(file, "", "no requests (expected one per line: arrival_ms, prompt_tokens, output_tokens)");
-  std::vector<std::int64_t> ids;
-  for (const auto& r : out) ids.push_back(r.id);
-  std::sort(ids.begin(), ids.end());
-  auto dup = std::adjacent_find(ids.begin(), ids.end());
-  if (dup != ids.end()) throw InputError(file, "", fmt::format("request id {} appears twice", *dup));
+  std::map<std::int64_t, int> first_line;  // id -> the line that gave it first
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (auto [it, fresh] = first_line.emplace(out[i].id, lines[i]); !fresh)
+      throw InputError(file, fmt::format("line {}", lines[i]),
+                       fmt::format("request id {} appears twice (also on line {})", out[i].id, it->second));
   std::stable_sort(out.begin(), out.end(), [](const Request& a, const Request& b) { return a.arrival < b.arrival; });
   return out;
 }

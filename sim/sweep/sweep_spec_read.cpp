@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/common/error.h"
+#include "sim/common/names.h"
 #include "sim/config/params.h"
 #include "sim/sweep/sweep_spec.h"
 
@@ -261,8 +262,8 @@ class Reader {
       JsonView v = metrics.at(name);
       std::string path = v.as_string();
       if (path.empty()) v.fail("expected a path into " + spec_.kind->metric_file + " like \"offchip.bytes_read\"");
-      if (name.empty() || !taken.insert(name).second)
-        v.fail("the column name \"" + name + "\" is empty or already an axis or status column");
+      if (std::string why = name_problem(name); !why.empty()) v.fail("a column name: " + why);
+      if (!taken.insert(name).second) v.fail("the column name \"" + name + "\" is already an axis or status column");
       spec_.metrics.emplace_back(name, path);
     }
   }

@@ -735,3 +735,98 @@ TEST_CASE("bad input: accuracy --only naming no op, and records of only a header
                                   "matmul_m_split,matmul_n_split,measured_kernel_us,measured_cv_pct,analytical_model_us\n");
   expect_bad("accuracy -r " + h + " -o " + t.str() + "/o", {h + ": no records, only the header line"});
 }
+
+// A shipped or bad-catalogue file with one value changed (`pointer` set to `value`), written
+// into `t` as `name`; comments in the original are dropped.
+std::string mutated(const TempDir& t, const std::string& from, const std::string& pointer, const json& value,
+                    const std::string& name) {
+  std::ifstream in(from);
+  json j = json::parse(in, nullptr, true, /*ignore_comments=*/true);
+  j[json::json_pointer(pointer)] = value;
+  return t.file(name, j.dump(1));
+}
+
+// Names were accepted empty ("name": "" for a graph, a kernel, a config, a suite, a placement,
+// a model) or with a newline, which split the one-line error quoting them in two; a config's
+// or model's name names the default output directory, so "../x" wrote outside out/. Kernel
+// names may not repeat (summary.json and suites find kernels by name).
+TEST_CASE("bad input: empty names, control characters and a kernel name twice", "[bad]") {
+  TempDir t("names");
+  const std::string k = kBad + "kernels_ok.json", o = kBad + "ops_ok.json";
+  auto kern = [&](const std::string& ptr, const json& v, const std::vector<std::string>& e) {
+    std::string f = mutated(t, k, ptr, v, "k.json");
+    std::vector<std::string> all = e;
+    all.insert(all.begin(), f);
+    expect_bad("run -c " + kSmall + " -w " + f, all);
+  };
+  kern("/name", "", {": /name: expected a non-empty name, got \"\""});
+  kern("/kernels/0/name", "", {": /kernels/0/name: expected a non-empty name"});
+  kern("/buffers/1/name", "", {": /buffers/1/name: expected a non-empty name"});
+  kern("/kernels/0/tasks/1/name", "ne\ng", {": /kernels/0/tasks/1/name: expected a name without control characters, got \"ne\\ng\""});
+  kern("/kernels/1", json{{"name", "neg"}, {"tasks", json::array()}}, {": /kernels/1/name: duplicate kernel name \"neg\""});
+
+  auto ops = [&](const std::string& ptr, const json& v, const std::vector<std::string>& e) {
+    std::string f = mutated(t, o, ptr, v, "o.json");
+    std::vector<std::string> all = e;
+    all.insert(all.begin(), f);
+    expect_bad("run -c " + kSmall + " -w " + f, all);
+  };
+  ops("/name", "", {": /name: expected a non-empty name"});
+  ops("/tensors/b\tc", json{{"shape", {64}}, {"dtype", "fp16"}}, {": /tensors/b\\tc: expected a name without control characters"});
+  ops("/model", json{{"name", ""}, {"phase", "decode"}, {"batch", 1}}, {": /model/name: expected a non-empty name"});
+
+  std::string c = t.file("c.json", "{\"extends\": \"" + fs::absolute(kSmall).string() + "\", \"name\": \"../../x\"}");
+  expect_bad("run -c " + c + " -w " + kOps, {c + ": /name: expected a name without '/'", "(it names a directory)"});
+  expect_bad("run -c " + kSmall + " -w " + kOps + " --set name=a/b", {"--set", "name", "expected a name without '/'"});
+
+  const std::string place = "workloads/placements/two_adds_one_card.json";
+  std::string p = mutated(t, place, "/name", "", "p.json");
+  fs::copy_file(fs::absolute("workloads/add_2048x1024.json"), t.path / ".." / "add_2048x1024.json",
+                fs::copy_options::overwrite_existing);  // "../add_2048x1024.json" resolves beside t
+  expect_bad("validate " + p, {p + ": /name: expected a non-empty name"});
+  p = mutated(t, place, "/workloads/1/name", "..", "p.json");
+  expect_bad("validate " + p, {p + ": /workloads/1/name: expected a name without '/' that is not \".\" or \"..\""});
+  p = mutated(t, place, "/workloads/1/workload", "", "p.json");
+  expect_bad("validate " + p, {p + ": /workloads/1/workload: expected a file path, got an empty string"});
+  fs::remove(t.path / ".." / "add_2048x1024.json");
+
+  std::string m = mutated(t, "workloads/models/llama-3.1-8b.json", "/name", "a/b", "m.json");
+  expect_bad("validate " + m, {m + ": /name: expected a name without '/'"});
+  std::string s = t.file("s.json", "{\"format\": \"dfsim.suite\", \"version\": 1, \"name\": \"\", \"cases\": []}");
+  expect_bad("validate " + s, {s + ": /name: expected a non-empty name"});
+  std::string w = mutated(t, "workloads/sweeps/decode_rate_by_batch.json", "/metrics/time\nns", "sim_time_ns", "w.json");
+  expect_bad("validate " + w, {w + ": /metrics/time\\nns: a column name: expected a name without control characters"});
+}
+
+// A request trace naming one id twice said which id, not where: now the line of the second.
+TEST_CASE("bad input: a request id twice names the line", "[bad][serve]") {
+  TempDir t("req_dup");
+  std::string r = t.file("r.jsonl", "{\"id\": 3, \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2}\n"
+                                    "{\"id\": 4, \"arrival_ms\": 1, \"prompt_tokens\": 8, \"output_tokens\": 2}\n"
+                                    "{\"id\": 3, \"arrival_ms\": 2, \"prompt_tokens\": 8, \"output_tokens\": 2}\n");
+  expect_bad("serve --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv --requests " + r,
+             {r + ": line 3: request id 3 appears twice (also on line 1)"});
+}
+
+// --rate 1e-300 made arrival gaps of 1e300 s that overflowed into negative arrival times, and
+// the run "succeeded" (exit 0, TTFT -9e12 ms). --set of a number beyond a double said "got a
+// string".
+TEST_CASE("bad input: a request rate so low that arrivals overflow, a --set number beyond a double", "[bad]") {
+  expect_bad("serve --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv --rate 1e-300 -n 3",
+             {"--rate 1e-300: request 1 would arrive after ", " s, beyond 1e9 s"});
+  expect_bad(run_ops("--set core.clock_mhz=1e400"), {"--set: core.clock_mhz: 1:1: number 1e400 is out of range"});
+}
+
+// Reading an op graph looked every tensor name up by a linear search (and the dataflow check
+// searched the input list per op): a graph of 10^5 tensors and ops took minutes to reach its
+// error. Here the last op names a tensor that does not exist.
+TEST_CASE("bad input: an op graph of 100000 ops with a dangling name in its last op", "[bad]") {
+  TempDir t("many_ops");
+  const int n = 100000;
+  json g = {{"format", "dfsim.ops"}, {"version", 1}, {"name", "chain"}, {"inputs", {"t0"}}, {"outputs", {"t" + std::to_string(n)}}};
+  for (int i = 0; i <= n; ++i) g["tensors"]["t" + std::to_string(i)] = {{"shape", {64}}, {"dtype", "fp16"}};
+  for (int i = 0; i < n; ++i)
+    g["ops"].push_back({{"op", "neg"}, {"inputs", {i + 1 == n ? "zz" : "t" + std::to_string(i)}}, {"outputs", {"t" + std::to_string(i + 1)}}});
+  std::string f = t.file("chain.json", g.dump());
+  expect_bad("run -c " + kSmall + " -w " + f, {f, ": /ops/99999/inputs/0: unknown tensor \"zz\""});
+}

@@ -133,18 +133,46 @@ TEST_CASE("regress: bad suites exit 2 with one line naming the file and JSON pat
   CHECK(dfsim("regress " + f).out ==
         f + ": /cases/0/checks/0: unknown check \"littles\", expected roofline, offchip_peak or determinism\n");
 
-  // A metric that summary.json does not have is a suite error too (after the run).
+  // A metric that summary.json does not have is a suite error too, found after the run: one
+  // line on stderr, no table on stdout, and --update and --junit write nothing.
   s = small_suite();
   s["cases"][0]["expect"]["offchip.bytes_rd"] = {{"value", 1}, {"exact", true}};
   write(f, s.dump());
-  r = dfsim("regress " + f);
+  const std::string before = slurp(f);
+  r = dfsim("regress " + f + " --update --junit " + (d / "j.xml"), "2>/dev/null");
   CHECK(r.code == 2);
-  CHECK_THAT(r.out, Contains(": /cases/0/expect/offchip.bytes_rd: no metric \"offchip.bytes_rd\" in the run's summary.json"));
+  CHECK(r.out.empty());  // stdout: no table, no totals
+  r = dfsim("regress " + f + " --update --junit " + (d / "j.xml"));
+  CHECK(r.out == f + ": /cases/0/expect/offchip.bytes_rd: no metric \"offchip.bytes_rd\" in the run's summary.json\n");
+  CHECK(slurp(f) == before);
+  CHECK_FALSE(fs::exists(d / "j.xml"));
 
   r = dfsim("regress " + (d / "missing.json"));
   CHECK(r.code == 2);
   CHECK(r.out == (d / "missing.json") + ": no such file\n");
   CHECK(dfsim("regress " + f + " --only zzz").code == 2);
+}
+
+// Found before any run: the case's workload is compiled as its run will compile it, so a kernel
+// the compiled graph does not have and compile options the run would reject are one line, exit
+// 2, at the suite's JSON path (they used to be a row of the table after all the runs).
+TEST_CASE("regress: a kernel the compiled workload lacks and a rejected compile option fail before any run", "[regress]") {
+  TempDir d("kernels");
+  std::string f = d / "s.json";
+  ojson s = small_suite();
+  s["cases"][0]["kernels"] = {{"add_z", {{"duration_ns", {{"value", 1}, {"relative_pct", 1}}}}}};
+  write(f, s.dump());
+  Result r = dfsim("regress " + f);
+  CHECK(r.code == 2);
+  CHECK(r.out == f + ": /cases/0/kernels/add_z: no kernel \"add_z\" in " + repo("workloads/add_2048x1024.json") +
+                     " as compiled for this case (did you mean \"add_y\"?)\n");
+  s = small_suite();
+  s["cases"][1]["compile"] = {{"cores", 64}};  // the spyre card has 32
+  write(f, s.dump());
+  r = dfsim("regress " + f);
+  CHECK(r.code == 2);
+  REQUIRE(cli_test::lines(r.out).size() == 1);
+  CHECK_THAT(r.out, Contains(f + ": /cases/1/compile: --cores: the program asks for 64 cores"));
 }
 
 TEST_CASE("regress: a determinism case runs twice and compares summary.json and trace.json", "[regress]") {
@@ -290,6 +318,7 @@ TEST_CASE("regress: an expected value of the wrong type is a suite error (exit 2
   write(f, s.dump());
   Result r = dfsim("regress " + f + " --only add");
   CHECK(r.code == 2);
+  REQUIRE(cli_test::lines(r.out).size() == 1);  // no table
   CHECK_THAT(r.out, Contains(f + ": /cases/0/expect/sim_time_ns/value: expected a number: the run's sim_time_ns is a number ("));
   CHECK_THAT(r.out, Contains("), got fast"));
 }

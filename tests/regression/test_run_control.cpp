@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -170,5 +171,56 @@ TEST_CASE("run control: SIGINT while serve simulates its steps stops the childre
   CHECK(text == "dfsim: interrupted by SIGINT\n");
   CHECK(!fs::exists(out));
   for (const auto& e : fs::directory_iterator(cache)) CHECK(e.path().filename().string()[0] != '.');  // no scratch
+  fs::remove_all(d);
+}
+
+namespace {
+
+// Whether `parent` has a child process (read from /proc/PID/stat: the field after the state).
+bool has_child(pid_t parent) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::ifstream f(e.path() / "stat");
+    std::string stat;
+    if (!f || !std::getline(f, stat)) continue;
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// calibrate ran each microbenchmark through std::system, which ignores SIGINT in the caller:
+// a SIGINT sent to calibrate did nothing until every run was over. Its runs are children of
+// its own now (run_children): it stops them and exits 130 with one line.
+TEST_CASE("run control: SIGINT while calibrate runs a microbenchmark stops it with one line, exit 130") {
+  fs::path d = fresh_dir("calibrate");
+  fs::create_directories(d);
+  fs::path err = d / "err.txt";
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::string cmd = std::string(DFSIM_BINARY) + " calibrate >/dev/null 2>" + err.string();
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  bool started = false;  // calibrate is waiting on its first `dfsim run`
+  for (int i = 0; i < 800 && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    started = has_child(pid);
+  }
+  REQUIRE(started);
+  kill(pid, SIGINT);
+  int code = wait_exit(pid);
+  std::ifstream f(err);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(code == 130);
+  CHECK(text == "dfsim: interrupted by SIGINT\n");
   fs::remove_all(d);
 }
