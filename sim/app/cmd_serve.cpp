@@ -101,7 +101,7 @@ int cmd_serve(const std::vector<std::string>& args) {
   std::vector<std::string> sets;
   int tp = 1, query_quantum = 0, jobs = std::max(1u, std::thread::hardware_concurrency());
   std::int64_t num_requests = 100, num_blocks = 0;
-  std::uint64_t seed = 0;
+  std::int64_t seed = 0;  // signed, so that -1 is refused instead of wrapping around
   double burstiness = 1;
   SchedulerParams p;
   opts.add_options()
@@ -147,6 +147,7 @@ int cmd_serve(const std::vector<std::string>& args) {
   // Everything is checked before the first step.
   bool have_rate = vm.count("rate");
   if (have_rate == vm.count("requests")) throw UsageError("give either --requests FILE or --rate R");
+  if (seed < 0) throw UsageError("--seed must be >= 0");
   if (tp < 1 || tp > 64) throw UsageError("--tp must be in [1, 64]");
   if (jobs < 1 || jobs > 1024) throw UsageError("--jobs must be in [1, 1024]");
   if (num_requests < 1 || num_requests > kMaxRequests) throw UsageError("--num-requests must be in [1, 10000000]");
@@ -180,7 +181,7 @@ int cmd_serve(const std::vector<std::string>& args) {
     gen.num_requests = num_requests;
     gen.prompt = parse_length_dist(prompt_len, "--prompt-len");
     gen.output = parse_length_dist(output_len, "--output-len");
-    gen.seed = seed;
+    gen.seed = static_cast<std::uint64_t>(seed);
   } else {
     trace = read_request_file(requests_file);
     check_requests_fit(trace, p, requests_file);

@@ -817,6 +817,12 @@ TEST_CASE("bad input: a request rate so low that arrivals overflow, a --set numb
   expect_bad(run_ops("--set core.clock_mhz=1e400"), {"--set: core.clock_mhz: 1:1: number 1e400 is out of range"});
 }
 
+// --seed was unsigned: -1 wrapped around to 2^64 - 1 and the run went on with that seed.
+TEST_CASE("bad input: a negative serve --seed", "[bad]") {
+  expect_bad("serve --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv --rate 1 -n 3 --seed -1",
+             {"--seed must be >= 0"});
+}
+
 // Reading an op graph looked every tensor name up by a linear search (and the dataflow check
 // searched the input list per op): a graph of 10^5 tensors and ops took minutes to reach its
 // error. Here the last op names a tensor that does not exist.
