@@ -30,16 +30,39 @@ nlohmann::json read_json(const fs::path& p) {
   return nlohmann::json::parse(in);
 }
 
-// Starts `dfsim run` on the 4096^3 matmul (about two host seconds) without waiting.
+// A matmul [4096, 16384] @ [16384, 4096] on one core in 128 B bursts: about 0.5 s to load and
+// compile and over 6 s to simulate on an idle machine (both grow together on a loaded one), so a
+// stop a few seconds in lands mid-simulation. (The 4096^3 matmul once took 6 s this way; faster
+// builds brought it under 3 s, too close to a timeout that must also clear the loading.)
+std::string long_workload() {
+  // Written once per test process, removed when it exits.
+  struct File {
+    fs::path path = fs::temp_directory_path() / ("dfsim-runctl-matmul-" + std::to_string(getpid()) + ".json");
+    File() {
+      std::ofstream(path) << R"({"format": "dfsim.ops", "version": 1, "name": "matmul_long",
+ "tensors": {"a": {"shape": [4096, 16384], "dtype": "fp16"}, "b": {"shape": [16384, 4096], "dtype": "fp16"},
+             "c": {"shape": [4096, 4096], "dtype": "fp16"}},
+ "inputs": ["a", "b"], "outputs": ["c"],
+ "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"]}],
+ "compile": {"cores": 32, "lx_planning": false}})";
+    }
+    ~File() {
+      std::error_code ec;
+      fs::remove(path, ec);
+    }
+  };
+  static const File file;
+  return file.path.string();
+}
+
+// Starts `dfsim run` on long_workload() without waiting.
 pid_t start_long_run(const fs::path& out, const std::string& extra = "") {
+  const std::string workload = long_workload();  // written before the fork
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    // matmul_4096 on one core in 128 B bursts: ~6 M bursts, several seconds of host time even
-    // in a release build, so a signal sent after 600 ms always lands mid-simulation.
-    std::string cmd = std::string(DFSIM_BINARY) +
-                      " run -q --workload workloads/matmul_4096.json --cores 1 --set core.dma.burst_sticks=1 --out " +
-                      out.string() + " " + extra + " 2>/dev/null";
+    std::string cmd = std::string(DFSIM_BINARY) + " run -q --workload " + workload +
+                      " --cores 1 --set core.dma.burst_sticks=1 --out " + out.string() + " " + extra + " 2>/dev/null";
     execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -66,10 +89,10 @@ void check_partial(const fs::path& out, const std::string& status) {
 
 TEST_CASE("run control: --timeout stops a long run with exit 1 and partial outputs") {
   fs::path out = fresh_dir("timeout");
-  // The timeout counts from the start: loading and compiling take about 0.1 s alone but over a
-  // second on a loaded 2-core machine (a timeout then says "while loading" and writes nothing),
-  // so at 3 s the simulation (six seconds alone, longer when loaded) is under way.
-  int code = wait_exit(start_long_run(out, "--timeout 3"));
+  // The timeout counts from the start: loading and compiling take about 0.5 s alone and a few
+  // times that on a loaded 2-core machine or under ASan (a timeout then says "while loading" and
+  // writes nothing), so at 4 s the simulation (over 6 s alone, longer when loaded) is under way.
+  int code = wait_exit(start_long_run(out, "--timeout 4"));
   CHECK(code == 1);
   check_partial(out, "limit");
   CHECK(read_json(out / "summary.json")["reason"].get<std::string>().find("--timeout") != std::string::npos);
