@@ -55,9 +55,12 @@ std::string long_workload() {
   return file.path.string();
 }
 
-// Starts `dfsim run` on long_workload() without waiting.
-pid_t start_long_run(const fs::path& out, const std::string& extra = "") {
-  const std::string workload = long_workload();  // written before the fork
+// Starts `dfsim run` without waiting: on the 4096^3 matmul (one core, 128 B bursts: seconds of
+// simulation, built quickly, so a signal 200 ms after the output directory appears lands
+// mid-simulation even under ASan), or with `longer` on long_workload() (for --timeout, which
+// counts from the start and must clear the loading on a loaded machine).
+pid_t start_long_run(const fs::path& out, const std::string& extra = "", bool longer = false) {
+  const std::string workload = longer ? long_workload() : "workloads/matmul_4096.json";  // written before the fork
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
@@ -92,7 +95,7 @@ TEST_CASE("run control: --timeout stops a long run with exit 1 and partial outpu
   // The timeout counts from the start: loading and compiling take about 0.5 s alone and a few
   // times that on a loaded 2-core machine or under ASan (a timeout then says "while loading" and
   // writes nothing), so at 4 s the simulation (over 6 s alone, longer when loaded) is under way.
-  int code = wait_exit(start_long_run(out, "--timeout 4"));
+  int code = wait_exit(start_long_run(out, "--timeout 4", true));
   CHECK(code == 1);
   check_partial(out, "limit");
   CHECK(read_json(out / "summary.json")["reason"].get<std::string>().find("--timeout") != std::string::npos);
