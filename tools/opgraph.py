@@ -156,6 +156,16 @@ def write_json(doc, path):
     write_text(json.dumps(doc, indent=1) + "\n", path)
 
 
+
+def written_in_place(path):
+    """True when `path` must be written in place, never replaced by a renamed file: it exists and
+    is neither a file nor a directory (a pipe, a device), or it lies (or its symlink points) under
+    /dev or /proc (/dev/stdout, /dev/full)."""
+    special = ("/dev/", "/proc/")
+    link = os.readlink(path) if os.path.islink(path) else ""
+    return (os.path.exists(path) and not os.path.isfile(path)) or os.path.abspath(path).startswith(special) \
+        or link.startswith(special)
+
 def write_text(text, path):
     """Writes all or nothing: a temporary file renamed over `path`. A path that exists and is
     neither a file nor a directory (a pipe), or under /dev or /proc (/dev/stdout, a symlink to
@@ -163,10 +173,8 @@ def write_text(text, path):
     replaced the device and reported success. ImportFailure("path: why") if it fails."""
     if os.path.isdir(path):
         raise ImportFailure(f"{path}: is a directory, expected a file path")
-    special = ("/dev/", "/proc/")
     link = os.readlink(path) if os.path.islink(path) else ""
-    if (os.path.exists(path) and not os.path.isfile(path)) or os.path.abspath(path).startswith(special) \
-            or link.startswith(special):
+    if written_in_place(path):
         try:
             if path in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1") or link in ("/dev/stdout", "/proc/self/fd/1"):
                 # our own stdout, which "wrote ..." is printed to after

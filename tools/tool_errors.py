@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 
+from opgraph import written_in_place
+
 
 class BadInput(Exception):
     """An input the tool cannot use; the message is the whole line after `TOOL: `."""
@@ -105,10 +107,7 @@ def write_atomically(path, write):
     path = str(path)
     if os.path.isdir(path):
         raise BadInput(f"{path}: is a directory, expected a file to write")
-    special = ("/dev/", "/proc/")
-    link = os.readlink(path) if os.path.islink(path) else ""
-    if (os.path.exists(path) and not os.path.isfile(path)) or os.path.abspath(path).startswith(special) \
-            or link.startswith(special):
+    if written_in_place(path):
         write(path)
         return
     d, base = os.path.split(os.path.realpath(path))
