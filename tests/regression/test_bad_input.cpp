@@ -753,24 +753,21 @@ std::string mutated(const TempDir& t, const std::string& from, const std::string
 TEST_CASE("bad input: empty names, control characters and a kernel name twice", "[bad]") {
   TempDir t("names");
   const std::string k = kBad + "kernels_ok.json", o = kBad + "ops_ok.json";
-  auto kern = [&](const std::string& ptr, const json& v, const std::vector<std::string>& e) {
-    std::string f = mutated(t, k, ptr, v, "k.json");
+  // `run` on a copy of `base` with `ptr` set to `v` fails naming the copy and `e`.
+  auto run_bad = [&](const std::string& base, const std::string& ptr, const json& v, const std::vector<std::string>& e) {
+    std::string f = mutated(t, base, ptr, v, base == k ? "k.json" : "o.json");
     std::vector<std::string> all = e;
     all.insert(all.begin(), f);
     expect_bad("run -c " + kSmall + " -w " + f, all);
   };
+  auto kern = [&](const std::string& ptr, const json& v, const std::vector<std::string>& e) { run_bad(k, ptr, v, e); };
   kern("/name", "", {": /name: expected a non-empty name, got \"\""});
   kern("/kernels/0/name", "", {": /kernels/0/name: expected a non-empty name"});
   kern("/buffers/1/name", "", {": /buffers/1/name: expected a non-empty name"});
   kern("/kernels/0/tasks/1/name", "ne\ng", {": /kernels/0/tasks/1/name: expected a name without control characters, got \"ne\\ng\""});
   kern("/kernels/1", json{{"name", "neg"}, {"tasks", json::array()}}, {": /kernels/1/name: duplicate kernel name \"neg\""});
 
-  auto ops = [&](const std::string& ptr, const json& v, const std::vector<std::string>& e) {
-    std::string f = mutated(t, o, ptr, v, "o.json");
-    std::vector<std::string> all = e;
-    all.insert(all.begin(), f);
-    expect_bad("run -c " + kSmall + " -w " + f, all);
-  };
+  auto ops = [&](const std::string& ptr, const json& v, const std::vector<std::string>& e) { run_bad(o, ptr, v, e); };
   ops("/name", "", {": /name: expected a non-empty name"});
   ops("/tensors/b\tc", json{{"shape", {64}}, {"dtype", "fp16"}}, {": /tensors/b\\tc: expected a name without control characters"});
   ops("/model", json{{"name", ""}, {"phase", "decode"}, {"batch", 1}}, {": /model/name: expected a non-empty name"});
