@@ -30,21 +30,22 @@ nlohmann::json read_json(const fs::path& p) {
   return nlohmann::json::parse(in);
 }
 
-// A matmul [4096, 16384] @ [16384, 4096] on one core in 128 B bursts: about 0.5 s to load and
-// compile and over 6 s to simulate on an idle machine (both grow together on a loaded one), so a
-// stop a few seconds in lands mid-simulation. (The 4096^3 matmul once took 6 s this way; faster
-// builds brought it under 3 s, too close to a timeout that must also clear the loading.)
+// A one-task kernel graph: one DMA copy of 8 GiB off-chip in 128 B bursts (with the
+// burst_sticks=1 of start_run). It loads in milliseconds, also under ASan, and simulates for
+// about 20 s on an idle machine (longer under load or ASan), so a timeout or a signal lands
+// mid-simulation however slow the machine is: the stop never races the loading. (Op-graph
+// workloads compile for a time that grows with the machine's load, which made the earlier
+// versions of these tests flaky under ASan in CI.)
 std::string long_workload() {
   // Written once per test process, removed when it exits.
   struct File {
-    fs::path path = fs::temp_directory_path() / ("dfsim-runctl-matmul-" + std::to_string(getpid()) + ".json");
+    fs::path path = fs::temp_directory_path() / ("dfsim-runctl-copy-" + std::to_string(getpid()) + ".json");
     File() {
-      std::ofstream(path) << R"({"format": "dfsim.ops", "version": 1, "name": "matmul_long",
- "tensors": {"a": {"shape": [4096, 16384], "dtype": "fp16"}, "b": {"shape": [16384, 4096], "dtype": "fp16"},
-             "c": {"shape": [4096, 4096], "dtype": "fp16"}},
- "inputs": ["a", "b"], "outputs": ["c"],
- "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"]}],
- "compile": {"cores": 32, "lx_planning": false}})";
+      std::ofstream(path) << R"({"format": "dfsim.kernels", "version": 1, "name": "long_copy", "cores": 1,
+ "buffers": [{"name": "x", "space": "hbm", "bytes": 8589934592, "preloaded": true},
+             {"name": "y", "space": "hbm", "bytes": 8589934592}],
+ "kernels": [{"name": "copy", "tasks": [{"name": "copy", "unit": "dma", "op": "copy", "core": 0,
+   "reads": [{"buffer": "x", "bytes": 8589934592}], "writes": [{"buffer": "y", "bytes": 8589934592}]}]}]})";
     }
     ~File() {
       std::error_code ec;
@@ -55,17 +56,16 @@ std::string long_workload() {
   return file.path.string();
 }
 
-// Starts `dfsim run` without waiting: on the 4096^3 matmul (one core, 128 B bursts: seconds of
-// simulation, built quickly, so a signal 200 ms after the output directory appears lands
-// mid-simulation even under ASan), or with `longer` on long_workload() (for --timeout, which
-// counts from the start and must clear the loading on a loaded machine).
-pid_t start_long_run(const fs::path& out, const std::string& extra = "", bool longer = false) {
-  const std::string workload = longer ? long_workload() : "workloads/matmul_4096.json";  // written before the fork
+// Starts `dfsim run` without waiting, in 128 B bursts on one core: on long_workload() (a stop
+// lands mid-simulation), or with `to_the_end` on the 4096^3 matmul (a run of a few seconds
+// that finishes and writes a trace of tens of MB, for a signal while the outputs are written).
+pid_t start_run(const fs::path& out, const std::string& extra = "", bool to_the_end = false) {
+  const std::string workload = to_the_end ? "workloads/matmul_4096.json" : long_workload();  // written before the fork
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    std::string cmd = std::string(DFSIM_BINARY) + " run -q --workload " + workload +
-                      " --cores 1 --set core.dma.burst_sticks=1 --out " + out.string() + " " + extra + " 2>/dev/null";
+    std::string cmd = std::string(DFSIM_BINARY) + " run -q --workload " + workload + (to_the_end ? " --cores 1" : "") +
+                      " --set core.dma.burst_sticks=1 --out " + out.string() + " " + extra + " 2>/dev/null";
     execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -92,10 +92,9 @@ void check_partial(const fs::path& out, const std::string& status) {
 
 TEST_CASE("run control: --timeout stops a long run with exit 1 and partial outputs") {
   fs::path out = fresh_dir("timeout");
-  // The timeout counts from the start: loading and compiling take about 0.5 s alone and a few
-  // times that on a loaded 2-core machine or under ASan (a timeout then says "while loading" and
-  // writes nothing), so at 4 s the simulation (over 6 s alone, longer when loaded) is under way.
-  int code = wait_exit(start_long_run(out, "--timeout 4", true));
+  // The timeout counts from the start; loading the one-task graph takes milliseconds, so at 2 s
+  // the simulation (about 20 s alone) is under way.
+  int code = wait_exit(start_run(out, "--timeout 2"));
   CHECK(code == 1);
   check_partial(out, "limit");
   CHECK(read_json(out / "summary.json")["reason"].get<std::string>().find("--timeout") != std::string::npos);
@@ -105,10 +104,9 @@ TEST_CASE("run control: --timeout stops a long run with exit 1 and partial outpu
 // Sends `sig` to a running simulation: it stops cleanly and exits 128 + sig.
 static void check_signal(int sig, const std::string& tag) {
   fs::path out = fresh_dir(tag);
-  pid_t pid = start_long_run(out);
-  // The output directory is made just before the simulation starts (after loading and
-  // compiling, which take longer on a loaded machine or under ASan); the simulation itself
-  // takes seconds. Signal it 200 ms into the simulation.
+  pid_t pid = start_run(out);
+  // The output directory is made just before the simulation starts; the simulation itself
+  // takes about 20 s. Signal it 200 ms into the simulation.
   for (int i = 0; i < 6000 && !fs::exists(out); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   REQUIRE(fs::exists(out));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -146,7 +144,7 @@ TEST_CASE("run control: SIGTERM while the outputs are written exits 143 and keep
   std::ifstream before_f(out / "summary.json");
   std::string before((std::istreambuf_iterator<char>(before_f)), std::istreambuf_iterator<char>());
   // The 1-core 4096^3 matmul writes a trace of tens of MB: signal it once its temporaries appear.
-  pid_t pid = start_long_run(out);
+  pid_t pid = start_run(out, "", true);
   bool writing = false;
   for (int i = 0; i < 6000 && !writing; ++i) {
     writing = fs::exists(out / ".summary.json.tmp");  // written first (the directory probe is not it)
