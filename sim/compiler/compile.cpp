@@ -70,22 +70,24 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
                                                      " (system.cards; configs/spyre-drawer.json has 8)");
   GraphBuilder builder(ops.name, cores);
   const std::uint64_t usable = config.core.lx.usable_bytes;
-  std::vector<KernelPlan> kernels = form_kernels(ops, cores, usable / 2);
+  const TensorUses uses(ops);
+  std::vector<KernelPlan> kernels = form_kernels(ops, uses, cores, usable / 2);
   // Residency: every op graph tensor has an HBM buffer (graph inputs preloaded) unless it
   // aliases another's; the ones the LX plan keeps between kernels also get an LX buffer for
   // each core's slice.
   // Not candidates: tensors that live only inside a fused kernel, and a matmul kernel's output
   // (its epilogue's last), which the matmul lowering stores from its own tiles.
-  std::vector<bool> never_kept = fused_away_tensors(ops, kernels);
+  std::vector<bool> never_kept = fused_away_tensors(ops, uses, kernels);
   never_kept.resize(ops.tensors.size(), false);
   for (const KernelPlan& k : kernels)
     if (find_op_info(ops.ops[static_cast<std::size_t>(k.ops.front())].op)->kind == OpKind::matmul)
       never_kept[static_cast<std::size_t>(ops.ops[static_cast<std::size_t>(k.ops.back())].outputs[0])] = true;
-  ResidencyPlan residency = plan_residency(ops, ops.compile.lx_planning, cores, usable, never_kept);
+  ResidencyPlan residency = plan_residency(ops, uses, ops.compile.lx_planning, cores, usable, never_kept);
   LowerContext ctx{builder, ops, {}, cores, usable / 2, {}};
   ctx.stick_bytes = config.core.dma.stick_bytes;
   ctx.chip = &config;
   ctx.report = report;
+  ctx.uses = &uses;
   std::vector<int> alias = hbm_aliases(ops, ctx.stick_bytes);
   ctx.hbm.assign(ops.tensors.size(), -1);
   for (std::size_t t = 0; t < ops.tensors.size(); ++t) {

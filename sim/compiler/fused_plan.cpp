@@ -11,7 +11,7 @@ namespace {
 
 class Planner {
  public:
-  Planner(const OpGraph& g, FusedPlan& p) : g_(g), p_(p) {}
+  Planner(const OpGraph& g, const TensorUses& uses, FusedPlan& p) : g_(g), uses_(uses), p_(p) {}
 
   void add(const Op& op, const PointwisePlan& pp) {
     std::vector<int> in;
@@ -58,13 +58,11 @@ class Planner {
 
   // Marks the tensors used outside the kernel (graph outputs, later consumers) as stored.
   void finish() {
-    std::vector<bool> inside(g_.ops.size(), false);
-    for (int oi : p_.ops) inside[static_cast<std::size_t>(oi)] = true;
     for (FusedSlot& s : p_.slots) {
       if (s.tensor < 0 || s.external_in) continue;
-      bool out = std::find(g_.outputs.begin(), g_.outputs.end(), s.tensor) != g_.outputs.end();
-      for (const Op& c : g_.ops)
-        if (!inside[static_cast<std::size_t>(c.index)] && std::count(c.inputs.begin(), c.inputs.end(), s.tensor)) out = true;
+      bool out = uses_.is_output(s.tensor);
+      for (int r : uses_.readers(s.tensor))
+        out = out || std::find(p_.ops.begin(), p_.ops.end(), r) == p_.ops.end();
       s.stored = out;
     }
   }
@@ -112,6 +110,7 @@ class Planner {
   }
 
   const OpGraph& g_;
+  const TensorUses& uses_;
   FusedPlan& p_;
   std::map<int, int> by_tensor_;
 };
@@ -125,9 +124,9 @@ std::uint64_t FusedPlan::unit_bytes() const {
   return b;
 }
 
-FusedPlan plan_fused(const OpGraph& g, const std::vector<int>& ops, int cores) {
+FusedPlan plan_fused(const OpGraph& g, const TensorUses& uses, const std::vector<int>& ops, int cores) {
   FusedPlan p;
-  Planner planner(g, p);
+  Planner planner(g, uses, p);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = g.ops[static_cast<std::size_t>(ops[i])];
     PointwisePlan pp = plan_pointwise(g, op, cores);

@@ -44,6 +44,6 @@ struct FusedPlan {
 
 // Plans `ops` (op indices in execution order, each rowwise, divided over the cores the same
 // way) as one kernel for `cores` cores.
-FusedPlan plan_fused(const OpGraph& g, const std::vector<int>& ops, int cores);
+FusedPlan plan_fused(const OpGraph& g, const TensorUses& uses, const std::vector<int>& ops, int cores);
 
 }  // namespace dfsim

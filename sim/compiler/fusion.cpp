@@ -25,7 +25,8 @@ bool same_split(const std::optional<TensorSplit>& a, const std::optional<TensorS
 bool fusable(const OpGraph& g, const Op& op) { return op_fuses(g, op) && op.split.empty() && op.tiles.empty(); }
 
 // Whether rowwise op `next` may join the rowwise kernel `k`.
-bool joins_rowwise(const OpGraph& g, const KernelPlan& k, const Op& next, int cores, std::uint64_t budget) {
+bool joins_rowwise(const OpGraph& g, const TensorUses& uses, const KernelPlan& k, const Op& next, int cores,
+                   std::uint64_t budget) {
   if (!is_rowwise(next)) return false;
   bool linked = false;
   for (int t : next.inputs)
@@ -44,21 +45,12 @@ bool joins_rowwise(const OpGraph& g, const KernelPlan& k, const Op& next, int co
   if (!linked) return false;
   std::vector<int> ops = k.ops;
   ops.push_back(next.index);
-  return plan_fused(g, ops, cores).unit_bytes() <= budget;
-}
-
-// Whether tensor `t` is read only by op `reader` and is not a graph output: a matmul
-// epilogue stores only its last output, so the tensors before it must not be needed elsewhere.
-bool only_read_by(const OpGraph& g, int t, int reader) {
-  if (std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end()) return false;
-  for (const Op& c : g.ops)
-    if (c.index != reader && std::count(c.inputs.begin(), c.inputs.end(), t)) return false;
-  return true;
+  return plan_fused(g, uses, ops, cores).unit_bytes() <= budget;
 }
 
 }  // namespace
 
-std::vector<KernelPlan> form_kernels(const OpGraph& g, int cores, std::uint64_t tile_budget) {
+std::vector<KernelPlan> form_kernels(const OpGraph& g, const TensorUses& uses, int cores, std::uint64_t tile_budget) {
   std::vector<KernelPlan> out;
   bool open = false;  // the last kernel may take more ops
   for (int oi : g.order) {
@@ -69,8 +61,10 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, int cores, std::uint64_t 
       const bool matmul = find_op_info(head.op)->kind == OpKind::matmul;
       std::vector<int> epilogue(k.ops.begin() + 1, k.ops.end());
       const int last = g.ops[static_cast<std::size_t>(k.ops.back())].outputs[0];
-      const bool joins = matmul ? only_read_by(g, last, oi) && matmul_epilogue_ok(g, head, epilogue, op)
-                                : joins_rowwise(g, k, op, cores, tile_budget);
+      // A matmul epilogue stores only its last output: the tensors before it must not be
+      // needed elsewhere.
+      const bool joins = matmul ? !uses.read_elsewhere(last, oi) && matmul_epilogue_ok(g, uses, head, epilogue, op)
+                                : joins_rowwise(g, uses, k, op, cores, tile_budget);
       if (joins) {
         k.ops.push_back(oi);
         k.matmul_epilogue = matmul;
@@ -87,7 +81,7 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, int cores, std::uint64_t 
   return out;
 }
 
-std::vector<bool> fused_away_tensors(const OpGraph& g, const std::vector<KernelPlan>& kernels) {
+std::vector<bool> fused_away_tensors(const OpGraph& g, const TensorUses& uses, const std::vector<KernelPlan>& kernels) {
   std::vector<bool> away(g.tensors.size(), false);
   std::vector<int> kernel_of(g.ops.size(), -1);
   for (std::size_t k = 0; k < kernels.size(); ++k)
@@ -96,9 +90,9 @@ std::vector<bool> fused_away_tensors(const OpGraph& g, const std::vector<KernelP
     const int k = kernel_of[static_cast<std::size_t>(op.index)];
     if (kernels[static_cast<std::size_t>(k)].ops.size() < 2) continue;
     for (int t : op.outputs) {
-      bool inside = std::find(g.outputs.begin(), g.outputs.end(), t) == g.outputs.end();
-      for (const Op& c : g.ops)
-        if (std::count(c.inputs.begin(), c.inputs.end(), t) && kernel_of[static_cast<std::size_t>(c.index)] != k) inside = false;
+      bool inside = !uses.is_output(t);
+      for (int r : uses.readers(t))
+        if (kernel_of[static_cast<std::size_t>(r)] != k) inside = false;
       away[static_cast<std::size_t>(t)] = inside;
     }
   }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "sim/graph/op_graph.h"
+#include "sim/graph/tensor_uses.h"
 
 namespace dfsim {
 
@@ -20,10 +21,10 @@ struct KernelPlan {
 // tile still fits `tile_budget` bytes of LX; an elementwise op joins a matmul's kernel as
 // its epilogue when matmul_epilogue_ok() agrees. Ops with fuse false, a forced split or
 // tiles keep a kernel of their own (a matmul with tiles still takes its epilogue).
-std::vector<KernelPlan> form_kernels(const OpGraph& g, int cores, std::uint64_t tile_budget);
+std::vector<KernelPlan> form_kernels(const OpGraph& g, const TensorUses& uses, int cores, std::uint64_t tile_budget);
 
 // Per tensor: true when it is produced and consumed only inside one kernel (never stored).
-std::vector<bool> fused_away_tensors(const OpGraph& g, const std::vector<KernelPlan>& kernels);
+std::vector<bool> fused_away_tensors(const OpGraph& g, const TensorUses& uses, const std::vector<KernelPlan>& kernels);
 
 // The kernel's name: <op>_<output tensor> for one op; fused_<first op>_<last output> else.
 std::string kernel_name(const OpGraph& g, const KernelPlan& k);

@@ -33,7 +33,7 @@ std::vector<TileRange> coarse_ranges(const LowerContext& ctx, const FusedPlan& p
 
 void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::string& kernel) {
   const OpGraph& g = ctx.ops;
-  FusedPlan p = plan_fused(g, ops, ctx.cores);
+  FusedPlan p = plan_fused(g, *ctx.uses, ops, ctx.cores);
   const Op& first = g.ops[static_cast<std::size_t>(ops.front())];
   auto kept = [&](const FusedSlot& s) { return s.tensor >= 0 && (s.external_in || s.stored) && ctx.lx[s.tensor] >= 0; };
   // The LX of one tile: every slot except those kept in LX and broadcast operands (loaded once).

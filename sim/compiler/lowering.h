@@ -10,6 +10,7 @@
 #include "sim/compiler/work_division.h"
 #include "sim/graph/op_graph.h"
 #include "sim/graph/op_shapes.h"
+#include "sim/graph/tensor_uses.h"
 
 namespace dfsim {
 
@@ -27,6 +28,7 @@ struct LowerContext {
   std::uint64_t stick_bytes = 128;  // core.dma.stick_bytes: the DMA word, the unit of layout
   const ChipConfig* chip = nullptr;  // for the lowerings' own estimates (matmul family)
   CompileReport* report = nullptr;   // what the lowerings decided, when asked for
+  const TensorUses* uses = nullptr;  // readers and producers of ops' tensors (set by compile_ops)
 };
 
 // How a pointwise op or reduction divides one of its tensors over the cores: the tensor's
@@ -102,7 +104,8 @@ void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, co
 // (read by nothing else, not a graph output), whose output has the matmul output's shape, and
 // whose other operand, if any, has that shape too or is a row vector [N] (a bias), and is a
 // graph input or the output of an op before the matmul.
-bool matmul_epilogue_ok(const OpGraph& g, const Op& matmul, const std::vector<int>& epilogue, const Op& next);
+bool matmul_epilogue_ok(const OpGraph& g, const TensorUses& uses, const Op& matmul, const std::vector<int>& epilogue,
+                        const Op& next);
 // Scaled dot-product attention (lower_sdpa.cpp): tile loops batch -> KV head -> Lq tiles ->
 // Lk tiles with an online-softmax body, K and V loaded once per GQA group.
 void lower_sdpa(LowerContext& ctx, const Op& op, const std::string& kernel);

@@ -43,7 +43,8 @@ std::vector<EpilogueStep> epilogue_steps(const OpGraph& g, const MatmulProblem& 
   return steps;
 }
 
-bool matmul_epilogue_ok(const OpGraph& g, const Op& matmul, const std::vector<int>& epilogue, const Op& next) {
+bool matmul_epilogue_ok(const OpGraph& g, const TensorUses& uses, const Op& matmul, const std::vector<int>& epilogue,
+                        const Op& next) {
   const OpInfo* info = find_op_info(next.op);
   if (find_op_info(matmul.op)->kind != OpKind::matmul || !info ||
       (info->kind != OpKind::binary && info->kind != OpKind::unary) || next.outputs.size() != 1)
@@ -53,18 +54,13 @@ bool matmul_epilogue_ok(const OpGraph& g, const Op& matmul, const std::vector<in
   if (std::find(next.inputs.begin(), next.inputs.end(), running) == next.inputs.end()) return false;
   if (g.tensors[static_cast<std::size_t>(next.outputs[0])].shape != shape) return false;
   // The running tensor is read by `next` only and is not a graph output.
-  if (std::find(g.outputs.begin(), g.outputs.end(), running) != g.outputs.end()) return false;
-  for (const Op& o : g.ops)
-    if (o.index != next.index && std::find(o.inputs.begin(), o.inputs.end(), running) != o.inputs.end()) return false;
-  std::vector<int> pos(g.ops.size(), 0);
-  for (std::size_t i = 0; i < g.order.size(); ++i) pos[static_cast<std::size_t>(g.order[i])] = static_cast<int>(i);
+  if (uses.read_elsewhere(running, next.index)) return false;
   for (int in : next.inputs) {
     if (in == running) continue;
     const OpTensor& t = g.tensors[static_cast<std::size_t>(in)];
     if (t.shape != shape && !is_row_vector(t.shape, shape.back())) return false;
-    for (const Op& o : g.ops)
-      if (o.outputs[0] == in && pos[static_cast<std::size_t>(o.index)] >= pos[static_cast<std::size_t>(matmul.index)])
-        return false;
+    const int p = uses.producer(in);
+    if (p >= 0 && uses.position(p) >= uses.position(matmul.index)) return false;
   }
   return true;
 }

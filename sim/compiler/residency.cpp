@@ -23,13 +23,11 @@ bool same(const TensorSplit& a, const TensorSplit& b) { return a.dim == b.dim &&
 
 }  // namespace
 
-ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std::uint64_t usable_lx,
-                             const std::vector<bool>& fused_away) {
+ResidencyPlan plan_residency(const OpGraph& g, const TensorUses& uses, LxPlanning policy, int cores,
+                             std::uint64_t usable_lx, const std::vector<bool>& fused_away) {
   ResidencyPlan plan;
   plan.kept_bytes.assign(g.tensors.size(), 0);
-  // Position of each op in execution (topological) order.
-  std::vector<int> pos(g.ops.size(), 0);
-  for (std::size_t i = 0; i < g.order.size(); ++i) pos[static_cast<std::size_t>(g.order[i])] = static_cast<int>(i);
+  auto pos = [&](int op) { return uses.position(op); };  // in execution (topological) order
   std::vector<std::uint64_t> live(g.order.size(), 0);  // kept bytes per position
   const std::uint64_t cap = usable_lx / 4;
   // A clone may take up to two thirds (the softmax 512x1024 input on one core, 1 MiB of the
@@ -41,13 +39,12 @@ ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std
   // Every reader divides `t` like `split`; sets the positions of its first and last reader.
   auto readers_agree = [&](int t, const TensorSplit& split, int& first, int& last) {
     bool ok = true;
-    for (const Op& c : g.ops)
-      if (std::find(c.inputs.begin(), c.inputs.end(), t) != c.inputs.end()) {
-        auto cs = tensor_split(g, c, t, cores);
-        ok = ok && cs && same(*cs, split);
-        first = std::min(first, pos[static_cast<std::size_t>(c.index)]);
-        last = std::max(last, pos[static_cast<std::size_t>(c.index)]);
-      }
+    for (int r : uses.readers(t)) {
+      auto cs = tensor_split(g, g.ops[static_cast<std::size_t>(r)], t, cores);
+      ok = ok && cs && same(*cs, split);
+      first = std::min(first, pos(r));
+      last = std::max(last, pos(r));
+    }
     return ok;
   };
   // Kept bytes per position are capped at a quarter of the LX, clones aside; with clones,
@@ -73,12 +70,12 @@ ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std
       std::optional<TensorSplit> split;
       int readers = 0;
       bool asks = true;
-      for (const Op& c : g.ops)
-        if (std::count(c.inputs.begin(), c.inputs.end(), t)) {
-          ++readers;
-          asks = asks && c.lx_planning.value_or(policy) == LxPlanning::clone;
-          if (!split) split = tensor_split(g, c, t, cores);
-        }
+      for (int r : uses.readers(t)) {
+        const Op& c = g.ops[static_cast<std::size_t>(r)];
+        ++readers;
+        asks = asks && c.lx_planning.value_or(policy) == LxPlanning::clone;
+        if (!split) split = tensor_split(g, c, t, cores);
+      }
       if (readers < 2 || !asks || !split || split->dim < 0) continue;
       int first = static_cast<int>(g.order.size()), last = -1;
       if (!readers_agree(t, *split, first, last)) continue;
@@ -95,13 +92,13 @@ ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std
     const bool level = own == LxPlanning::all || (own != LxPlanning::none && kind == OpKind::reduce) ||
                        ((own == LxPlanning::inplace || own == LxPlanning::clone) && is_elementwise(kind));
     if (!level) continue;
-    if (g.is_input(t) || std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end()) continue;
+    if (uses.is_input(t) || uses.is_output(t)) continue;
     if (!fused_away.empty() && fused_away[static_cast<std::size_t>(t)]) continue;
     auto split = tensor_split(g, producer, t, cores);
     if (!split || split->dim < 0) continue;
     // Every consumer must read the tensor split the same way; the tensor is live from its
     // producer to its last consumer.
-    const int at = pos[static_cast<std::size_t>(oi)];
+    const int at = pos(oi);
     int first = at, last = at;
     if (!readers_agree(t, *split, first, last) || last == at) continue;
     const std::uint64_t bytes = slice_bytes(g.tensors[static_cast<std::size_t>(t)], *split);
@@ -119,7 +116,7 @@ ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std
 
   plan.tile_budget.assign(g.ops.size(), usable_lx / 2);
   for (std::size_t i = 0; i < g.ops.size(); ++i)
-    plan.tile_budget[i] = (usable_lx - live[static_cast<std::size_t>(pos[i])]) / 2;
+    plan.tile_budget[i] = (usable_lx - live[static_cast<std::size_t>(pos(static_cast<int>(i)))]) / 2;
   return plan;
 }
 

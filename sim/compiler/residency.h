@@ -28,7 +28,7 @@ struct ResidencyPlan {
 // and the slices kept at any one time take at most a quarter of the usable LX.
 // `fused_away` (per tensor, may be empty): tensors that are never candidates (those that live
 // only inside a fused kernel, a matmul kernel's stored output).
-ResidencyPlan plan_residency(const OpGraph& g, LxPlanning policy, int cores, std::uint64_t usable_lx,
-                             const std::vector<bool>& fused_away = {});
+ResidencyPlan plan_residency(const OpGraph& g, const TensorUses& uses, LxPlanning policy, int cores,
+                             std::uint64_t usable_lx, const std::vector<bool>& fused_away = {});
 
 }  // namespace dfsim

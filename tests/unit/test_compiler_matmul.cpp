@@ -257,18 +257,20 @@ TEST_CASE("matmul family: epilogues run on the SFP before the output tile is sto
                      {"op": "mul", "inputs": ["y", "col"], "outputs": ["w"]}])");
   OpGraph og = read_op_graph(j, "w.json");
   const Op &mu = og.ops[0], &mg = og.ops[1];
-  CHECK(matmul_epilogue_ok(og, mg, {}, og.ops[2]));      // silu(gate)
-  CHECK(matmul_epilogue_ok(og, mg, {2}, og.ops[3]));     // * up (an earlier matmul's output)
-  CHECK(matmul_epilogue_ok(og, mg, {2, 3}, og.ops[4]));  // + r (a graph input)
-  CHECK_FALSE(matmul_epilogue_ok(og, mg, {2, 3, 4}, og.ops[5]));  // y is also read by op 6 and is a graph output
-  CHECK_FALSE(matmul_epilogue_ok(og, mu, {}, og.ops[3]));  // up's consumer reads s, produced after matmul `up`
-  CHECK_FALSE(matmul_epilogue_ok(og, mg, {}, og.ops[4]));  // does not read gate
+  const TensorUses uses(og);
+  CHECK(matmul_epilogue_ok(og, uses, mg, {}, og.ops[2]));      // silu(gate)
+  CHECK(matmul_epilogue_ok(og, uses, mg, {2}, og.ops[3]));     // * up (an earlier matmul's output)
+  CHECK(matmul_epilogue_ok(og, uses, mg, {2, 3}, og.ops[4]));  // + r (a graph input)
+  CHECK_FALSE(matmul_epilogue_ok(og, uses, mg, {2, 3, 4}, og.ops[5]));  // y is also read by op 6 and is a graph output
+  CHECK_FALSE(matmul_epilogue_ok(og, uses, mu, {}, og.ops[3]));  // up's consumer reads s, produced after matmul `up`
+  CHECK_FALSE(matmul_epilogue_ok(og, uses, mg, {}, og.ops[4]));  // does not read gate
 
   // Lower by hand: the up matmul alone, then gate with [silu, mul, add] on 1 core.
   ChipConfig c = chip(1);
   GraphBuilder builder("t", 1);
   LowerContext ctx{builder, og, {}, 1, c.core.lx.usable_bytes / 2, {}};
   ctx.chip = &c;
+  ctx.uses = &uses;
   for (const OpTensor& x : og.tensors) {
     ctx.hbm.push_back(builder.add_buffer(x.name, Space::hbm, x.bytes(), x.dtype, og.is_input(og.find_tensor(x.name))));
     ctx.lx.push_back(-1);

@@ -203,12 +203,12 @@ TEST_CASE("fusion: what does not join a kernel") {
     G b;
     b.t("a", {64, 64}).t("w", {64, 64}).t("c", {64, 64}).t("d", {64, 64}).in({"a", "w"}).out({"d"});
     b.op("matmul", {"a", "w"}, {"c"}).op("relu", {"c"}, {"d"});
-    auto plan = form_kernels(b.graph(), 4, kUsable / 2);
+    auto plan = form_kernels(b.graph(), TensorUses(b.graph()), 4, kUsable / 2);
     CHECK(plan.size() == 1);
     G o;
     o.t("a", {64, 64}).t("w", {64, 64}).t("c", {64, 64}).t("d", {64, 64}).in({"a", "w"}).out({"c", "d"});
     o.op("matmul", {"a", "w"}, {"c"}).op("relu", {"c"}, {"d"});
-    CHECK(form_kernels(o.graph(), 4, kUsable / 2).size() == 2);  // c is a graph output
+    CHECK(form_kernels(o.graph(), TensorUses(o.graph()), 4, kUsable / 2).size() == 2);  // c is a graph output
   }
 }
 
@@ -551,4 +551,30 @@ TEST_CASE("residency: the card's LX planning levels on an unfused softmax (none,
   CHECK(run("clone") == std::pair{big, big});
   KernelGraph g = b.compile(4);
   CHECK(g.kernels[0].name == "clone_x");
+}
+
+TEST_CASE("tensor uses: readers, producer, inputs and outputs, positions in execution order") {
+  // File order: op 0 reads y, which op 1 produces, so the execution order is 1, 0, 2, 3.
+  // op 1: y = relu(x); op 0: z = add(y, y); op 2: w = mul(x, y); op 3: v = neg(w). Outputs z, v.
+  G b;
+  b.t("x", {8, 64}).t("y", {8, 64}).t("z", {8, 64}).t("w", {8, 64}).t("v", {8, 64}).in({"x"}).out({"z", "v"});
+  b.op("add", {"y", "y"}, {"z"}).op("relu", {"x"}, {"y"}).op("mul", {"x", "y"}, {"w"}).op("neg", {"w"}, {"v"});
+  const OpGraph g = b.graph();
+  const TensorUses u(g);
+  const int x = g.find_tensor("x"), y = g.find_tensor("y"), z = g.find_tensor("z"), w = g.find_tensor("w");
+  CHECK(u.readers(x) == std::vector<int>{1, 2});
+  CHECK(u.readers(y) == std::vector<int>{0, 2});  // op 0 reads y twice, listed once
+  CHECK(u.readers(z).empty());
+  CHECK(u.producer(x) == -1);
+  CHECK(u.producer(y) == 1);
+  CHECK(u.producer(w) == 2);
+  CHECK(u.is_input(x));
+  CHECK_FALSE(u.is_input(y));
+  CHECK(u.is_output(z));
+  CHECK_FALSE(u.is_output(w));
+  CHECK(std::vector<int>{u.position(0), u.position(1), u.position(2), u.position(3)} == std::vector<int>{1, 0, 2, 3});
+  CHECK(u.read_elsewhere(y, 0));        // op 2 reads it too
+  CHECK(u.read_elsewhere(z, 0));        // a graph output
+  CHECK_FALSE(u.read_elsewhere(w, 3));  // only op 3 reads it
+  CHECK(u.read_elsewhere(w, 2));
 }
