@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "models/common/task_unit.h"
 #include "sim/common/stop_request.h"
 #include "sim/runtime/scheduler.h"
@@ -39,9 +41,16 @@ void Watchdog::check() {
     sc_core::sc_stop();
     return;
   }
-  // Keep watching only while the models still have something to do.
-  if (!sched_.finished() && sc_core::sc_pending_activity()) tick_.notify(sc_core::sc_time::from_value(period_));
-  else progress_.clear();
+  // Keep watching only while the models still have something to do: every `period`, or at
+  // the models' next activity when that is later (nothing can change before it, and a run
+  // whose events are far apart in simulated time would otherwise wake the watchdog in
+  // proportion to its simulated time, not its work).
+  if (!sched_.finished() && sc_core::sc_pending_activity()) {
+    const auto gap = static_cast<Tick>(sc_core::sc_time_to_pending_activity().value());
+    tick_.notify(sc_core::sc_time::from_value(std::max(period_, gap)));
+  } else {
+    progress_.clear();
+  }
 }
 
 }  // namespace dfsim

@@ -1,7 +1,8 @@
 #pragma once
 // Stops a run that hits a limit (events processed, host seconds) or was asked to stop by a
-// signal, and keeps the progress line. It wakes every `period` of simulated time while other activity is pending, so a
-// run with nothing left to do still ends at once (and a deadlock is still seen as one).
+// signal, and keeps the progress line. It wakes every `period` of simulated time, or at the
+// models' next activity when that is later, while other activity is pending, so a run with
+// nothing left to do still ends at once (and a deadlock is still seen as one).
 #include <atomic>
 #include <chrono>
 #include <csignal>

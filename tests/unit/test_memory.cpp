@@ -368,3 +368,35 @@ TEST_CASE("memory: lpddr5 channels one by one on 1 MiB + 512 B (the reference of
   CHECK(o.row_conflicts == kSplitConflicts);
   CHECK(o.turnarounds == kSplitTurnarounds);
 }
+
+// A load, an SFP task of about 10.7 ms (2048 elements over two corelets of 64 lanes: 16
+// vectors of 10^6 cycles), then a store: between them the channels are idle for over 2700
+// refresh intervals. A channel catches its refreshes up at its next decision, all at
+// once when nothing holds them back (one step, not one per tREFI: a long idle run cost host
+// time in proportion to its simulated time). Each channel has then run every refresh due by
+// its last decision d: floor(d / tREFI), the first one due at tREFI.
+TEST_CASE("memory: lpddr5 refreshes over a long idle stretch are all counted, each when due", "[memory][lpddr5]") {
+  ChipConfig cfg = lpddr5_cfg();
+  cfg.cores = 1;
+  cfg.core.sfp.cycles_per_vector["add"] = 1e6;  // neg's class: 10^6 cycles (667 us) per vector
+  std::string text = R"({"format": "dfsim.kernels", "version": 1, "name": "t", "cores": 1, "buffers": [
+      {"name": "x", "space": "hbm", "bytes": 4096, "preloaded": true}, {"name": "xl", "space": "lx", "bytes": 4096},
+      {"name": "yl", "space": "lx", "bytes": 4096}, {"name": "y", "space": "hbm", "bytes": 4096}],
+    "kernels": [{"name": "k", "tasks": [
+      {"name": "ld", "unit": "dma", "op": "load", "core": 0, "reads": [{"buffer": "x", "bytes": 4096}], "writes": [{"buffer": "xl", "bytes": 4096}]},
+      {"name": "neg", "unit": "sfp", "op": "neg", "core": 0, "elements": 2048, "reads": [{"buffer": "xl", "bytes": 4096}], "writes": [{"buffer": "yl", "bytes": 4096}]},
+      {"name": "st", "unit": "dma", "op": "store", "core": 0, "reads": [{"buffer": "yl", "bytes": 4096}], "writes": [{"buffer": "y", "bytes": 4096}]}]}]})";
+  KernelGraph g = read_kernel_graph(Json::parse(text), "test.json");
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  const Tick trefi = 3125 * kMem;  // memory.lpddr5.trefi: 3125 cycles, 3906.25 ns
+  // The store's pieces are decided within a microsecond before the end, which is not within
+  // a microsecond of a refresh time: every channel's count is floor(end / tREFI).
+  REQUIRE(r.end % trefi > ns_to_ticks(1000));
+  const std::uint64_t due = r.end / trefi;
+  CHECK(due > 2700);
+  auto& mem = dynamic_cast<Lpddr5Memory&>(sim.system().card().memory());
+  for (const MemStats& c : mem.channel_stats()) CHECK(c.refreshes == due);
+}

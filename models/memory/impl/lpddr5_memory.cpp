@@ -175,6 +175,15 @@ void Lpddr5Channel::refresh_until(Tick t) {
   while (next_refresh_ <= t) {
     Tick start = std::max(next_refresh_, cmd_free_);
     for (Bank& b : banks_) start = std::max(start, b.act + k.tras);
+    if (start == next_refresh_ && next_refresh_ + k.trefi <= t) {
+      // Nothing holds this refresh back, so nothing holds back the ones after it either
+      // (they close closed banks): each starts when due and the last sets every bank's ready
+      // time. Jump to it: a long idle stretch costs one step, not one per tREFI.
+      const Tick more = (t - next_refresh_) / k.trefi;
+      refreshes += more;
+      next_refresh_ += more * k.trefi;
+      start = next_refresh_;
+    }
     Tick ready = start + k.refresh;
     for (Bank& b : banks_) {
       b.open = false;
