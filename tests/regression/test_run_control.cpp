@@ -88,6 +88,17 @@ void check_partial(const fs::path& out, const std::string& status) {
   CHECK(fs::exists(out / "utilization.csv"));
 }
 
+// Sends SIGINT to a command waiting on its children: it exits 130 with one line on stderr.
+void check_sigint_stops(pid_t pid, const fs::path& err) {
+  kill(pid, SIGINT);
+  int code = wait_exit(pid);
+  std::ifstream f(err);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(code == 130);
+  CHECK(text == "dfsim: interrupted by SIGINT\n");
+}
+
 }  // namespace
 
 TEST_CASE("run control: --timeout stops a long run with exit 1 and partial outputs") {
@@ -186,13 +197,7 @@ TEST_CASE("run control: SIGINT while serve simulates its steps stops the childre
       for (const auto& e : fs::directory_iterator(cache, ec)) started = started || e.path().filename().string()[0] == '.';
   }
   REQUIRE(started);
-  kill(pid, SIGINT);
-  int code = wait_exit(pid);
-  std::ifstream f(err);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  INFO(text);
-  CHECK(code == 130);
-  CHECK(text == "dfsim: interrupted by SIGINT\n");
+  check_sigint_stops(pid, err);
   CHECK(!fs::exists(out));
   for (const auto& e : fs::directory_iterator(cache)) CHECK(e.path().filename().string()[0] != '.');  // no scratch
   fs::remove_all(d);
@@ -239,12 +244,6 @@ TEST_CASE("run control: SIGINT while calibrate runs a microbenchmark stops it wi
     started = has_child(pid);
   }
   REQUIRE(started);
-  kill(pid, SIGINT);
-  int code = wait_exit(pid);
-  std::ifstream f(err);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  INFO(text);
-  CHECK(code == 130);
-  CHECK(text == "dfsim: interrupted by SIGINT\n");
+  check_sigint_stops(pid, err);
   fs::remove_all(d);
 }
