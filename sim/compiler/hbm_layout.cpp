@@ -16,9 +16,7 @@ std::uint64_t StickLayout::device(std::uint64_t x) const {
   return ((mid * (row_bytes / stick) + s) * first + i0) * stick + lane;
 }
 
-bool uses_stick_layout(const OpGraph& g, const std::string& chip_default) {
-  return g.compile.hbm_layout.value_or(chip_default) == "stick";
-}
+bool uses_stick_layout(const OpGraph& g) { return g.compile.hbm_layout.value_or("row_major") == "stick"; }
 
 std::optional<StickLayout> stick_layout(const OpGraph& g, int t, std::uint64_t stick_bytes) {
   const OpTensor& x = g.tensors[static_cast<std::size_t>(t)];

@@ -25,8 +25,9 @@ struct StickLayout {
   std::uint64_t device(std::uint64_t x) const;
 };
 
-// compile.hbm_layout of the graph, or the chip's memory.hbm_layout when it does not say.
-bool uses_stick_layout(const OpGraph& g, const std::string& chip_default);
+// Whether the graph's compile.hbm_layout is "stick" (compile_ops sets it from the chip's
+// memory.hbm_layout when the graph does not say).
+bool uses_stick_layout(const OpGraph& g);
 
 // The stick layout of tensor `t`, or nullopt when its bytes stay row-major: rank 1 or a first
 // stored dim of 1 (both layouts agree), or a stick dim that is not whole sticks (the card pads

@@ -116,8 +116,8 @@ TEST_CASE("hbm layout: dim_order [1, 0, 2] tiles along the second logical dim", 
 TEST_CASE("hbm layout: a compiled add in the stick layout moves the same bytes, each once", "[compiler][layout]") {
   ChipConfig chip;
   for (int cores : {1, 3, 4}) {
-    KernelGraph row = compile_ops(read_op_graph(graph("[96, 512]", cores, "row_major"), "w.json"), chip, cores);
-    KernelGraph stick = compile_ops(read_op_graph(graph("[96, 512]", cores, "stick"), "w.json"), chip, cores);
+    KernelGraph row = compile_ops(read_op_graph(graph("[2048, 512]", cores, "row_major"), "w.json"), chip, cores);
+    KernelGraph stick = compile_ops(read_op_graph(graph("[2048, 512]", cores, "stick"), "w.json"), chip, cores);
     ExpandedGraph er = expand_graph(row, chip), es = expand_graph(stick, chip);
     // Conservation: a and b read once, y written once, in both layouts.
     for (const char* t : {"a", "b"}) CHECK(all_equal(coverage(stick, es, t, false), 1));
@@ -128,26 +128,52 @@ TEST_CASE("hbm layout: a compiled add in the stick layout moves the same bytes, 
     for (const auto& i : es.instances)
       for (const auto& r : i.reads) moved_stick += stick.buffers[static_cast<std::size_t>(r.buffer)].space == Space::hbm ? r.total_bytes() : 0;
     CHECK(moved_stick == moved_row);
-    // Device [8, 96, 64]: every load reads one pattern of 8 runs (one per stick column) 96 x
-    // 128 = 12288 B apart.
+    // Rows split (at least 32 rows per core). Device [8, 2048, 64]: every load reads one
+    // pattern of 8 runs (one per stick column) 2048 x 128 = 262144 B apart.
     for (const Task& t : stick.tasks)
       if (t.unit == UnitKind::dma && t.op == "load") {
         REQUIRE(t.reads.size() == 1);
         CHECK(t.reads[0].rows == 8);
-        CHECK(t.reads[0].stride == 12288);
+        CHECK(t.reads[0].stride == 262144);
       }
   }
 }
 
+TEST_CASE("hbm layout: a short wide tensor splits its stick dim, in whole sticks", "[compiler][layout]") {
+  // [96, 512] on 4 cores: a row split would give a core 24 rows, runs of 24 sticks (under a
+  // 32-stick burst) in each of the 8 stick columns; the stick dim has 8 sticks >= 4 cores, so
+  // each core takes 2 whole stick columns, contiguous in device [8, 96, 64]: its tiles are
+  // whole stick columns of 96 x 128 = 12288 B, one run each.
+  ChipConfig chip;
+  KernelGraph k = compile_ops(read_op_graph(graph("[96, 512]", 4, "stick"), "w.json"), chip, 4);
+  ExpandedGraph e = expand_graph(k, chip);
+  CHECK(all_equal(coverage(k, e, "y", true), 1));
+  int loads = 0;
+  for (const Task& t : k.tasks)
+    if (t.unit == UnitKind::dma && t.op == "load") {
+      ++loads;
+      REQUIRE(t.reads.size() == 1);
+      CHECK(t.reads[0].rows == 1);
+      CHECK(t.reads[0].bytes % 12288 == 0);
+    }
+  CHECK(loads > 0);
+}
+
 TEST_CASE("hbm layout: the chip's memory.hbm_layout is the default, the op graph's overrides it", "[compiler][layout]") {
+  // [2048, 512] on 1 core in the stick layout: each load reads 8 runs (above); row-major: one
+  // contiguous run.
+  auto load_rows = [](const KernelGraph& k) {
+    for (const Task& t : k.tasks)
+      if (t.unit == UnitKind::dma && t.op == "load") return t.reads[0].rows;
+    return std::uint64_t{0};
+  };
   ChipConfig chip;
   chip.memory.hbm_layout = "stick";
-  Json j = graph("[96, 512]", 1, "stick");
+  Json j = graph("[2048, 512]", 1, "stick");
   j["compile"].erase("hbm_layout");
-  OpGraph g = read_op_graph(j, "w.json");
-  CHECK(uses_stick_layout(g, chip.memory.hbm_layout));
+  CHECK(load_rows(compile_ops(read_op_graph(j, "w.json"), chip, 1)) == 8);
   j["compile"]["hbm_layout"] = "row_major";
-  CHECK_FALSE(uses_stick_layout(read_op_graph(j, "w.json"), chip.memory.hbm_layout));
+  CHECK(load_rows(compile_ops(read_op_graph(j, "w.json"), chip, 1)) == 1);
   j["compile"]["hbm_layout"] = "sticks";
   CHECK_THROWS_WITH(read_op_graph(j, "w.json"), Catch::Contains("w.json: /compile/hbm_layout: expected \"row_major\" or \"stick\""));
 }
