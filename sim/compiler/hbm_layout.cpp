@@ -98,7 +98,58 @@ bool may_gather(const Task& t, bool reads) {
   return t.unit == UnitKind::dma && ((reads && t.op == "load") || (!reads && t.op == "store"));
 }
 
-// The task on one core: absolute offsets, the accesses of `side` replaced by their device runs.
+// Access `a` of task `t` on `core`, absolute offsets: its device runs when its buffer has a
+// layout (and the task may take several, or they are one), else itself.
+std::vector<Access> on_core(const KernelGraph& g, const Task& t, const Access& a, bool reads, int core,
+                            const std::vector<std::optional<StickLayout>>& layouts) {
+  const std::optional<StickLayout>& l = layouts[static_cast<std::size_t>(a.buffer)];
+  Access fixed = a;
+  fixed.offset = Affine{0, a.offset.at(core)};
+  if (a.core) fixed.core = Affine{0, a.core->at(core)};
+  if (!l || g.buffers[static_cast<std::size_t>(a.buffer)].space != Space::hbm) return {fixed};
+  std::vector<Access> d = device_accesses(*l, a, core);
+  if (d.size() == 1 || may_gather(t, reads)) return d;
+  return {fixed};
+}
+
+// The device step per core of access `a` whose row-major step is `alpha`, when one exists for
+// every byte: a step of whole rows that moves the first stored dim only (k rows, k a multiple
+// of the middle dims' rows) moves every stick by the same k / middle sticks.
+std::optional<std::int64_t> device_step(const std::optional<StickLayout>& l, std::int64_t alpha) {
+  if (!l || alpha == 0) return alpha;
+  if (alpha < 0 || static_cast<std::uint64_t>(alpha) % l->row_bytes != 0) return std::nullopt;
+  const std::uint64_t k = static_cast<std::uint64_t>(alpha) / l->row_bytes;
+  if (k % l->middle != 0) return std::nullopt;
+  return static_cast<std::int64_t>(k / l->middle * l->stick);
+}
+
+// The task as one template over its cores when every layout access has a device step, from
+// its first core's device runs.
+std::optional<Task> as_template(const KernelGraph& g, const Task& t, const std::vector<std::optional<StickLayout>>& layouts) {
+  Task c = t;
+  auto rewrite = [&](std::vector<Access>& acc, bool reads) {
+    std::vector<Access> out;
+    for (const Access& a : acc) {
+      const bool hbm = g.buffers[static_cast<std::size_t>(a.buffer)].space == Space::hbm;
+      const std::optional<StickLayout>& l = hbm ? layouts[static_cast<std::size_t>(a.buffer)] : std::nullopt;
+      std::optional<std::int64_t> step = device_step(l, a.offset.alpha);
+      if (!step) return false;
+      if (!l) {
+        out.push_back(a);
+        continue;
+      }
+      std::vector<Access> d = on_core(g, t, a, reads, t.first_core, layouts);
+      for (Access& x : d) x.offset = Affine{*step, x.offset.beta - *step * t.first_core};
+      out.insert(out.end(), d.begin(), d.end());
+    }
+    acc = std::move(out);
+    return true;
+  };
+  if (!rewrite(c.reads, true) || !rewrite(c.writes, false)) return std::nullopt;
+  return c;
+}
+
+// The task on one core: absolute offsets, layout accesses replaced by their device runs.
 Task on_core(const KernelGraph& g, const Task& t, int core, const std::vector<std::optional<StickLayout>>& layouts) {
   Task c = t;
   c.first_core = core;
@@ -106,17 +157,8 @@ Task on_core(const KernelGraph& g, const Task& t, int core, const std::vector<st
   auto rewrite = [&](std::vector<Access>& acc, bool reads) {
     std::vector<Access> out;
     for (const Access& a : acc) {
-      const std::optional<StickLayout>& l = layouts[static_cast<std::size_t>(a.buffer)];
-      Access fixed = a;
-      fixed.offset = Affine{0, a.offset.at(core)};
-      if (a.core) fixed.core = Affine{0, a.core->at(core)};
-      if (!l || g.buffers[static_cast<std::size_t>(a.buffer)].space != Space::hbm) {
-        out.push_back(fixed);
-        continue;
-      }
-      std::vector<Access> d = device_accesses(*l, a, core);
-      if (d.size() == 1 || may_gather(t, reads)) out.insert(out.end(), d.begin(), d.end());
-      else out.push_back(fixed);
+      std::vector<Access> d = on_core(g, t, a, reads, core, layouts);
+      out.insert(out.end(), d.begin(), d.end());
     }
     acc = std::move(out);
   };
@@ -145,9 +187,14 @@ void apply_stick_layout(KernelGraph& g, const std::vector<std::optional<StickLay
       if (!touches_layout(g, t, layouts)) {
         out.push_back(std::move(t));
       } else {
-        std::vector<Task> per_core;
-        for (int c = t.first_core; c < t.first_core + t.core_count; ++c) per_core.push_back(on_core(g, t, c, layouts));
-        out = fold_core_tasks(std::move(per_core), t.name);
+        std::optional<Task> tpl = t.core_count > 1 ? as_template(g, t, layouts) : std::nullopt;
+        if (tpl) {
+          out.push_back(std::move(*tpl));
+        } else {
+          std::vector<Task> per_core;
+          for (int c = t.first_core; c < t.first_core + t.core_count; ++c) per_core.push_back(on_core(g, t, c, layouts));
+          out = fold_core_tasks(std::move(per_core), t.name);
+        }
       }
       for (Task& x : out) {
         ids.push_back(static_cast<int>(tasks.size()));
