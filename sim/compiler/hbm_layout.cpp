@@ -36,6 +36,23 @@ std::optional<StickLayout> stick_layout(const OpGraph& g, int t, std::uint64_t s
   return l;
 }
 
+std::optional<std::vector<TileRange>> layout_tiles(const OpGraph& g, const OpTensor& out, int dim, std::int64_t share,
+                                                   std::uint64_t unit, std::uint64_t fixed, std::uint64_t budget,
+                                                   int min_tiles) {
+  constexpr std::uint64_t kStickBytes = 128;  // the layout's stick (lower_pointwise.cpp)
+  constexpr std::int64_t kBurstSticks = 32;
+  if (!uses_stick_layout(g) || out.shape.size() < 2) return tile_units(share, unit, fixed, budget, min_tiles);
+  if (dim == static_cast<int>(out.shape.size()) - 1) {
+    const auto per = static_cast<std::int64_t>(std::max<std::uint64_t>(1, kStickBytes / dtype_bytes(out.dtype, 1)));
+    if (share % per != 0) return tile_units(share, unit, fixed, budget, min_tiles);
+    auto tiles = tile_units(share / per, unit * static_cast<std::uint64_t>(per), fixed, budget, min_tiles);
+    if (tiles)
+      for (TileRange& t : *tiles) t = TileRange{t.begin * per, t.size * per};
+    return tiles;
+  }
+  return tile_units(share, unit, fixed, budget, static_cast<int>(std::clamp<std::int64_t>(share / kBurstSticks, 1, min_tiles)));
+}
+
 std::vector<DeviceRuns> device_runs(const StickLayout& l, std::uint64_t offset, std::uint64_t bytes, std::uint64_t rows,
                                     std::uint64_t stride) {
   // Every piece of the pattern within one stick, at its device byte.

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/compiler/tiling.h"
 #include "sim/graph/kernel_graph.h"
 #include "sim/graph/op_graph.h"
 
@@ -33,6 +34,14 @@ bool uses_stick_layout(const OpGraph& g);
 // stored dim of 1 (both layouts agree), or a stick dim that is not whole sticks (the card pads
 // it to whole sticks; dfsim keeps such a tensor row-major rather than move padding).
 std::optional<StickLayout> stick_layout(const OpGraph& g, int t, std::uint64_t stick_bytes);
+
+// The tiles of a core's `share` units of a rowwise op's split dim `dim` of `out`: tile_units,
+// but in the stick layout a split of the stick dim tiles in whole sticks (part of a stick is a
+// run of a few bytes in every row), and a split of an outer dim pipelines only as far as a
+// tile keeps a DMA burst of rows (32 sticks, core.dma.burst_sticks: its run in every stick column).
+std::optional<std::vector<TileRange>> layout_tiles(const OpGraph& g, const OpTensor& out, int dim, std::int64_t share,
+                                                   std::uint64_t unit, std::uint64_t fixed, std::uint64_t budget,
+                                                   int min_tiles);
 
 // One run pattern in device bytes: `rows` runs of `bytes`, `stride` apart.
 struct DeviceRuns {

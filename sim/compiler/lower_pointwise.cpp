@@ -189,16 +189,9 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
     // strided, where cutting would shorten every row's run.
     const bool row_reduction = reduction && reduction_sfp_op(g, op) == op.op;
     int min_tiles = !reduction ? kPipelineTiles : row_reduction ? 2 * kPipelineTiles : 1;
-    // A split of the stick dim in the stick layout tiles in whole sticks (a part of a stick
-    // would be a run of a few bytes in every row).
-    const auto per_stick = static_cast<std::int64_t>(std::max<std::uint64_t>(1, kLayoutStickBytes / dtype_bytes(out.dtype, 1)));
-    const bool stick_tiles = uses_stick_layout(g) && p.out.dim == static_cast<int>(out.shape.size()) - 1 &&
-                             grp.share % per_stick == 0;
-    auto tiles = stick_tiles ? tile_units(grp.share / per_stick, unit * static_cast<std::uint64_t>(per_stick), fixed,
-                                          ctx.budget, min_tiles)
-                             : tile_units(grp.share, unit, fixed, ctx.budget, min_tiles);
-    if (tiles && stick_tiles)
-      for (TileRange& t : *tiles) t = TileRange{t.begin * per_stick, t.size * per_stick};
+    // (A reduction's loaded rows are its input's: their runs are what the layout cuts.)
+    const OperandSlicer& rows = reduction && p.in[0].follows_split() ? p.in[0] : p.out;
+    auto tiles = layout_tiles(g, *rows.tensor, rows.dim, grp.share, unit, fixed, ctx.budget, min_tiles);
     if (!tiles && reduction && lower_row_chunks(ctx, op, kernel, 1)) return;
     if (!tiles)
       throw InputError(g.file, "/ops/" + std::to_string(op.index),
