@@ -155,7 +155,11 @@ std::optional<Task> as_template(const KernelGraph& g, const Task& t, const std::
         out.push_back(a);
         continue;
       }
-      std::vector<Access> d = on_core(g, t, a, reads, t.first_core, layouts);
+      std::vector<Access> d = device_accesses(*l, a, t.first_core);
+      if (d.size() > 1 && !may_gather(t, reads)) {  // kept row-major (on_core): its own step
+        out.push_back(a);
+        continue;
+      }
       for (Access& x : d) x.offset = Affine{*step, x.offset.beta - *step * t.first_core};
       out.insert(out.end(), d.begin(), d.end());
     }

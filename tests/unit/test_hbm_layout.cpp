@@ -177,3 +177,19 @@ TEST_CASE("hbm layout: the chip's memory.hbm_layout is the default, the op graph
   j["compile"]["hbm_layout"] = "sticks";
   CHECK_THROWS_WITH(read_op_graph(j, "w.json"), Catch::Contains("w.json: /compile/hbm_layout: expected \"row_major\" or \"stick\""));
 }
+
+TEST_CASE("hbm layout: a 3-D add split along d0 or d1 writes every byte once", "[compiler][layout]") {
+  // [4, 64, 128] on 4 cores, device [64, 2, 4, 64]. Split d0: each core one batch, whose
+  // cores step by 64 stored rows = the middle dims' 64 rows, i.e. one stick: one template.
+  // Split d1 (compile.split): a core's 16 rows are not a whole step of the first dim, so the
+  // template is mapped core by core. Both write y once and read a and b once.
+  ChipConfig chip;
+  for (const char* split : {"d0", "d1"}) {
+    Json j = graph("[4, 64, 128]", 4, "stick");
+    j["ops"][0]["compile"] = Json{{"split", Json{{split, 4}}}};
+    KernelGraph k = compile_ops(read_op_graph(j, "w.json"), chip, 4);
+    ExpandedGraph e = expand_graph(k, chip);
+    CHECK(all_equal(coverage(k, e, "y", true), 1));
+    for (const char* t : {"a", "b"}) CHECK(all_equal(coverage(k, e, t, false), 1));
+  }
+}
