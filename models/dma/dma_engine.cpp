@@ -52,22 +52,31 @@ void DmaEngine::start(int inst) {
   const TaskInstance& ti = sched_.instance(inst);
   const KernelGraph& g = sched_.graph();
   Transfer& x = xfer_;
-  x = Transfer{};
+  x.parts.clear();
+  x.part = 0;
+  x.fanout = -1;
+  x.row = x.row_off = x.moved = 0;
   x.src = ti.reads.at(0);
   x.dst = ti.writes.at(0);
   x.src_hbm = g.buffers[x.src.buffer].space == Space::hbm;
   x.dst_hbm = g.buffers[x.dst.buffer].space == Space::hbm;
-  x.pattern = (x.dst_hbm && !x.src_hbm) ? &x.dst : &x.src;
-  x.total = x.src.total_bytes();
-  if (ti.writes.size() > 1) {
+  const bool store = x.dst_hbm && !x.src_hbm;
+  if (store) x.parts.assign(ti.writes.begin(), ti.writes.end());
+  else if (x.src_hbm && !x.dst_hbm) x.parts.assign(ti.reads.begin(), ti.reads.end());
+  else x.parts.push_back(x.src);
+  x.total = 0;
+  for (const Region& r : x.parts) x.total += r.total_bytes();
+  if (!store && ti.writes.size() > 1) {
     x.fanout = fanout_of(ti.writes);
     stats_.multicast_extra += x.total * (ti.writes.size() - 1);
   }
   // Count the bursts: each row of the pattern side is cut at burst_bytes.
-  std::uint64_t per_row = (x.pattern->bytes + burst_bytes_ - 1) / burst_bytes_;
-  x.bursts_left = per_row * x.pattern->rows;
-  std::uint64_t sticks = x.pattern->rows * ((x.pattern->bytes + cfg_.core.dma.stick_bytes - 1) /
-                                            cfg_.core.dma.stick_bytes);
+  x.bursts_left = 0;
+  std::uint64_t sticks = 0;
+  for (const Region& r : x.parts) {
+    x.bursts_left += r.rows * ((r.bytes + burst_bytes_ - 1) / burst_bytes_);
+    sticks += r.rows * ((r.bytes + cfg_.core.dma.stick_bytes - 1) / cfg_.core.dma.stick_bytes);
+  }
   stats_.bursts += x.bursts_left;
   stats_.sticks += sticks;
   if (x.src_hbm && x.dst_hbm) stats_.hbm_to_hbm += x.total;
@@ -139,18 +148,21 @@ void DmaEngine::mem_done(std::uint64_t tag, Tick t) {
 
 std::uint32_t DmaEngine::issue_burst(Tick t) {
   Transfer& x = xfer_;
-  const Region& p = *x.pattern;
+  const Region& p = x.parts[x.part];
   std::uint32_t bytes = static_cast<std::uint32_t>(std::min(burst_bytes_, p.bytes - x.row_off));
   std::uint64_t row = x.row, off = x.row_off;
   x.row_off += bytes;
   if (x.row_off == p.bytes) {
     x.row_off = 0;
-    ++x.row;
+    if (++x.row == p.rows && x.part + 1 < x.parts.size()) {
+      x.row = 0;
+      ++x.part;
+    }
   }
   x.moved += bytes;
   int src_core = x.src.core, dst_core = x.dst.core;
   if (x.src_hbm) {
-    std::uint64_t addr = hbm_addr(x.src, row, off);
+    std::uint64_t addr = hbm_addr(p, row, off);
     Pending pend;
     pend.bytes = bytes;
     pend.issued = t;
@@ -171,7 +183,7 @@ std::uint32_t DmaEngine::issue_burst(Tick t) {
   src->bytes_read += bytes;
   Tick read_done = src->read_port().reserve(t, r) + r;
   if (x.dst_hbm) {
-    std::uint64_t addr = hbm_addr(x.dst, row, off);
+    std::uint64_t addr = hbm_addr(p, row, off);
     int mc = ring_.controller_stop(mem_.channel_of(addr));
     Tick at_mc = ring_.memory_port(ring_.transfer(read_done, src_core, mc, bytes), src_core, bytes, true);
     Pending pend;

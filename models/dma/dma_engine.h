@@ -69,7 +69,10 @@ class DmaEngine : public TaskUnit, public MemClient {
     Region src, dst;
     int fanout = -1;                   // multicast load: index into fanouts_
     bool src_hbm = false, dst_hbm = false;
-    const Region* pattern = nullptr;   // the side whose rows set the burst boundaries
+    // The side whose rows set the burst boundaries: the HBM regions of a load (reads) or a
+    // store (writes), several for a gather or scatter, moved one after another; else src.
+    std::vector<Region> parts;
+    std::size_t part = 0;
     std::uint64_t row = 0, row_off = 0, moved = 0, total = 0;
     std::uint64_t bursts_left = 0;     // issued but not yet complete, plus not yet issued
   };

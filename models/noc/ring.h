@@ -49,6 +49,9 @@ class Ring : public sc_core::sc_module {
   // Bytes times links crossed (a multicast crosses each link once): what the ring's energy scales with.
   std::uint64_t byte_hops() const { return byte_hops_; }
   Tick occupancy(std::uint64_t bytes) const;
+  // How long one request of `bytes` holds a memory port in its direction: its bytes at the
+  // port's width, but at least memory.port_request_ns (the port's request rate).
+  Tick port_occupancy(std::uint64_t bytes) const;
 
  private:
   int stops_ = 1;
@@ -59,6 +62,7 @@ class Ring : public sc_core::sc_module {
   std::vector<int> mc_stops_;
   std::vector<Resource> port_in_, port_out_;   // per memory port: reads to cores, writes to memory
   int port_bytes_per_cycle_ = 64;
+  Tick port_request_ = 0;
   std::uint64_t bytes_ = 0;
   std::uint64_t byte_hops_ = 0;
   // A message's way in one direction: the links it crosses, in order.

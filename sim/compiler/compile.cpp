@@ -8,6 +8,7 @@
 #include "sim/common/error.h"
 #include "sim/compiler/compile_report.h"
 #include "sim/compiler/fusion.h"
+#include "sim/compiler/hbm_layout.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/residency.h"
 #include "sim/config/chip_config.h"
@@ -60,6 +61,12 @@ std::vector<int> hbm_aliases(const OpGraph& g, std::uint64_t stick_bytes) {
 }  // namespace
 
 KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores, CompileReport* report) {
+  // The passes read the HBM layout from the op graph: the chip's default when it does not say.
+  if (!ops.compile.hbm_layout) {
+    OpGraph resolved = ops;
+    resolved.compile.hbm_layout = config.memory.hbm_layout;
+    return compile_ops(resolved, config, cores, report);
+  }
   if (cores < 1 || cores > config.cores)
     throw InputError(ops.file, "/compile/cores",
                      "asks for " + std::to_string(cores) + " cores, the chip has " + std::to_string(config.cores));
@@ -125,6 +132,12 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   if (builder.graph().tasks.empty())
     throw InputError(ops.file, "/ops", "every op is free (reshapes that alias their input): nothing moves, nothing to simulate");
   KernelGraph g = builder.take();
+  if (uses_stick_layout(ops)) {
+    std::vector<std::optional<StickLayout>> layouts(g.buffers.size());
+    for (std::size_t t = 0; t < ops.tensors.size(); ++t)
+      if (alias[t] < 0) layouts[static_cast<std::size_t>(ctx.hbm[t])] = stick_layout(ops, static_cast<int>(t), ctx.stick_bytes);
+    apply_stick_layout(g, layouts);
+  }
   g.cards = ops.compile.cards;
   g.description = "compiled by dfsim from " + (ops.file.empty() ? ops.name : ops.file) + " for " +
                   std::to_string(cores) + " cores" + (g.cards > 1 ? " on each of " + std::to_string(g.cards) + " cards" : "");

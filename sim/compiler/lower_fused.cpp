@@ -9,6 +9,7 @@
 
 #include "sim/common/error.h"
 #include "sim/compiler/fused_plan.h"
+#include "sim/compiler/hbm_layout.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
 
@@ -72,7 +73,8 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
     std::string loop = ranges.size() > 1 ? fmt::format("/i{}", ri) : "";
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const CoreGroup& grp = groups[gi];
-      auto tiles = tile_units(grp.share, unit, fixed, budget, lone_reduction ? 1 : kPipelineTiles);
+      auto tiles = layout_tiles(g, g.tensors[static_cast<std::size_t>(first.outputs[0])], p.out_split_dim, grp.share, unit,
+                                fixed, budget, lone_reduction ? 1 : kPipelineTiles);
       if (!tiles)
         throw InputError(g.file, fmt::format("/ops/{}", first.index),
                          fmt::format("{}: one row needs {} bytes of LX, more than the {}-byte tile budget", first.op,

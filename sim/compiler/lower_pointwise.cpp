@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "sim/common/error.h"
+#include "sim/compiler/hbm_layout.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
 #include "sim/graph/op_shapes.h"
@@ -92,6 +93,16 @@ PointwisePlan plan_pointwise(const OpGraph& g, const Op& op, int cores) {
       for (int dim = s + 1; dim < rank && pick < 0; ++dim)
         if (usable(dim)) pick = dim;
     if (pick >= 0) s = pick;
+    // In the card's stick layout ([R, C] stored [C/64, R, 64]) a split of the rows gives a
+    // core runs of its rows' sticks in every stick column: shorter than one DMA burst (32
+    // sticks, core.dma.burst_sticks) when a core has fewer than 32 rows. Then, when the stick
+    // dim has a stick for every core, split it instead: a core's sticks are one run.
+    constexpr std::int64_t kBurstSticks = 32;
+    const std::uint64_t row = dtype_bytes(o.dtype, static_cast<std::uint64_t>(o.shape[rank - 1]));
+    const std::int64_t outer = static_cast<std::int64_t>(dims_product(o.shape, 0, rank - 1));
+    if (uses_stick_layout(g) && rank >= 2 && row % kLayoutStickBytes == 0 &&
+        static_cast<std::int64_t>(row / kLayoutStickBytes) >= cores && outer < kBurstSticks * cores && usable(rank - 1))
+      s = rank - 1;
   }
   p.extent = o.shape[s];
   p.out.dim = s;
@@ -178,7 +189,9 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
     // strided, where cutting would shorten every row's run.
     const bool row_reduction = reduction && reduction_sfp_op(g, op) == op.op;
     int min_tiles = !reduction ? kPipelineTiles : row_reduction ? 2 * kPipelineTiles : 1;
-    auto tiles = tile_units(grp.share, unit, fixed, ctx.budget, min_tiles);
+    // (A reduction's loaded rows are its input's: their runs are what the layout cuts.)
+    const OperandSlicer& rows = reduction && p.in[0].follows_split() ? p.in[0] : p.out;
+    auto tiles = layout_tiles(g, *rows.tensor, rows.dim, grp.share, unit, fixed, ctx.budget, min_tiles);
     if (!tiles && reduction && lower_row_chunks(ctx, op, kernel, 1)) return;
     if (!tiles)
       throw InputError(g.file, "/ops/" + std::to_string(op.index),

@@ -60,16 +60,15 @@ Task fold(const std::vector<Task>& ts, std::size_t from, std::size_t to) {
 
 }  // namespace
 
-void CoreTasks::flush(GraphBuilder& b) {
-  std::stable_sort(tasks_.begin(), tasks_.end(), [](const Task& x, const Task& y) { return x.first_core < y.first_core; });
+std::vector<Task> fold_core_tasks(std::vector<Task> tasks, const std::string& name) {
+  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& x, const Task& y) { return x.first_core < y.first_core; });
   std::vector<std::pair<std::size_t, std::size_t>> runs;
   std::size_t from = 0;
-  while (from < tasks_.size()) {
+  while (from < tasks.size()) {
     std::size_t to = from + 1;
     std::vector<std::int64_t> step;
-    while (to < tasks_.size() && tasks_[to].first_core == tasks_[to - 1].first_core + 1 &&
-           same_kind(tasks_[from], tasks_[to])) {
-      auto s = steps(tasks_[to - 1], tasks_[to]);
+    while (to < tasks.size() && tasks[to].first_core == tasks[to - 1].first_core + 1 && same_kind(tasks[from], tasks[to])) {
+      auto s = steps(tasks[to - 1], tasks[to]);
       if (to == from + 1) step = s;
       else if (s != step) break;
       ++to;
@@ -77,11 +76,17 @@ void CoreTasks::flush(GraphBuilder& b) {
     runs.emplace_back(from, to);
     from = to;
   }
+  std::vector<Task> out;
   for (auto [f, t] : runs) {
-    Task tpl = fold(tasks_, f, t);
-    tpl.name = runs.size() == 1 ? name_ : name_ + "/c" + std::to_string(tpl.first_core);
-    b.add_task(std::move(tpl));
+    Task tpl = fold(tasks, f, t);
+    tpl.name = runs.size() == 1 ? name : name + "/c" + std::to_string(tpl.first_core);
+    out.push_back(std::move(tpl));
   }
+  return out;
+}
+
+void CoreTasks::flush(GraphBuilder& b) {
+  for (Task& t : fold_core_tasks(std::move(tasks_), name_)) b.add_task(std::move(t));
   tasks_.clear();
 }
 

@@ -13,6 +13,9 @@ namespace dfsim {
 // the fewest templates to the builder: runs of consecutive cores whose instances differ only
 // by offsets and target cores that grow by the same step from core to core. A template is
 // named `name`, or `name/c<first core>` when the step needs several.
+// The folding itself: per-core tasks (core_count = 1, absolute offsets) to the fewest templates.
+std::vector<Task> fold_core_tasks(std::vector<Task> tasks, const std::string& name);
+
 class CoreTasks {
  public:
   explicit CoreTasks(std::string name) : name_(std::move(name)) {}

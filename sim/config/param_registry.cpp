@@ -195,6 +195,16 @@ std::vector<Param> build() {
       ints(make("memory.port_bytes_per_cycle", T::Int, "B/cycle",
                 "bandwidth of each memory port per direction (reads to the cores, writes to memory), core clock",
                 DFSIM_FIELD(memory.port_bytes_per_cycle)), 1, 65536),
+      nums(make("memory.port_request_ns", T::Double, "ns",
+                "least time one request (a DMA burst) holds its memory port in its direction: a burst takes "
+                "max(bytes / port_bytes_per_cycle, port_request_ns) of the port; 0: bytes only",
+                DFSIM_FIELD(memory.port_request_ns)), 0, false, 1e6),
+      choices(make("memory.hbm_layout", T::String, "",
+                   "how the compiler lays tensors out in off-chip memory unless the op graph's compile.hbm_layout "
+                   "says otherwise: row_major (the dims in compile.layouts order, row-major) or stick (the card's "
+                   "generic stick layout: docs/compiler.md, \"HBM layout\")",
+                   DFSIM_FIELD(memory.hbm_layout)),
+              {"row_major", "stick"}),
       ints(make("memory.lpddr5.bank_groups", T::Int, "banks", "lpddr5: bank groups per channel",
                 DFSIM_FIELD(memory.lpddr5.bank_groups)), 1, 64),
       ints(make("memory.lpddr5.banks_per_group", T::Int, "banks", "lpddr5: banks per bank group",

@@ -127,17 +127,34 @@ void check_unit_rules(const KernelGraph& g, const Task& t, const std::string& pa
     return;
   }
   // A dma load may multicast: one read delivered to several LX writes (one per destination).
-  bool multicast = t.unit == UnitKind::dma && t.op == "load" && t.writes.size() > 1;
-  if (t.reads.size() != 1 || (t.writes.size() != 1 && !multicast))
+  // A load may also gather several HBM reads, and a store scatter to several HBM writes: one
+  // transfer whose off-chip side is a list of regions (the card's stick layout, compiler.md).
+  const bool dma = t.unit == UnitKind::dma;
+  bool multicast = dma && t.op == "load" && t.writes.size() > 1;
+  bool gather = dma && t.op == "load" && t.reads.size() > 1, scatter = dma && t.op == "store" && t.writes.size() > 1;
+  if (t.reads.empty() || t.writes.empty() || (t.reads.size() != 1 && !gather) ||
+      (t.writes.size() != 1 && !multicast && !scatter))
     fail("a " + what + " needs exactly one read and one write" +
-         (t.unit == UnitKind::dma ? " (only a load may have several writes: a multicast)" : ""));
+         (dma ? " (only a load may have several writes, a multicast, or several HBM reads, a gather; a store several HBM "
+                "writes, a scatter)"
+              : ""));
+  const std::vector<Access>& off_chip = scatter ? t.writes : t.reads;
+  std::uint64_t moved = 0;
+  for (std::size_t i = 0; i < off_chip.size(); ++i) {
+    if ((gather || scatter) && space_of(g, off_chip[i]) != Space::hbm)
+      throw InputError(g.file, path + (scatter ? "/writes/" : "/reads/") + std::to_string(i) + "/buffer",
+                       std::string("a ") + (scatter ? "scatter store writes" : "gather load reads") +
+                           " HBM regions, but buffer \"" + g.buffers[off_chip[i].buffer].name + "\" is in LX");
+    moved += off_chip[i].total_bytes();
+  }
   const Access& r = t.reads[0];
-  for (std::size_t i = 0; i < t.writes.size(); ++i) {
+  const std::uint64_t each = scatter ? r.total_bytes() : moved;
+  for (std::size_t i = 0; i < (scatter ? 1 : t.writes.size()); ++i) {
     const Access& w = t.writes[i];
-    if (r.total_bytes() != w.total_bytes())
+    const std::uint64_t out = scatter ? moved : w.total_bytes();
+    if (each != out)
       throw InputError(g.file, path + "/writes/" + std::to_string(i),
-                       "a " + what + " reads " + std::to_string(r.total_bytes()) + " bytes but writes " +
-                           std::to_string(w.total_bytes()));
+                       "a " + what + " reads " + std::to_string(each) + " bytes but writes " + std::to_string(out));
     if (i > 0 && space_of(g, w) != Space::lx)
       throw InputError(g.file, path + "/writes/" + std::to_string(i) + "/buffer",
                        "a multicast load writes LX, but buffer \"" + g.buffers[w.buffer].name + "\" is in HBM");

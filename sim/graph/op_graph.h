@@ -88,6 +88,9 @@ struct CompileOptions {
   bool fuse = true;                // fuse elementwise chains, reductions and matmul epilogues into kernels
   // Device dimension order of a tensor (by name): the last axis is the stick dimension.
   std::map<std::string, std::vector<int>> layouts;
+  // How HBM tensors are laid out: "row_major" or "stick" (the card's generic stick layout,
+  // docs/compiler.md); absent: the chip's memory.hbm_layout.
+  std::optional<std::string> hbm_layout;
   // Graph-level defaults of the per-op split and tiles (applied to the ops whose dims they name).
   std::map<std::string, std::int64_t> split, tiles;
 };

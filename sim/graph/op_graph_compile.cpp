@@ -131,12 +131,18 @@ void read_op_compile(const OpGraph& g, Op& op, const JsonView& c) {
 }
 
 void read_graph_compile(OpGraph& g, const JsonView& c) {
-  c.only_keys({"cores", "cards", "lx_planning", "fuse", "split", "tiles", "layouts"});
+  c.only_keys({"cores", "cards", "lx_planning", "fuse", "split", "tiles", "layouts", "hbm_layout"});
   g.compile.cores = static_cast<int>(c.get_int("cores", 1, 1, 1 << 20));
   g.compile.cards = static_cast<int>(c.get_int("cards", 1, 1, 64));
   if (c.has("lx_planning")) g.compile.lx_planning = read_lx_planning(c.at("lx_planning"));
   g.compile.fuse = c.get_bool("fuse", true);
   if (c.has("layouts")) read_layouts(g, c.at("layouts"));
+  if (c.has("hbm_layout")) {
+    const Json& j = c.at("hbm_layout").json();
+    if (!j.is_string() || (j.get<std::string>() != "row_major" && j.get<std::string>() != "stick"))
+      c.at("hbm_layout").fail("expected \"row_major\" or \"stick\"");
+    g.compile.hbm_layout = j.get<std::string>();
+  }
   // Graph-level split and tiles: defaults for the ops whose dims they name (an op's own
   // compile section, or its attrs.work_division, wins).
   for (bool tiles : {false, true}) {

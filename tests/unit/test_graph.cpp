@@ -165,10 +165,23 @@ TEST_CASE("graph: loader rejections name the file and the JSON path") {
     task(j, 0, 0)["reads"][0] = Json{{"buffer", "yl"}, {"bytes", 512}};
     REQUIRE_THROWS_WITH(load(j), Contains("/kernels/0/tasks/0: a dma load reads HBM and writes LX"));
   }
-  SECTION("several writes on a store") {
+  SECTION("a scatter store's writes must add up to its read and be HBM") {
+    // Two 512 B HBM writes of a 512 B read: 1024 written.
     task(j, 0, 2)["writes"].push_back(task(j, 0, 2)["writes"][0]);
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/0/tasks/2/writes/0: a dma store task reads 512 bytes but writes 1024"));
+    task(j, 0, 2)["writes"] = Json::array({Json{{"buffer", "y"}, {"bytes", 256}}, Json{{"buffer", "zl"}, {"bytes", 256}}});
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/0/tasks/2/writes/1/buffer: a scatter store writes HBM regions, but buffer \"zl\" is in LX"));
+  }
+  SECTION("a gather load's reads must add up to its write and be HBM") {
+    task(j, 1, 0)["reads"] = Json::array({Json{{"buffer", "y"}, {"bytes", 256}}, Json{{"buffer", "y"}, {"offset", 512}, {"bytes", 256}}});
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/1/tasks/0/writes/0: a dma load task reads 512 bytes but writes 1024"));
+    task(j, 1, 0)["reads"][1] = Json{{"buffer", "xl"}, {"bytes", 256}};
+    REQUIRE_THROWS_WITH(load(j), Contains("/kernels/1/tasks/0/reads/1/buffer: a gather load reads HBM regions, but buffer \"xl\" is in LX"));
+  }
+  SECTION("several reads on a store") {
+    task(j, 0, 2)["reads"].push_back(task(j, 0, 2)["reads"][0]);
     REQUIRE_THROWS_WITH(load(j), Contains("/kernels/0/tasks/2: a dma store task needs exactly one read and one write "
-                                          "(only a load may have several writes: a multicast)"));
+                                          "(only a load may have several writes"));
   }
   SECTION("multicast load with a write of other size or in HBM") {
     task(j, 1, 0)["writes"].push_back(Json{{"buffer", "xl"}, {"core", 1}, {"bytes", 512}});

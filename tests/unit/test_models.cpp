@@ -411,18 +411,63 @@ TEST_CASE("models: ideal memory leaves no stale DMA bursts behind", "[models][dm
   CHECK(rec_of(sim, g, "cp").end - rec_of(sim, g, "cp").start >= 256 * kCore);
 }
 
-TEST_CASE("models: a memory port adds its occupancy to a one-burst load", "[models][dma][port]") {
+namespace {
+// `g` run through one memory port of 32 B/cycle with the given request time; the end of the run.
+Tick through_one_port(const KernelGraph& g, double request_ns) {
   ChipConfig cfg = simple_memory_chip();
   cfg.memory.ports = 1;
   cfg.memory.port_bytes_per_cycle = 32;
-  KernelGraph g = dma_load(128, 1, 2);
+  cfg.memory.port_request_ns = request_ns;
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg);
   RunResult r = sim.run();
   REQUIRE(r.ok());
+  return r.end;
+}
+}  // namespace
+
+TEST_CASE("models: a memory port adds its occupancy to a one-burst load", "[models][dma][port]") {
   // As "a one-burst DMA load has a closed-form time" (105 ns + 2 hop + 1 ring + 1 LX core
   // cycles) plus the port: 128 B / 32 B per cycle = 4 core cycles. 105 ns + 8 core cycles.
-  CHECK(r.end == ns_to_ticks(105) + 8 * kCore);
+  CHECK(through_one_port(dma_load(128, 1, 2), 0) == ns_to_ticks(105) + 8 * kCore);
+}
+
+TEST_CASE("models: a memory port holds each request at least memory.port_request_ns", "[models][dma][port]") {
+  // As above, but the port takes max(128 B / 32 B per cycle = 4 core cycles = 2.67 ns, 20 ns)
+  // = 20 ns: 105 ns + 4 core cycles (hops, ring, LX) + 20 ns.
+  CHECK(through_one_port(dma_load(128, 1, 2), 20) == ns_to_ticks(105) + 4 * kCore + ns_to_ticks(20));
+}
+
+namespace {
+// 64 KiB loaded by core 1 through one port of 32 B/cycle with a 40 ns request time, as 512
+// single sticks (128 B runs 256 B apart) or as 16 bursts of 4 KiB. One simulation per case.
+Tick port_request_load(bool sticks) {
+  const char* read = sticks ? R"({"buffer": "x", "bytes": 128, "rows": 512, "stride": 256})"
+                            : R"({"buffer": "x", "bytes": 65536})";
+  return through_one_port(graph(2, R"({"name": "x", "space": "hbm", "bytes": 131072, "preloaded": true},
+                                      {"name": "xl", "space": "lx", "bytes": 65536})",
+                                std::string(R"({"name": "ld", "unit": "dma", "op": "load", "core": 1, "reads": [)") +
+                                    read + R"(], "writes": [{"buffer": "xl", "bytes": 65536}]})"),
+                          40);
+}
+}  // namespace
+
+TEST_CASE("models: single-stick requests are bound by the port's request rate", "[models][dma][port]") {
+  // Each single stick holds the port max(128 / 32 = 4 cycles, 40 ns) = 40 ns: at least
+  // 512 x 40 = 20480 ns, plus the first request's 105 ns of memory and the last one's hops
+  // and LX write (under 100 ns).
+  const Tick end = port_request_load(true);
+  CHECK(end >= ns_to_ticks(512 * 40 + 105));
+  CHECK(end < ns_to_ticks(512 * 40 + 105 + 100));
+}
+
+TEST_CASE("models: long bursts are not bound by the port's request rate", "[models][dma][port]") {
+  // Each 4 KiB burst holds the port max(4096 / 32 = 128 cycles = 85.3 ns, 40 ns) = 128
+  // cycles: the port's bytes bound, 16 x 128 = 2048 cycles, plus the first burst's memory
+  // time and the last one's hops (under 300 ns), far below the 20 us of single sticks.
+  const Tick end = port_request_load(false);
+  CHECK(end >= 2048 * kCore);
+  CHECK(end < 2048 * kCore + ns_to_ticks(300));
 }
 
 TEST_CASE("models: two cores behind one memory port share its bandwidth", "[models][dma][port]") {

@@ -1,0 +1,195 @@
+// Tests of the card's stick layout of HBM tensors (sim/compiler/hbm_layout.cpp).
+#include <catch2/catch.hpp>
+
+#include "sim/compiler/compile.h"
+#include "sim/compiler/hbm_layout.h"
+#include "sim/config/chip_config.h"
+#include "sim/graph/expand.h"
+#include "sim/graph/op_graph.h"
+#include "tests/unit/coverage.h"
+
+using namespace dfsim;
+using dfsim::testing::all_equal;
+using dfsim::testing::coverage;
+
+namespace {
+
+StickLayout layout(std::uint64_t row_bytes, std::uint64_t first, std::uint64_t middle) {
+  StickLayout l;
+  l.row_bytes = row_bytes;
+  l.first = first;
+  l.middle = middle;
+  return l;
+}
+
+bool same(const DeviceRuns& d, std::uint64_t offset, std::uint64_t bytes, std::uint64_t rows, std::uint64_t stride) {
+  return d.offset == offset && d.bytes == bytes && d.rows == rows && d.stride == stride;
+}
+
+Json graph(const std::string& shape, int cores, const std::string& layout_key) {
+  return Json::parse(R"({
+    "format": "dfsim.ops", "version": 1, "name": "add",
+    "tensors": {"a": {"shape": )" + shape + R"(, "dtype": "fp16"}, "b": {"shape": )" + shape +
+                   R"(, "dtype": "fp16"}, "y": {"shape": )" + shape + R"(, "dtype": "fp16"}},
+    "inputs": ["a", "b"], "outputs": ["y"],
+    "ops": [{"op": "add", "inputs": ["a", "b"], "outputs": ["y"]}],
+    "compile": {"cores": )" + std::to_string(cores) + R"(, "hbm_layout": ")" + layout_key + R"("}
+  })");
+}
+
+}  // namespace
+
+TEST_CASE("hbm layout: a 2-D tensor's row band is one run per stick column", "[compiler][layout]") {
+  // [256, 512] fp16: 1024 B rows of 8 sticks, device [8, 256, 64]. Rows [16, 48) (stored bytes
+  // 16384 .. 49152) are, in each of the 8 stick columns, 32 sticks from row 16: runs of
+  // 32 x 128 = 4096 B at 16 x 128 = 2048 + s x 256 x 128, i.e. 32768 apart.
+  auto d = device_runs(layout(1024, 256, 1), 16 * 1024, 32 * 1024, 1, 0);
+  REQUIRE(d.size() == 1);
+  CHECK(same(d[0], 2048, 4096, 8, 32768));
+}
+
+TEST_CASE("hbm layout: one batch of a default-order 3-D tensor is single sticks", "[compiler][layout]") {
+  // [4, 8, 128] fp16: device [8, 2, 4, 64] (M, K/64, B, 64). Batch 1 (stored bytes 2048 ..
+  // 4096) is stick (m, s) at ((m x 2 + s) x 4 + 1) x 128: 16 sticks from 128, 512 apart.
+  const StickLayout l = layout(256, 4, 8);
+  auto d = device_runs(l, 2048, 2048, 1, 0);
+  REQUIRE(d.size() == 1);
+  CHECK(same(d[0], 128, 128, 16, 512));
+  // Its second stick column (k 64..127 of every row: 128 B, 8 rows 256 apart) is stick
+  // (m, 1) at ((2m + 1) x 4 + 1) x 128 = 640 + 1024 m.
+  d = device_runs(l, 2048 + 128, 128, 8, 256);
+  REQUIRE(d.size() == 1);
+  CHECK(same(d[0], 640, 128, 8, 1024));
+  // The whole tensor is one run.
+  d = device_runs(l, 0, 8192, 1, 0);
+  REQUIRE(d.size() == 1);
+  CHECK(same(d[0], 0, 8192, 1, 0));
+}
+
+TEST_CASE("hbm layout: a two-level slice becomes one pattern per row, bytes conserved", "[compiler][layout]") {
+  // [2, 4, 256] fp16: 512 B rows of 4 sticks, device [4, 4, 2, 64]. Batch 0, its 4 rows, the
+  // first 2 sticks: stick (m, s) at ((4m + s) x 2) x 128 = 1024 m + 256 s. Per row 2 sticks
+  // 256 apart, the rows 1024 apart: 4 patterns of 2 x 128 B, 1024 B in all.
+  auto d = device_runs(layout(512, 2, 4), 0, 256, 4, 512);
+  REQUIRE(d.size() == 4);
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    CHECK(same(d[i], 1024 * i, 128, 2, 256));
+    total += d[i].bytes * d[i].rows;
+  }
+  CHECK(total == 1024);
+  // A run that starts and ends inside sticks keeps its partial pieces: 100 B from byte 60 of
+  // row 0 are 68 B of stick 0 (device 60) and 32 B of stick 1 (device 256).
+  d = device_runs(layout(512, 2, 4), 60, 100, 1, 0);
+  REQUIRE(d.size() == 2);
+  CHECK(same(d[0], 60, 68, 1, 0));
+  CHECK(same(d[1], 256, 32, 1, 0));
+}
+
+TEST_CASE("hbm layout: dim_order [1, 0, 2] tiles along the second logical dim", "[compiler][layout]") {
+  // [B=2, M=8, K=128] stored in order [1, 0, 2] as [8, 2, 128]: device [2, 2, 8, 64] (B, K/64,
+  // M, 64). stick_layout reads the order from compile.layouts.
+  OpGraph g = read_op_graph(Json::parse(R"({
+    "format": "dfsim.ops", "version": 1, "name": "t",
+    "tensors": {"a": {"shape": [2, 8, 128], "dtype": "fp16"}, "y": {"shape": [2, 8, 128], "dtype": "fp16"},
+                "v": {"shape": [128], "dtype": "fp16"}, "p": {"shape": [2, 8, 100], "dtype": "fp16"}},
+    "inputs": ["a", "v", "p"], "outputs": ["y"],
+    "ops": [{"op": "neg", "inputs": ["a"], "outputs": ["y"]}],
+    "compile": {"layouts": {"a": [1, 0, 2]}}
+  })"), "w.json");
+  auto l = stick_layout(g, g.find_tensor("a"), 128);
+  REQUIRE(l);
+  CHECK(l->first == 8);
+  CHECK(l->middle == 2);
+  CHECK(l->row_bytes == 256);
+  // Stored [m=3, b=1, k=70]: byte (3 x 2 + 1) x 256 + 140 = 1932 -> device (b=1, s=1, m=3,
+  // lane 6 x 2 = 12): ((1 x 2 + 1) x 8 + 3) x 128 + 12 = 3468.
+  CHECK(l->device(1932) == 3468);
+  auto y = stick_layout(g, g.find_tensor("y"), 128);
+  REQUIRE(y);
+  CHECK(y->first == 2);
+  // Row-major stays: rank 1, and a stick dim of 100 fp16 (200 B, not whole sticks).
+  CHECK_FALSE(stick_layout(g, g.find_tensor("v"), 128));
+  CHECK_FALSE(stick_layout(g, g.find_tensor("p"), 128));
+}
+
+TEST_CASE("hbm layout: a compiled add in the stick layout moves the same bytes, each once", "[compiler][layout]") {
+  ChipConfig chip;
+  for (int cores : {1, 3, 4}) {
+    KernelGraph row = compile_ops(read_op_graph(graph("[2048, 512]", cores, "row_major"), "w.json"), chip, cores);
+    KernelGraph stick = compile_ops(read_op_graph(graph("[2048, 512]", cores, "stick"), "w.json"), chip, cores);
+    ExpandedGraph er = expand_graph(row, chip), es = expand_graph(stick, chip);
+    // Conservation: a and b read once, y written once, in both layouts.
+    for (const char* t : {"a", "b"}) CHECK(all_equal(coverage(stick, es, t, false), 1));
+    CHECK(all_equal(coverage(stick, es, "y", true), 1));
+    std::uint64_t moved_row = 0, moved_stick = 0;
+    for (const auto& i : er.instances)
+      for (const auto& r : i.reads) moved_row += row.buffers[static_cast<std::size_t>(r.buffer)].space == Space::hbm ? r.total_bytes() : 0;
+    for (const auto& i : es.instances)
+      for (const auto& r : i.reads) moved_stick += stick.buffers[static_cast<std::size_t>(r.buffer)].space == Space::hbm ? r.total_bytes() : 0;
+    CHECK(moved_stick == moved_row);
+    // Rows split (at least 32 rows per core). Device [8, 2048, 64]: every load reads one
+    // pattern of 8 runs (one per stick column) 2048 x 128 = 262144 B apart.
+    for (const Task& t : stick.tasks)
+      if (t.unit == UnitKind::dma && t.op == "load") {
+        REQUIRE(t.reads.size() == 1);
+        CHECK(t.reads[0].rows == 8);
+        CHECK(t.reads[0].stride == 262144);
+      }
+  }
+}
+
+TEST_CASE("hbm layout: a short wide tensor splits its stick dim, in whole sticks", "[compiler][layout]") {
+  // [96, 512] on 4 cores: a row split would give a core 24 rows, runs of 24 sticks (under a
+  // 32-stick burst) in each of the 8 stick columns; the stick dim has 8 sticks >= 4 cores, so
+  // each core takes 2 whole stick columns, contiguous in device [8, 96, 64]: its tiles are
+  // whole stick columns of 96 x 128 = 12288 B, one run each.
+  ChipConfig chip;
+  KernelGraph k = compile_ops(read_op_graph(graph("[96, 512]", 4, "stick"), "w.json"), chip, 4);
+  ExpandedGraph e = expand_graph(k, chip);
+  CHECK(all_equal(coverage(k, e, "y", true), 1));
+  int loads = 0;
+  for (const Task& t : k.tasks)
+    if (t.unit == UnitKind::dma && t.op == "load") {
+      ++loads;
+      REQUIRE(t.reads.size() == 1);
+      CHECK(t.reads[0].rows == 1);
+      CHECK(t.reads[0].bytes % 12288 == 0);
+    }
+  CHECK(loads > 0);
+}
+
+TEST_CASE("hbm layout: the chip's memory.hbm_layout is the default, the op graph's overrides it", "[compiler][layout]") {
+  // [2048, 512] on 1 core in the stick layout: each load reads 8 runs (above); row-major: one
+  // contiguous run.
+  auto load_rows = [](const KernelGraph& k) {
+    for (const Task& t : k.tasks)
+      if (t.unit == UnitKind::dma && t.op == "load") return t.reads[0].rows;
+    return std::uint64_t{0};
+  };
+  ChipConfig chip;
+  chip.memory.hbm_layout = "stick";
+  Json j = graph("[2048, 512]", 1, "stick");
+  j["compile"].erase("hbm_layout");
+  CHECK(load_rows(compile_ops(read_op_graph(j, "w.json"), chip, 1)) == 8);
+  j["compile"]["hbm_layout"] = "row_major";
+  CHECK(load_rows(compile_ops(read_op_graph(j, "w.json"), chip, 1)) == 1);
+  j["compile"]["hbm_layout"] = "sticks";
+  CHECK_THROWS_WITH(read_op_graph(j, "w.json"), Catch::Contains("w.json: /compile/hbm_layout: expected \"row_major\" or \"stick\""));
+}
+
+TEST_CASE("hbm layout: a 3-D add split along d0 or d1 writes every byte once", "[compiler][layout]") {
+  // [4, 64, 128] on 4 cores, device [64, 2, 4, 64]. Split d0: each core one batch, whose
+  // cores step by 64 stored rows = the middle dims' 64 rows, i.e. one stick: one template.
+  // Split d1 (compile.split): a core's 16 rows are not a whole step of the first dim, so the
+  // template is mapped core by core. Both write y once and read a and b once.
+  ChipConfig chip;
+  for (const char* split : {"d0", "d1"}) {
+    Json j = graph("[4, 64, 128]", 4, "stick");
+    j["ops"][0]["compile"] = Json{{"split", Json{{split, 4}}}};
+    KernelGraph k = compile_ops(read_op_graph(j, "w.json"), chip, 4);
+    ExpandedGraph e = expand_graph(k, chip);
+    CHECK(all_equal(coverage(k, e, "y", true), 1));
+    for (const char* t : {"a", "b"}) CHECK(all_equal(coverage(k, e, t, false), 1));
+  }
+}
