@@ -30,14 +30,15 @@ DmaEngine::DmaEngine(sc_core::sc_module_name n, TaskHost& s, Recorder& r, const 
 }
 
 bool DmaEngine::outbound(const KernelGraph& g, const TaskInstance& t) {
-  return !t.reads.empty() && g.buffers[t.reads[0].buffer].space == Space::lx;
+  const InstanceRegions reads = reads_of(g, t);
+  return !reads.empty() && g.buffers[reads[0].buffer].space == Space::lx;
 }
 
 std::uint64_t DmaEngine::hbm_addr(const Region& r, std::uint64_t row, std::uint64_t off) const {
   return hbm_base_[r.buffer] + r.offset + row * r.stride + off;
 }
 
-int DmaEngine::fanout_of(const std::vector<Region>& writes) {
+int DmaEngine::fanout_of(const InstanceRegions& writes) {
   std::vector<int> cores;
   for (const Region& w : writes) cores.push_back(w.core);
   auto it = std::find(fanouts_.begin(), fanouts_.end(), cores);
@@ -53,15 +54,16 @@ void DmaEngine::start(int inst) {
   const KernelGraph& g = sched_.graph();
   Transfer& x = xfer_;
   x = Transfer{};
-  x.src = ti.reads.at(0);
-  x.dst = ti.writes.at(0);
+  const InstanceRegions writes = writes_of(g, ti);
+  x.src = reads_of(g, ti).at(0);
+  x.dst = writes.at(0);
   x.src_hbm = g.buffers[x.src.buffer].space == Space::hbm;
   x.dst_hbm = g.buffers[x.dst.buffer].space == Space::hbm;
   x.pattern = (x.dst_hbm && !x.src_hbm) ? &x.dst : &x.src;
   x.total = x.src.total_bytes();
-  if (ti.writes.size() > 1) {
-    x.fanout = fanout_of(ti.writes);
-    stats_.multicast_extra += x.total * (ti.writes.size() - 1);
+  if (writes.size() > 1) {
+    x.fanout = fanout_of(writes);
+    stats_.multicast_extra += x.total * (writes.size() - 1);
   }
   // Count the bursts: each row of the pattern side is cut at burst_bytes.
   std::uint64_t per_row = (x.pattern->bytes + burst_bytes_ - 1) / burst_bytes_;

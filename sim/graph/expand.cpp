@@ -24,8 +24,6 @@ void instantiate(const KernelGraph& g, ExpandedGraph& eg) {
         inst.task = static_cast<int>(t);
         inst.core = c;
         inst.card = card;
-        for (const auto& a : task.reads) inst.reads.push_back(instance_region(g, a, c, card));
-        for (const auto& a : task.writes) inst.writes.push_back(instance_region(g, a, c, card));
         eg.instances.push_back(std::move(inst));
       }
   }
@@ -36,21 +34,24 @@ RegionIndex index_writers(const KernelGraph& g, const ExpandedGraph& eg) {
   RegionIndex idx;
   for (std::size_t i = 0; i < eg.instances.size(); ++i) {
     const TaskInstance& inst = eg.instances[i];
-    for (std::size_t w = 0; w < inst.writes.size(); ++w) {
-      const Buffer& b = g.buffers[inst.writes[w].buffer];
+    const InstanceRegions writes = writes_of(g, inst);
+    for (std::size_t w = 0; w < writes.size(); ++w) {
+      const Region r = writes[w];
+      const Buffer& b = g.buffers[r.buffer];
       if (b.preloaded && b.space == Space::lx)
         throw InputError(g.file, g.task_path(inst.task) + "/writes/" + std::to_string(w),
                          "writes buffer \"" + b.name + "\", which is preloaded (its data exists before the run)");
-      idx.add(inst.writes[w], static_cast<int>(i), static_cast<int>(w));
+      idx.add(r, static_cast<int>(i), static_cast<int>(w));
     }
   }
   idx.build();
   for (std::size_t i = 0; i < eg.instances.size(); ++i) {
     const TaskInstance& inst = eg.instances[i];
-    for (std::size_t w = 0; w < inst.writes.size(); ++w) {
-      idx.for_each_overlap(inst.writes[w], [&](const RegionIndex::Entry& e) {
+    const InstanceRegions writes = writes_of(g, inst);
+    for (std::size_t w = 0; w < writes.size(); ++w) {
+      const Region r = writes[w];
+      idx.for_each_overlap(r, [&](const RegionIndex::Entry& e) {
         if (e.inst == static_cast<int>(i) && e.slot == static_cast<int>(w)) return;
-        const Region& r = inst.writes[w];
         std::string where = "buffer \"" + g.buffers[r.buffer].name + "\"" +
                             (r.core >= 0 ? " of core " + std::to_string(r.core) : "") +
                             (g.cards > 1 ? " of card " + std::to_string(r.card) : "");
@@ -106,19 +107,6 @@ void check_acyclic(const KernelGraph& g, const ExpandedGraph& eg) {
 
 }  // namespace
 
-Region instance_region(const KernelGraph& g, const Access& a, int core, int card) {
-  Region r;
-  r.buffer = a.buffer;
-  r.card = card;
-  r.core = g.buffers.at(a.buffer).space == Space::hbm ? -1 : static_cast<int>(a.core ? a.core->at(core) : core);
-  r.offset = static_cast<std::uint64_t>(a.offset.at(core));
-  r.bytes = a.bytes;
-  r.rows = a.rows;
-  r.stride = a.stride;
-  r.streaming = a.streaming;
-  return r;
-}
-
 std::string instance_label(const KernelGraph& g, const TaskInstance& inst) {
   return "task " + g.tasks.at(inst.task).name + (g.cards > 1 ? " card " + std::to_string(inst.card) : "") +
          " core " + std::to_string(inst.core);
@@ -131,7 +119,7 @@ ExpandedGraph expand_graph(const KernelGraph& g, const ChipConfig& config) {
   RegionIndex writers = index_writers(g, eg);
   for (std::size_t i = 0; i < eg.instances.size(); ++i) {
     TaskInstance& inst = eg.instances[i];
-    for (const auto& r : inst.reads)
+    for (const Region& r : reads_of(g, inst))
       writers.for_each_overlap(r, [&](const RegionIndex::Entry& e) { inst.deps.push_back(e.inst); });
     std::sort(inst.deps.begin(), inst.deps.end());
     inst.deps.erase(std::unique(inst.deps.begin(), inst.deps.end()), inst.deps.end());

@@ -13,9 +13,6 @@ struct ChipConfig;
 // one buffer instance, a dependency cycle (the message names the tasks on it).
 ExpandedGraph expand_graph(const KernelGraph& g, const ChipConfig& config);
 
-// Concrete region of access `a` of a task instance on core `core`.
-Region instance_region(const KernelGraph& g, const Access& a, int core, int card = 0);
-
 // "task X core c", as error messages name an instance.
 std::string instance_label(const KernelGraph& g, const TaskInstance& inst);
 

@@ -37,14 +37,14 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   for (std::size_t i = 0; i < n; ++i) {
     const TaskInstance& t = x.instances[i];
     missing_[i] = static_cast<int>(t.deps.size());
-    for (const Region& r : t.writes)
+    for (const Region& r : writes_of(g, t))
       if (g.buffers[r.buffer].space == Space::lx) writes_lx_[i].push_back(lx_of(r));
-    for (const Region& r : t.reads) {
+    for (const Region& r : reads_of(g, t)) {
       if (g.buffers[r.buffer].space == Space::lx) reads_lx_[i].push_back(lx_of(r));
       // A read is satisfiable only if the data was preloaded or some dependency writes it.
       if (g.buffers[r.buffer].preloaded) continue;
       bool produced = std::any_of(t.deps.begin(), t.deps.end(), [&](int d) {
-        for (const Region& w : x.instances[d].writes)
+        for (const Region& w : writes_of(g, x.instances[d]))
           if (w.buffer == r.buffer && w.core == r.core && w.card == r.card) return true;
         return false;
       });
@@ -124,8 +124,8 @@ void Scheduler::link_streaming() {
     for (std::size_t k = 0; k < inst[p].consumers.size(); ++k) {
       int c = inst[p].consumers[k];
       bool any = false, all = true;
-      for (const Region& r : inst[c].reads)
-        for (const Region& w : inst[p].writes)
+      for (const Region& r : reads_of(g_, inst[c]))
+        for (const Region& w : writes_of(g_, inst[p]))
           if (r.buffer == w.buffer && r.core == w.core && r.card == w.card && regions_overlap(r, w)) {
             any = true;
             all = all && r.streaming;

@@ -236,15 +236,15 @@ std::vector<int> write_units(const Ctx& c, std::vector<int>& track_tid) {
     if (g.cards > 1) args += fmt::format(R"(,"card":{})", ti.card);
     if (t.unit == UnitKind::link) {
       std::uint64_t b = 0;
-      for (const auto* list : {&ti.reads, &ti.writes})
-        for (const Region& rg : *list) b = std::max(b, rg.total_bytes());
+      for (const InstanceRegions& list : {reads_of(g, ti), writes_of(g, ti)})
+        for (const Region& rg : list) b = std::max(b, rg.total_bytes());
       args += fmt::format(R"(,"bytes":{},"cards":{})", b, g.cards_of(t).size());
     }
     if (t.unit == UnitKind::pt) args += fmt::format(R"(,"macs":{})", t.m * t.n * t.k);
     if (t.unit == UnitKind::sfp) args += fmt::format(R"(,"elements":{})", t.elements);
     if (t.unit == UnitKind::dma || t.unit == UnitKind::ring) {
       std::uint64_t b = 0;
-      for (const Region& rg : ti.reads) b += rg.total_bytes();
+      for (const Region& rg : reads_of(g, ti)) b += rg.total_bytes();
       args += fmt::format(R"(,"bytes":{})", b);
     }
     if (!r.done) args += R"(,"unfinished":true)";

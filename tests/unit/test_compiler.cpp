@@ -322,7 +322,7 @@ TEST_CASE("compiler: a broadcast operand is loaded once and multicast to every c
   for (const auto& inst : eg.instances)
     if (g.tasks[inst.task].unit == UnitKind::sfp) {
       bool reads_b = false;
-      for (const Region& r : inst.reads) reads_b = reads_b || (r.buffer == bl && r.core == inst.core);
+      for (const Region& r : reads_of(g, inst)) reads_b = reads_b || (r.buffer == bl && r.core == inst.core);
       CHECK(reads_b);
     }
   // 32 KiB (a multiple of 32 sticks) is loaded in 32 bands of 1 KiB, one per core.
@@ -355,7 +355,7 @@ TEST_CASE("compiler: softmax chain sum then broadcast mul on 1 core") {
   int s = g.find_buffer("s");
   for (const auto& inst : eg.instances) {
     const Task& t = g.tasks[inst.task];
-    if (t.op != "load" || inst.reads[0].buffer != s) continue;
+    if (t.op != "load" || reads_of(g, inst)[0].buffer != s) continue;
     REQUIRE_FALSE(inst.deps.empty());
     for (int d : inst.deps) CHECK(g.tasks[eg.instances[d].task].op == "store");
   }
@@ -410,11 +410,11 @@ TEST_CASE("compiler: matmul MACs, tiles and coverage") {
     for (const auto& inst : eg.instances) {
       const Task& t = g.tasks[inst.task];
       if (t.unit != UnitKind::pt) continue;
-      for (const Region& r : inst.reads) {
+      for (const Region& r : reads_of(g, inst)) {
         std::uint64_t written = 0;
         int pt_writers = 0;
         for (int d : inst.deps)
-          for (const Region& w : eg.instances[d].writes)
+          for (const Region& w : writes_of(g, eg.instances[d]))
             if (w.buffer == r.buffer && w.core == r.core) {
               written += w.total_bytes();
               pt_writers += g.tasks[eg.instances[d].task].unit == UnitKind::pt;

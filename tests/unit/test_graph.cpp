@@ -233,14 +233,15 @@ TEST_CASE("graph: write_kernel_graph round-trips exactly") {
 }
 
 TEST_CASE("graph: expansion gives exact dependencies and consumers") {
-  ExpandedGraph eg = expand_graph(load(base()), chip());
+  KernelGraph g = load(base());
+  ExpandedGraph eg = expand_graph(g, chip());
   // Instances: load c0, load c1, neg c0, neg c1, store c0, store c1, reload c0.
   REQUIRE(eg.instances.size() == 7);
   CHECK(eg.first_instance == std::vector<int>{0, 2, 4, 6});
   CHECK(eg.instances[1].core == 1);
-  CHECK(eg.instances[1].reads[0].offset == 512);
-  CHECK(eg.instances[1].reads[0].core == -1);  // HBM
-  CHECK(eg.instances[3].writes[0].core == 1);  // LX of its own core
+  CHECK(reads_of(g, eg.instances[1])[0].offset == 512);
+  CHECK(reads_of(g, eg.instances[1])[0].core == -1);  // HBM
+  CHECK(writes_of(g, eg.instances[3])[0].core == 1);  // LX of its own core
   std::vector<std::vector<int>> deps = {{}, {}, {0}, {1}, {2}, {3}, {4, 5}};
   std::vector<std::vector<int>> cons = {{2}, {3}, {4}, {5}, {6}, {6}, {}};
   for (std::size_t i = 0; i < deps.size(); ++i) {
@@ -255,8 +256,9 @@ TEST_CASE("graph: a ring copy depends on the writer of the remote LX instance") 
   task(j, 1, 0) = Json{{"name", "pull"}, {"unit", "ring"}, {"op", "copy"}, {"core", 1},
                        {"reads", {{{"buffer", "yl"}, {"bytes", 512}, {"core", 0}}}},
                        {"writes", {{{"buffer", "zl"}, {"bytes", 512}}}}};
-  ExpandedGraph eg = expand_graph(load(j), chip());
-  CHECK(eg.instances[6].reads[0].core == 0);
+  KernelGraph g = load(j);
+  ExpandedGraph eg = expand_graph(g, chip());
+  CHECK(reads_of(g, eg.instances[6])[0].core == 0);
   CHECK(eg.instances[6].deps == std::vector<int>{2});  // neg on core 0, not core 1
 }
 
@@ -384,8 +386,8 @@ TEST_CASE("graph: a multicast load feeds readers on every destination core") {
   REQUIRE(g.tasks[use.task].name == "use");
   REQUIRE(use.deps.size() == 1);
   CHECK(g.tasks[x.instances[use.deps[0]].task].name == "reload");
-  CHECK(x.instances[use.deps[0]].writes.size() == 2);
-  CHECK(x.instances[use.deps[0]].writes[1].core == 1);
+  CHECK(writes_of(g, x.instances[use.deps[0]]).size() == 2);
+  CHECK(writes_of(g, x.instances[use.deps[0]])[1].core == 1);
 }
 
 TEST_CASE("graph: a preloaded HBM buffer may be updated in place; its readers wait for the write") {
