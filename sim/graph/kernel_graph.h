@@ -10,6 +10,7 @@
 
 #include "sim/common/dtype.h"
 #include "sim/common/time.h"
+#include "sim/graph/id_lists.h"
 #include "sim/graph/model_step.h"
 
 namespace dfsim {
@@ -106,13 +107,12 @@ struct Region {
   std::uint64_t total_bytes() const { return bytes * rows; }
 };
 
+// One task template instantiated on one core of one card: 12 bytes. Its regions are computed
+// when used (reads_of, writes_of), its dependencies are in ExpandedGraph::deps.
 struct TaskInstance {
   int task = -1;                // template
   int core = 0;
   int card = 0;
-  std::vector<int> deps;        // instances that write what this one reads (sorted, unique)
-  std::vector<int> consumers;   // inverse of deps
-  Tick not_before = 0;          // released no earlier (a placed workload's start time)
 };
 
 // Concrete region of access `a` of a task instance on core `core` of card `card`.
@@ -168,6 +168,11 @@ InstanceRegions writes_of(const KernelGraph& g, const TaskInstance& ti);
 struct ExpandedGraph {
   std::vector<TaskInstance> instances;
   std::vector<int> first_instance;  // per template: index of its instance on its first core
+  IdLists deps;                     // per instance: instances that write what it reads (sorted, unique)
+  IdLists consumers;                // per instance: the inverse of deps (sorted, unique)
+  // Per instance: released no earlier (a placed workload's start time); empty when all are 0.
+  std::vector<Tick> not_before;
+  Tick not_before_of(std::size_t i) const { return not_before.empty() ? 0 : not_before[i]; }
 };
 
 }  // namespace dfsim

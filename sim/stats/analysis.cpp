@@ -86,7 +86,7 @@ CriticalPath critical_path(const KernelGraph& g, const ExpandedGraph& x, const R
     }
     if (prev < 0) {
       Tick best = 0;
-      for (int d : x.instances[cur].deps)
+      for (int d : x.deps[static_cast<std::size_t>(cur)])
         if (prev < 0 || tasks[d].end > best) {
           best = tasks[d].end;
           prev = d;

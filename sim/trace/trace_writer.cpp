@@ -278,10 +278,9 @@ void write_flows(const Ctx& c, const std::string& kernel, const std::vector<int>
     return k >= 0 && g.kernels[k].name == kernel;
   };
   for (std::size_t i = 0; i < c.x.instances.size(); ++i) {
-    const TaskInstance& ti = c.x.instances[i];
     if (!in_kernel(static_cast<int>(i))) continue;
-    for (int d : ti.deps) arrow(d, static_cast<int>(i));
-    for (int k : ti.consumers)
+    for (int d : c.x.deps[i]) arrow(d, static_cast<int>(i));
+    for (int k : c.x.consumers[i])
       if (!in_kernel(k)) arrow(static_cast<int>(i), k);  // edges inside the kernel are drawn once, above
   }
 }
