@@ -1,6 +1,7 @@
 #include "sim/runtime/scheduler.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <queue>
@@ -24,13 +25,25 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   done_.assign(n, 0);
   rec_.tasks().assign(n, TaskRecord{});
 
-  // LX scratchpads are numbered card by card: slot = card x the graph's cores + core.
-  std::map<std::pair<int, int>, int> index;  // (buffer, LX slot) -> LxBuf
+  // LX scratchpads are numbered card by card: slot = card x the graph's cores + core (the
+  // loader checked both ranges). LxBufs are numbered in order of first use; the index from
+  // (buffer, slot) is a block of `slots` entries per LX buffer (no map node per instance).
+  const std::size_t slots = static_cast<std::size_t>(g.cards) * static_cast<std::size_t>(g.cores);
+  std::vector<std::size_t> block(g.buffers.size(), SIZE_MAX);  // per buffer: its block in index
+  std::vector<int> index;                                        // -> LxBuf, -1 if none yet
   auto lx_of = [&](const Region& r) {
-    int slot = r.card * g.cores + r.core;
-    auto [it, fresh] = index.try_emplace({r.buffer, slot}, static_cast<int>(lxbufs_.size()));
-    if (fresh) lxbufs_.push_back(LxBuf{r.buffer, slot, g.buffers[r.buffer].bytes});
-    return it->second;
+    const int slot = r.card * g.cores + r.core;
+    std::size_t& base = block[static_cast<std::size_t>(r.buffer)];
+    if (base == SIZE_MAX) {
+      base = index.size();
+      index.resize(index.size() + slots, -1);
+    }
+    int& b = index.at(base + static_cast<std::size_t>(slot));
+    if (b < 0) {
+      b = static_cast<int>(lxbufs_.size());
+      lxbufs_.push_back(LxBuf{r.buffer, slot, g.buffers[r.buffer].bytes});
+    }
+    return b;
   };
   std::vector<int> reads_lx, writes_lx;  // of one instance, reused
   auto append = [](IdLists& lists, std::vector<int>& v) {
@@ -68,6 +81,7 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   }
   reads_lx_.shrink_to_fit();
   writes_lx_.shrink_to_fit();
+  lxbufs_.shrink_to_fit();
   link_streaming();
   build_allocation_order();
 }
