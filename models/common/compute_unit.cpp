@@ -18,8 +18,8 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name n, TaskHost& sched, Recorder& r
 
 ComputeUnit::LxTraffic ComputeUnit::lx_traffic(const Task&, const TaskInstance& inst, int) const {
   LxTraffic x;
-  for (const Region& r : inst.reads) x.read += r.total_bytes();
-  for (const Region& r : inst.writes) x.write += r.total_bytes();
+  for (const Region& r : reads_of(sched_.graph(), inst)) x.read += r.total_bytes();
+  for (const Region& r : writes_of(sched_.graph(), inst)) x.write += r.total_bytes();
   return x;
 }
 

@@ -30,14 +30,15 @@ DmaEngine::DmaEngine(sc_core::sc_module_name n, TaskHost& s, Recorder& r, const 
 }
 
 bool DmaEngine::outbound(const KernelGraph& g, const TaskInstance& t) {
-  return !t.reads.empty() && g.buffers[t.reads[0].buffer].space == Space::lx;
+  const InstanceRegions reads = reads_of(g, t);
+  return !reads.empty() && g.buffers[reads[0].buffer].space == Space::lx;
 }
 
 std::uint64_t DmaEngine::hbm_addr(const Region& r, std::uint64_t row, std::uint64_t off) const {
   return hbm_base_[r.buffer] + r.offset + row * r.stride + off;
 }
 
-int DmaEngine::fanout_of(const std::vector<Region>& writes) {
+int DmaEngine::fanout_of(const InstanceRegions& writes) {
   std::vector<int> cores;
   for (const Region& w : writes) cores.push_back(w.core);
   auto it = std::find(fanouts_.begin(), fanouts_.end(), cores);
@@ -56,19 +57,20 @@ void DmaEngine::start(int inst) {
   x.part = 0;
   x.fanout = -1;
   x.row = x.row_off = x.moved = 0;
-  x.src = ti.reads.at(0);
-  x.dst = ti.writes.at(0);
+  const InstanceRegions reads = reads_of(g, ti), writes = writes_of(g, ti);
+  x.src = reads.at(0);
+  x.dst = writes.at(0);
   x.src_hbm = g.buffers[x.src.buffer].space == Space::hbm;
   x.dst_hbm = g.buffers[x.dst.buffer].space == Space::hbm;
   const bool store = x.dst_hbm && !x.src_hbm;
-  if (store) x.parts.assign(ti.writes.begin(), ti.writes.end());
-  else if (x.src_hbm && !x.dst_hbm) x.parts.assign(ti.reads.begin(), ti.reads.end());
+  if (store) x.parts.assign(writes.begin(), writes.end());
+  else if (x.src_hbm && !x.dst_hbm) x.parts.assign(reads.begin(), reads.end());
   else x.parts.push_back(x.src);
   x.total = 0;
   for (const Region& r : x.parts) x.total += r.total_bytes();
-  if (!store && ti.writes.size() > 1) {
-    x.fanout = fanout_of(ti.writes);
-    stats_.multicast_extra += x.total * (ti.writes.size() - 1);
+  if (!store && writes.size() > 1) {
+    x.fanout = fanout_of(writes);
+    stats_.multicast_extra += x.total * (writes.size() - 1);
   }
   // Count the bursts: each row of the pattern side is cut at burst_bytes.
   x.bursts_left = 0;

@@ -81,7 +81,7 @@ class DmaEngine : public TaskUnit, public MemClient {
   std::uint32_t issue_burst(Tick t);  // returns the burst's bytes
   void burst_done(Tick t, Tick issued);
   std::uint64_t new_slot(const Pending& p);
-  int fanout_of(const std::vector<Region>& writes);
+  int fanout_of(const InstanceRegions& writes);
   std::uint64_t hbm_addr(const Region& r, std::uint64_t row, std::uint64_t off) const;
 
   const ChipConfig& cfg_;

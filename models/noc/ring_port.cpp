@@ -16,8 +16,8 @@ RingPort::RingPort(sc_core::sc_module_name n, TaskHost& s, Recorder& r, int core
 void RingPort::start(int inst) {
   current_ = inst;
   const TaskInstance& ti = sched_.instance(inst);
-  const Region& src = ti.reads.at(0);
-  const Region& dst = ti.writes.at(0);
+  const Region src = reads_of(sched_.graph(), ti).at(0);
+  const Region dst = writes_of(sched_.graph(), ti).at(0);
   std::uint64_t bytes = src.total_bytes();
   Tick now = sim_now();
   LxScratchpad* a = lx_[src.core];

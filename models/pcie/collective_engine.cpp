@@ -35,7 +35,8 @@ void CollectiveEngine::arrive(int inst, LinkPort& port) {
   r.insts[static_cast<std::size_t>(pos)] = inst;
   if (++r.arrived < static_cast<int>(r.cards.size())) return;
   // The full tensor: the gathered output of an all_gather, the input otherwise.
-  std::uint64_t bytes = (t.op == "all_gather" ? ti.writes : ti.reads).at(0).total_bytes();
+  const KernelGraph& g = sched_.graph();
+  std::uint64_t bytes = (t.op == "all_gather" ? writes_of(g, ti) : reads_of(g, ti)).at(0).total_bytes();
   r.steps = collective_steps(t.op, t.algorithm.empty() ? "ring" : t.algorithm, static_cast<int>(r.cards.size()), bytes,
                              t.root);
   r.elem_bits = dtype_bits(t.dtype);
@@ -48,6 +49,7 @@ void CollectiveEngine::arrive(int inst, LinkPort& port) {
 // receiver also reads its own part and adds the two on its SFP. The step ends when the last
 // byte has arrived and been reduced, and every memory stream is done.
 void CollectiveEngine::play(Running& r, Tick now) {
+  const KernelGraph& g = sched_.graph();
   r.at = now;
   auto stream_done = [this, rp = &r](Tick t) {
     rp->at = std::max(rp->at, t);
@@ -61,10 +63,10 @@ void CollectiveEngine::play(Running& r, Tick now) {
     Tick arrived = fabric_.transfer(now, r.cards[src], r.cards[dst], x.bytes);
     Tick every = fabric_.duration(r.ports[src]->dma().burst_bytes(), false);
     r.streams += x.reduce ? 3 : 2;
-    r.ports[src]->dma().stream(from.reads.at(0), x.bytes, false, now, every, stream_done);
-    r.ports[dst]->dma().stream(to.writes.at(0), x.bytes, true, now, every, stream_done);
+    r.ports[src]->dma().stream(reads_of(g, from).at(0), x.bytes, false, now, every, stream_done);
+    r.ports[dst]->dma().stream(writes_of(g, to).at(0), x.bytes, true, now, every, stream_done);
     if (x.reduce) {
-      r.ports[dst]->dma().stream(to.reads.at(0), x.bytes, false, now, every, stream_done);
+      r.ports[dst]->dma().stream(reads_of(g, to).at(0), x.bytes, false, now, every, stream_done);
       std::uint64_t elements = x.bytes * 8 / r.elem_bits;
       SfpUnit& sfp = r.ports[dst]->sfp(to.core);
       Tick d = sfp.add_time(elements, sched_.task_of(r.insts[dst]).dtype);

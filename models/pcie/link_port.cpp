@@ -24,7 +24,8 @@ void LinkPort::start(int inst) {
   Tick now = sim_now();
   if (t.op == "from_host" || t.op == "to_host") {
     bool in = t.op == "from_host";
-    const Region& r = (in ? ti.writes : ti.reads).at(0);
+    const KernelGraph& g = sched_.graph();
+    const Region r = (in ? writes_of(g, ti) : reads_of(g, ti)).at(0);
     std::uint64_t bytes = r.total_bytes();
     Tick arrived = fabric_.transfer(now, in ? PcieFabric::kHost : card_, in ? card_ : PcieFabric::kHost, bytes);
     // Done when the link has passed the last byte and the card's memory has written (read) it.

@@ -27,8 +27,9 @@ ComputeUnit::LxTraffic PtUnit::lx_traffic(const Task& t, const TaskInstance& ins
   PtCost c = cost(t, corelets);
   LxTraffic x;
   x.read = c.feed_bytes + c.psum_bytes;
-  for (std::size_t i = 2; i < inst.reads.size(); ++i) x.read += inst.reads[i].total_bytes();
-  for (const Region& r : inst.writes) x.write += r.total_bytes();
+  const InstanceRegions reads = reads_of(sched_.graph(), inst);
+  for (std::size_t i = 2; i < reads.size(); ++i) x.read += reads[i].total_bytes();
+  for (const Region& r : writes_of(sched_.graph(), inst)) x.write += r.total_bytes();
   x.write += c.psum_bytes;
   return x;
 }

@@ -40,20 +40,20 @@ Weights instance_weights(const KernelGraph& g, const TaskInstance& t, const Ener
   }
   auto in_lx = [&](const Region& r) { return g.buffers[r.buffer].space == Space::lx; };
   std::uint64_t read = 0, written = 0;
-  for (const Region& r : t.reads) {
+  for (const Region& r : reads_of(g, t)) {
     read += r.total_bytes();
     if (in_lx(r)) w[idx(C::lx)] += static_cast<double>(r.total_bytes()) * e.lx_read_pj_per_byte;
   }
-  for (const Region& r : t.writes) {
+  for (const Region& r : writes_of(g, t)) {
     written += r.total_bytes();
     if (in_lx(r)) w[idx(C::lx)] += static_cast<double>(r.total_bytes()) * e.lx_write_pj_per_byte;
   }
   if (task.unit == UnitKind::dma) {
     w[idx(C::dma)] = static_cast<double>(read);
     w[idx(C::ring)] = static_cast<double>(written);  // every destination is reached over the ring
-    for (const Region& r : t.reads)
+    for (const Region& r : reads_of(g, t))
       if (!in_lx(r)) w[idx(C::dram)] += static_cast<double>(r.total_bytes()) * e.dram_read_pj_per_byte;
-    for (const Region& r : t.writes)
+    for (const Region& r : writes_of(g, t))
       if (!in_lx(r)) w[idx(C::dram)] += static_cast<double>(r.total_bytes()) * e.dram_write_pj_per_byte;
   } else if (task.unit == UnitKind::ring) {
     w[idx(C::ring)] = static_cast<double>(read);

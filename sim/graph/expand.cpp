@@ -24,8 +24,6 @@ void instantiate(const KernelGraph& g, ExpandedGraph& eg) {
         inst.task = static_cast<int>(t);
         inst.core = c;
         inst.card = card;
-        for (const auto& a : task.reads) inst.reads.push_back(instance_region(g, a, c, card));
-        for (const auto& a : task.writes) inst.writes.push_back(instance_region(g, a, c, card));
         eg.instances.push_back(std::move(inst));
       }
   }
@@ -33,24 +31,30 @@ void instantiate(const KernelGraph& g, ExpandedGraph& eg) {
 
 // Writers: no preloaded buffer written, no byte written twice. Returns the writer index.
 RegionIndex index_writers(const KernelGraph& g, const ExpandedGraph& eg) {
-  RegionIndex idx;
+  RegionIndex idx(g, eg.instances);
+  std::size_t written = 0;
+  for (const TaskInstance& inst : eg.instances) written += g.tasks[static_cast<std::size_t>(inst.task)].writes.size();
+  idx.reserve(written);
   for (std::size_t i = 0; i < eg.instances.size(); ++i) {
     const TaskInstance& inst = eg.instances[i];
-    for (std::size_t w = 0; w < inst.writes.size(); ++w) {
-      const Buffer& b = g.buffers[inst.writes[w].buffer];
+    const InstanceRegions writes = writes_of(g, inst);
+    for (std::size_t w = 0; w < writes.size(); ++w) {
+      const Region r = writes[w];
+      const Buffer& b = g.buffers[r.buffer];
       if (b.preloaded && b.space == Space::lx)
         throw InputError(g.file, g.task_path(inst.task) + "/writes/" + std::to_string(w),
                          "writes buffer \"" + b.name + "\", which is preloaded (its data exists before the run)");
-      idx.add(inst.writes[w], static_cast<int>(i), static_cast<int>(w));
+      idx.add(r, static_cast<int>(i), static_cast<int>(w));
     }
   }
   idx.build();
   for (std::size_t i = 0; i < eg.instances.size(); ++i) {
     const TaskInstance& inst = eg.instances[i];
-    for (std::size_t w = 0; w < inst.writes.size(); ++w) {
-      idx.for_each_overlap(inst.writes[w], [&](const RegionIndex::Entry& e) {
+    const InstanceRegions writes = writes_of(g, inst);
+    for (std::size_t w = 0; w < writes.size(); ++w) {
+      const Region r = writes[w];
+      idx.for_each_overlap(r, [&](const RegionIndex::Entry& e) {
         if (e.inst == static_cast<int>(i) && e.slot == static_cast<int>(w)) return;
-        const Region& r = inst.writes[w];
         std::string where = "buffer \"" + g.buffers[r.buffer].name + "\"" +
                             (r.core >= 0 ? " of core " + std::to_string(r.core) : "") +
                             (g.cards > 1 ? " of card " + std::to_string(r.card) : "");
@@ -77,7 +81,7 @@ RegionIndex index_writers(const KernelGraph& g, const ExpandedGraph& eg) {
   while (seen[cur] < 0) {
     seen[cur] = static_cast<int>(path.size());
     path.push_back(cur);
-    for (int d : eg.instances[cur].deps)
+    for (int d : eg.deps[static_cast<std::size_t>(cur)])
       if (indeg[d] > 0) { cur = d; break; }
   }
   std::string msg = "dependency cycle: ";
@@ -90,7 +94,7 @@ void check_acyclic(const KernelGraph& g, const ExpandedGraph& eg) {
   std::vector<int> indeg(eg.instances.size());
   std::vector<int> ready;
   for (std::size_t i = 0; i < eg.instances.size(); ++i) {
-    indeg[i] = static_cast<int>(eg.instances[i].deps.size());
+    indeg[i] = static_cast<int>(eg.deps[i].size());
     if (indeg[i] == 0) ready.push_back(static_cast<int>(i));
   }
   std::size_t done = 0;
@@ -98,26 +102,13 @@ void check_acyclic(const KernelGraph& g, const ExpandedGraph& eg) {
     int i = ready.back();
     ready.pop_back();
     ++done;
-    for (int c : eg.instances[i].consumers)
+    for (int c : eg.consumers[static_cast<std::size_t>(i)])
       if (--indeg[c] == 0) ready.push_back(c);
   }
   if (done != eg.instances.size()) report_cycle(g, eg, indeg);
 }
 
 }  // namespace
-
-Region instance_region(const KernelGraph& g, const Access& a, int core, int card) {
-  Region r;
-  r.buffer = a.buffer;
-  r.card = card;
-  r.core = g.buffers.at(a.buffer).space == Space::hbm ? -1 : static_cast<int>(a.core ? a.core->at(core) : core);
-  r.offset = static_cast<std::uint64_t>(a.offset.at(core));
-  r.bytes = a.bytes;
-  r.rows = a.rows;
-  r.stride = a.stride;
-  r.streaming = a.streaming;
-  return r;
-}
 
 std::string instance_label(const KernelGraph& g, const TaskInstance& inst) {
   return "task " + g.tasks.at(inst.task).name + (g.cards > 1 ? " card " + std::to_string(inst.card) : "") +
@@ -129,15 +120,21 @@ ExpandedGraph expand_graph(const KernelGraph& g, const ChipConfig& config) {
   ExpandedGraph eg;
   instantiate(g, eg);
   RegionIndex writers = index_writers(g, eg);
-  for (std::size_t i = 0; i < eg.instances.size(); ++i) {
-    TaskInstance& inst = eg.instances[i];
-    for (const auto& r : inst.reads)
-      writers.for_each_overlap(r, [&](const RegionIndex::Entry& e) { inst.deps.push_back(e.inst); });
-    std::sort(inst.deps.begin(), inst.deps.end());
-    inst.deps.erase(std::unique(inst.deps.begin(), inst.deps.end()), inst.deps.end());
-    for (int d : inst.deps) eg.instances[d].consumers.push_back(static_cast<int>(i));
+  const std::size_t n = eg.instances.size();
+  eg.deps.reserve(n, n);
+  std::vector<int> deps;  // of one instance, reused
+  for (std::size_t i = 0; i < n; ++i) {
+    deps.clear();
+    for (const Region& r : reads_of(g, eg.instances[i]))
+      writers.for_each_overlap(r, [&](const RegionIndex::Entry& e) { deps.push_back(e.inst); });
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    for (int d : deps) eg.deps.push(d);
+    eg.deps.end_list();
   }
-  // consumers are filled in ascending i, so each list is already sorted and unique.
+  eg.deps.shrink_to_fit();
+  // Filled in ascending i, so each consumer list is sorted and unique.
+  eg.consumers = eg.deps.inverse(n);
   check_acyclic(g, eg);
   return eg;
 }

@@ -7,14 +7,12 @@ namespace dfsim {
 struct ChipConfig;
 
 // Instantiates every task template on each of its cores (template order, then core
-// ascending), computes concrete regions and the dependencies between instances. Checks the
-// graph against the chip first (check_kernel_graph_fits). Throws InputError (graph.file and
-// the task's JSON path) on: a preloaded buffer written, two writers of overlapping ranges of
-// one buffer instance, a dependency cycle (the message names the tasks on it).
+// ascending) and computes the dependencies between instances from their concrete regions
+// (reads_of / writes_of: computed when used, not stored). Checks the graph against the chip
+// first (check_kernel_graph_fits). Throws InputError (graph.file and the task's JSON path)
+// on: a preloaded buffer written, two writers of overlapping ranges of one buffer instance,
+// a dependency cycle (the message names the tasks on it).
 ExpandedGraph expand_graph(const KernelGraph& g, const ChipConfig& config);
-
-// Concrete region of access `a` of a task instance on core `core`.
-Region instance_region(const KernelGraph& g, const Access& a, int core, int card = 0);
 
 // "task X core c", as error messages name an instance.
 std::string instance_label(const KernelGraph& g, const TaskInstance& inst);

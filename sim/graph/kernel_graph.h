@@ -1,13 +1,16 @@
 #pragma once
 // In-memory form of a compiled kernel graph ("format": "dfsim.kernels"), as in the file:
 // buffers, kernels and task templates (SPMD over a core range, affine per-core slices).
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/common/dtype.h"
 #include "sim/common/time.h"
+#include "sim/graph/id_lists.h"
 #include "sim/graph/model_step.h"
 
 namespace dfsim {
@@ -94,7 +97,7 @@ struct KernelGraph {
   std::vector<int> cards_of(const Task& t) const;
 };
 
-// One task template instantiated on one core, with its concrete byte ranges.
+// A concrete byte range of one buffer instance: an Access of a task instance.
 struct Region {
   int buffer = -1;
   int core = -1;                // LX instance; -1 for HBM
@@ -104,15 +107,60 @@ struct Region {
   std::uint64_t total_bytes() const { return bytes * rows; }
 };
 
+// One task template instantiated on one core of one card: 12 bytes. Its regions are computed
+// when used (reads_of, writes_of), its dependencies are in ExpandedGraph::deps.
 struct TaskInstance {
   int task = -1;                // template
   int core = 0;
   int card = 0;
-  std::vector<Region> reads, writes;
-  std::vector<int> deps;        // instances that write what this one reads (sorted, unique)
-  std::vector<int> consumers;   // inverse of deps
-  Tick not_before = 0;          // released no earlier (a placed workload's start time)
 };
+
+// Concrete region of access `a` of a task instance on core `core` of card `card`.
+Region instance_region(const KernelGraph& g, const Access& a, int core, int card = 0);
+
+// The concrete regions of one access list (reads or writes) of a task instance, computed
+// from its template when read: instances do not store them.
+class InstanceRegions {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Region;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = Region;
+    iterator(const InstanceRegions* l, std::size_t i) : l_(l), i_(i) {}
+    Region operator*() const { return (*l_)[i_]; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const InstanceRegions* l_;
+    std::size_t i_;
+  };
+
+  InstanceRegions(const KernelGraph& g, const std::vector<Access>& list, int core, int card)
+      : g_(&g), list_(&list), core_(core), card_(card) {}
+  std::size_t size() const { return list_->size(); }
+  bool empty() const { return list_->empty(); }
+  Region operator[](std::size_t i) const { return instance_region(*g_, (*list_)[i], core_, card_); }
+  Region at(std::size_t i) const { return instance_region(*g_, list_->at(i), core_, card_); }
+  iterator begin() const { return iterator(this, 0); }
+  iterator end() const { return iterator(this, size()); }
+
+ private:
+  const KernelGraph* g_;
+  const std::vector<Access>* list_;
+  int core_, card_;
+};
+
+// What instance `ti` of graph `g` reads and writes.
+InstanceRegions reads_of(const KernelGraph& g, const TaskInstance& ti);
+InstanceRegions writes_of(const KernelGraph& g, const TaskInstance& ti);
 
 // The whole program as task instances with data dependencies (a reader depends on every
 // writer of an overlapping range of the same buffer instance). Instances are ordered by
@@ -120,6 +168,11 @@ struct TaskInstance {
 struct ExpandedGraph {
   std::vector<TaskInstance> instances;
   std::vector<int> first_instance;  // per template: index of its instance on its first core
+  IdLists deps;                     // per instance: instances that write what it reads (sorted, unique)
+  IdLists consumers;                // per instance: the inverse of deps (sorted, unique)
+  // Per instance: released no earlier (a placed workload's start time); empty when all are 0.
+  std::vector<Tick> not_before;
+  Tick not_before_of(std::size_t i) const { return not_before.empty() ? 0 : not_before[i]; }
 };
 
 }  // namespace dfsim

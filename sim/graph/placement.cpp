@@ -145,32 +145,49 @@ KernelGraph merge_placement(const Placement& p, const std::vector<KernelGraph>& 
 
 void add_placement_dependencies(const Placement& p, const std::vector<int>& task_workload, ExpandedGraph& x) {
   const auto workload_of = [&](int inst) { return task_workload[static_cast<std::size_t>(x.instances[inst].task)]; };
+  const std::size_t n = x.instances.size();
+  // The added edges, root -> its new dependencies (the sinks of the workload it follows). The
+  // roots and sinks are those of the graph before any edge is added: an added edge only joins
+  // a workload to the one it follows, so no workload's roots or sinks change.
+  std::vector<std::pair<int, std::vector<int>>> added;
   for (std::size_t w = 0; w < p.workloads.size(); ++w) {
     const int before = p.workloads[w].after;
     const Tick start = ns_to_ticks(p.workloads[w].start_ns);
     if (before < 0 && start == 0) continue;
     std::vector<int> sinks, roots;
-    for (std::size_t i = 0; i < x.instances.size(); ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
       const int wl = workload_of(static_cast<int>(i));
-      const TaskInstance& t = x.instances[i];
-      if (wl == static_cast<int>(w) && t.deps.empty()) roots.push_back(static_cast<int>(i));
+      const IdLists::Span cons = x.consumers[i];
+      if (wl == static_cast<int>(w) && x.deps[i].empty()) roots.push_back(static_cast<int>(i));
       if (before >= 0 && wl == before &&
-          std::none_of(t.consumers.begin(), t.consumers.end(), [&](int c) { return workload_of(c) == before; }))
+          std::none_of(cons.begin(), cons.end(), [&](int c) { return workload_of(c) == before; }))
         sinks.push_back(static_cast<int>(i));
     }
+    if (start > 0 && x.not_before.empty()) x.not_before.assign(n, 0);
     for (int r : roots) {
-      x.instances[r].not_before = start;
-      for (int s : sinks) {
-        x.instances[r].deps.push_back(s);
-        x.instances[s].consumers.push_back(r);
-      }
+      if (!x.not_before.empty()) x.not_before[static_cast<std::size_t>(r)] = start;
+      if (!sinks.empty()) added.emplace_back(r, sinks);
     }
   }
-  for (TaskInstance& t : x.instances)
-    for (auto* v : {&t.deps, &t.consumers}) {
-      std::sort(v->begin(), v->end());
-      v->erase(std::unique(v->begin(), v->end()), v->end());
-    }
+  if (added.empty()) return;
+  std::sort(added.begin(), added.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  IdLists deps;
+  deps.reserve(n, x.deps.total());
+  std::vector<int> list;
+  auto next = added.begin();
+  for (std::size_t i = 0; i < n; ++i) {
+    const IdLists::Span old = x.deps[i];
+    list.assign(old.begin(), old.end());
+    for (; next != added.end() && next->first == static_cast<int>(i); ++next)
+      list.insert(list.end(), next->second.begin(), next->second.end());
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    for (int d : list) deps.push(d);
+    deps.end_list();
+  }
+  deps.shrink_to_fit();
+  x.deps = std::move(deps);
+  x.consumers = x.deps.inverse(n);
 }
 
 }  // namespace dfsim

@@ -2,6 +2,7 @@
 #include "sim/graph/region_index.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace dfsim {
 
@@ -41,26 +42,34 @@ bool regions_overlap(const Region& a, const Region& b) {
 }
 
 void RegionIndex::add(const Region& r, int inst, int slot) {
-  lists_[{r.buffer, r.card, r.core}].entries.push_back(Entry{r, inst, slot});
+  entries_.push_back(Entry{key_of(r), region_begin(r), region_end(r), inst, slot});
 }
 
 void RegionIndex::build() {
-  for (auto& [key, l] : lists_) {
-    std::stable_sort(l.entries.begin(), l.entries.end(),
-                     [](const Entry& x, const Entry& y) { return x.r.offset < y.r.offset; });
-    l.max_end.resize(l.entries.size());
-    std::uint64_t m = 0;
-    for (std::size_t i = 0; i < l.entries.size(); ++i) {
-      m = std::max(m, region_end(l.entries[i].r));
-      l.max_end[i] = m;
-    }
+  // Added in (inst, slot) order: ties on (key, begin) keep it.
+  std::sort(entries_.begin(), entries_.end(), [](const Entry& x, const Entry& y) {
+    return std::tie(x.key, x.begin, x.inst, x.slot) < std::tie(y.key, y.begin, y.inst, y.slot);
+  });
+  entries_.shrink_to_fit();
+  max_end_.resize(entries_.size());
+  std::uint64_t m = 0;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (i == 0 || entries_[i].key != entries_[i - 1].key) m = 0;
+    m = std::max(m, entries_[i].end);
+    max_end_[i] = m;
   }
 }
 
-std::size_t RegionIndex::upper_bound_start(const List& l, std::uint64_t qe) {
-  auto it = std::partition_point(l.entries.begin(), l.entries.end(),
-                                 [&](const Entry& e) { return e.r.offset < qe; });
-  return static_cast<std::size_t>(it - l.entries.begin());
+std::size_t RegionIndex::lower_bound(std::uint64_t key, std::uint64_t begin) const {
+  auto it = std::partition_point(entries_.begin(), entries_.end(), [&](const Entry& e) {
+    return e.key < key || (e.key == key && e.begin < begin);
+  });
+  return static_cast<std::size_t>(it - entries_.begin());
+}
+
+Region RegionIndex::region_of(const Entry& e) const {
+  const TaskInstance& w = instances_[static_cast<std::size_t>(e.inst)];
+  return writes_of(g_, w)[static_cast<std::size_t>(e.slot)];
 }
 
 }  // namespace dfsim

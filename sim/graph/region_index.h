@@ -1,9 +1,6 @@
 #pragma once
 // Overlap of strided byte regions, and an index of the writers of each buffer instance.
 #include <cstdint>
-#include <map>
-#include <tuple>
-#include <utility>
 #include <vector>
 
 #include "sim/graph/kernel_graph.h"
@@ -18,42 +15,57 @@ std::uint64_t region_end(const Region& r);
 // same stride or either is a single run; otherwise by bounding ranges (conservative).
 bool regions_overlap(const Region& a, const Region& b);
 
-// Written regions of every buffer instance, sorted by start, queried by overlap.
+// Written regions of every buffer instance, sorted by start, queried by overlap. One flat
+// array for all buffer instances (no container per buffer instance); an entry holds a
+// region's bounds and who writes it, not the region: the exact overlap test computes the
+// region from the writer's template when the bounds meet.
 class RegionIndex {
  public:
-  // One writer: instance `inst` writes `r` (its `writes[slot]`).
+  // One writer: instance `inst` writes [begin, end) of buffer instance `key` (its
+  // writes_of(...)[slot]).
   struct Entry {
-    Region r;
+    std::uint64_t key = 0;  // buffer, card, core (key_of)
+    std::uint64_t begin = 0, end = 0;
     int inst = -1;
     int slot = -1;
   };
 
+  // `instances`: those of `g` that the entries name (kept by reference).
+  RegionIndex(const KernelGraph& g, const std::vector<TaskInstance>& instances) : g_(g), instances_(instances) {}
+
+  void reserve(std::size_t entries) { entries_.reserve(entries); }
   void add(const Region& r, int inst, int slot);
   void build();  // sort; call after the last add, before any query
 
   // Calls fn(entry) for every writer overlapping r.
   template <class Fn>
   void for_each_overlap(const Region& r, Fn&& fn) const {
-    auto it = lists_.find({r.buffer, r.card, r.core});
-    if (it == lists_.end()) return;
-    const List& l = it->second;
+    const std::uint64_t key = key_of(r);
     std::uint64_t qb = region_begin(r), qe = region_end(r);
-    // Entries with start < qe, scanned backwards while some earlier entry may still reach qb.
-    std::size_t hi = upper_bound_start(l, qe);
-    for (std::size_t i = hi; i-- > 0;) {
-      if (l.max_end[i] <= qb) break;
-      const Entry& e = l.entries[i];
-      if (region_end(e.r) > qb && regions_overlap(e.r, r)) fn(e);
+    // The buffer instance's entries with start < qe, scanned backwards while some earlier
+    // entry may still reach qb.
+    std::size_t lo = lower_bound(key, 0), hi = lower_bound(key, qe);
+    for (std::size_t i = hi; i-- > lo;) {
+      if (max_end_[i] <= qb) break;
+      const Entry& e = entries_[i];
+      if (e.end > qb && regions_overlap(region_of(e), r)) fn(e);
     }
   }
 
  private:
-  struct List {
-    std::vector<Entry> entries;
-    std::vector<std::uint64_t> max_end;  // prefix maximum of region_end over entries
-  };
-  static std::size_t upper_bound_start(const List& l, std::uint64_t qe);
-  std::map<std::tuple<int, int, int>, List> lists_;  // by buffer, card, core
+  // Buffer (bits 32-63), card (16-31), core + 1 (0-15; 0 for HBM).
+  static std::uint64_t key_of(const Region& r) {
+    return (static_cast<std::uint64_t>(r.buffer) << 32) | (static_cast<std::uint64_t>(r.card & 0xffff) << 16) |
+           static_cast<std::uint64_t>((r.core + 1) & 0xffff);
+  }
+  // First entry at or after (key, begin).
+  std::size_t lower_bound(std::uint64_t key, std::uint64_t begin) const;
+  Region region_of(const Entry& e) const;
+
+  const KernelGraph& g_;
+  const std::vector<TaskInstance>& instances_;
+  std::vector<Entry> entries_;          // by key, then begin, then (inst, slot)
+  std::vector<std::uint64_t> max_end_;  // prefix maximum of end within each key's entries
 };
 
 }  // namespace dfsim

@@ -1,6 +1,7 @@
 #include "sim/runtime/scheduler.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <queue>
@@ -16,50 +17,71 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
     : g_(g), x_(x), rec_(rec) {
   const std::size_t n = x.instances.size();
   unit_of_.assign(n, nullptr);
-  reads_lx_.resize(n);
-  writes_lx_.resize(n);
+  reads_lx_.reserve(n, n);
+  writes_lx_.reserve(n, n);
   missing_.resize(n);
   stream_unfired_.assign(n, 0);
   stream_open_.assign(n, 0);
-  deferred_.assign(n, nullptr);
-  never_ready_.resize(n);
   done_.assign(n, 0);
   rec_.tasks().assign(n, TaskRecord{});
 
-  // LX scratchpads are numbered card by card: slot = card x the graph's cores + core.
-  std::map<std::pair<int, int>, int> index;  // (buffer, LX slot) -> LxBuf
+  // LX scratchpads are numbered card by card: slot = card x the graph's cores + core (the
+  // loader checked both ranges). LxBufs are numbered in order of first use; the index from
+  // (buffer, slot) is a block of `slots` entries per LX buffer (no map node per instance).
+  const std::size_t slots = static_cast<std::size_t>(g.cards) * static_cast<std::size_t>(g.cores);
+  std::vector<std::size_t> block(g.buffers.size(), SIZE_MAX);  // per buffer: its block in index
+  std::vector<int> index;                                        // -> LxBuf, -1 if none yet
   auto lx_of = [&](const Region& r) {
-    int slot = r.card * g.cores + r.core;
-    auto [it, fresh] = index.try_emplace({r.buffer, slot}, static_cast<int>(lxbufs_.size()));
-    if (fresh) lxbufs_.push_back(LxBuf{r.buffer, slot, g.buffers[r.buffer].bytes});
-    return it->second;
+    const int slot = r.card * g.cores + r.core;
+    std::size_t& base = block[static_cast<std::size_t>(r.buffer)];
+    if (base == SIZE_MAX) {
+      base = index.size();
+      index.resize(index.size() + slots, -1);
+    }
+    int& b = index.at(base + static_cast<std::size_t>(slot));
+    if (b < 0) {
+      b = static_cast<int>(lxbufs_.size());
+      lxbufs_.push_back(LxBuf{r.buffer, slot, g.buffers[r.buffer].bytes});
+    }
+    return b;
+  };
+  std::vector<int> reads_lx, writes_lx;  // of one instance, reused
+  auto append = [](IdLists& lists, std::vector<int>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    for (int b : v) lists.push(b);
+    lists.end_list();
   };
   for (std::size_t i = 0; i < n; ++i) {
     const TaskInstance& t = x.instances[i];
-    missing_[i] = static_cast<int>(t.deps.size());
-    for (const Region& r : t.writes)
-      if (g.buffers[r.buffer].space == Space::lx) writes_lx_[i].push_back(lx_of(r));
-    for (const Region& r : t.reads) {
-      if (g.buffers[r.buffer].space == Space::lx) reads_lx_[i].push_back(lx_of(r));
+    const IdLists::Span deps = x.deps[i];
+    missing_[i] = static_cast<int>(deps.size());
+    reads_lx.clear();
+    writes_lx.clear();
+    for (const Region& r : writes_of(g, t))
+      if (g.buffers[r.buffer].space == Space::lx) writes_lx.push_back(lx_of(r));
+    for (const Region& r : reads_of(g, t)) {
+      if (g.buffers[r.buffer].space == Space::lx) reads_lx.push_back(lx_of(r));
       // A read is satisfiable only if the data was preloaded or some dependency writes it.
       if (g.buffers[r.buffer].preloaded) continue;
-      bool produced = std::any_of(t.deps.begin(), t.deps.end(), [&](int d) {
-        for (const Region& w : x.instances[d].writes)
+      bool produced = std::any_of(deps.begin(), deps.end(), [&](int d) {
+        for (const Region& w : writes_of(g, x.instances[d]))
           if (w.buffer == r.buffer && w.core == r.core && w.card == r.card) return true;
         return false;
       });
-      if (!produced && never_ready_[i].empty())
-        never_ready_[i] = "reads buffer \"" + g.buffers[r.buffer].name + "\"" +
+      if (!produced && may_fire(static_cast<int>(i)))
+        never_ready_[static_cast<int>(i)] = "reads buffer \"" + g.buffers[r.buffer].name + "\"" +
                           (r.core >= 0 ? " (LX of core " + std::to_string(r.core) + ")" : "") +
                           ", which no task writes and which is not preloaded";
     }
-    for (auto* v : {&reads_lx_[i], &writes_lx_[i]}) {
-      std::sort(v->begin(), v->end());
-      v->erase(std::unique(v->begin(), v->end()), v->end());
-    }
-    for (int b : writes_lx_[i]) ++lxbufs_[b].writers;
-    for (int b : reads_lx_[i]) ++lxbufs_[b].readers;
+    append(reads_lx_, reads_lx);
+    append(writes_lx_, writes_lx);
+    for (int b : writes_lx) ++lxbufs_[b].writers;
+    for (int b : reads_lx) ++lxbufs_[b].readers;
   }
+  reads_lx_.shrink_to_fit();
+  writes_lx_.shrink_to_fit();
+  lxbufs_.shrink_to_fit();
   link_streaming();
   build_allocation_order();
 }
@@ -73,7 +95,7 @@ void Scheduler::build_allocation_order() {
   const auto& inst = x_.instances;
   const std::size_t n = inst.size();
   std::vector<int> indeg(n), rank(n, 0);
-  for (std::size_t i = 0; i < n; ++i) indeg[i] = static_cast<int>(inst[i].deps.size());
+  for (std::size_t i = 0; i < n; ++i) indeg[i] = static_cast<int>(x_.deps[i].size());
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   for (std::size_t i = 0; i < n; ++i)
     if (indeg[i] == 0) ready.push(static_cast<int>(i));
@@ -82,7 +104,7 @@ void Scheduler::build_allocation_order() {
     int i = ready.top();
     ready.pop();
     rank[i] = next++;
-    for (int c : inst[i].consumers)
+    for (int c : x_.consumers[static_cast<std::size_t>(i)])
       if (--indeg[c] == 0) ready.push(c);
   }
   const int last = std::numeric_limits<int>::max();
@@ -100,7 +122,7 @@ void Scheduler::build_allocation_order() {
 
 int Scheduler::allocation_blocker(int inst, int core) const {
   if (!in_order_) return -1;
-  const auto& outs = writes_lx_[inst];
+  const IdLists::Span outs = writes_lx_[static_cast<std::size_t>(inst)];
   std::size_t want = 0;
   for (int b : outs)
     if (!lxbufs_[b].reserved && lxbufs_[b].core == core) ++want;
@@ -118,20 +140,20 @@ void Scheduler::link_streaming() {
   // An edge producer -> consumer streams when every read of the consumer that overlaps what
   // the producer writes is a streaming read.
   const auto& inst = x_.instances;
-  stream_edge_.resize(inst.size());
+  stream_edge_.assign(x_.consumers.total(), 0);
   for (std::size_t p = 0; p < inst.size(); ++p) {
-    stream_edge_[p].assign(inst[p].consumers.size(), 0);
-    for (std::size_t k = 0; k < inst[p].consumers.size(); ++k) {
-      int c = inst[p].consumers[k];
+    const IdLists::Span cons = x_.consumers[p];
+    for (std::size_t k = 0; k < cons.size(); ++k) {
+      int c = cons[k];
       bool any = false, all = true;
-      for (const Region& r : inst[c].reads)
-        for (const Region& w : inst[p].writes)
+      for (const Region& r : reads_of(g_, inst[c]))
+        for (const Region& w : writes_of(g_, inst[p]))
           if (r.buffer == w.buffer && r.core == w.core && r.card == w.card && regions_overlap(r, w)) {
             any = true;
             all = all && r.streaming;
           }
       if (any && all) {
-        stream_edge_[p][k] = 1;
+        stream_edge_[x_.consumers.first(p) + k] = 1;
         --missing_[c];
         ++stream_unfired_[c];
         ++stream_open_[c];
@@ -157,18 +179,19 @@ void Scheduler::start() {
     b.reserved = true;
     b.writers_done = b.writers;
   }
-  if (std::any_of(x_.instances.begin(), x_.instances.end(), [](const TaskInstance& t) { return t.not_before > 0; }))
+  if (std::any_of(x_.not_before.begin(), x_.not_before.end(), [](Tick t) { return t > 0; }))
     timer_ = std::make_unique<ReleaseTimer>("release_timer", [this](int inst, Tick now) { make_ready(inst, now); });
   for (std::size_t i = 0; i < x_.instances.size(); ++i)
-    if (missing_[i] == 0 && stream_unfired_[i] == 0 && never_ready_[i].empty()) make_ready(static_cast<int>(i), 0);
+    if (missing_[i] == 0 && stream_unfired_[i] == 0 && may_fire(static_cast<int>(i))) make_ready(static_cast<int>(i), 0);
 }
 
 void Scheduler::fired(int inst, Tick now) {
-  const auto& cons = x_.instances[inst].consumers;
+  const IdLists::Span cons = x_.consumers[static_cast<std::size_t>(inst)];
+  const char* streams = stream_edge_.data() + x_.consumers.first(static_cast<std::size_t>(inst));
   for (std::size_t k = 0; k < cons.size(); ++k) {
-    if (!stream_edge_[inst][k]) continue;
+    if (!streams[k]) continue;
     int c = cons[k];
-    if (--stream_unfired_[c] == 0 && missing_[c] == 0 && never_ready_[c].empty()) make_ready(c, now);
+    if (--stream_unfired_[c] == 0 && missing_[c] == 0 && may_fire(c)) make_ready(c, now);
   }
 }
 
@@ -179,7 +202,7 @@ bool Scheduler::may_complete(int inst, TaskUnit* unit) {
 }
 
 void Scheduler::make_ready(int inst, Tick now) {
-  if (Tick t = x_.instances[inst].not_before; t > now) {
+  if (Tick t = x_.not_before_of(static_cast<std::size_t>(inst)); t > now) {
     timer_->at(t, inst);
     return;
   }
@@ -188,7 +211,7 @@ void Scheduler::make_ready(int inst, Tick now) {
 }
 
 bool Scheduler::reserve_outputs(int inst, TaskUnit* waiter) {
-  const auto& outs = writes_lx_[inst];
+  const IdLists::Span outs = writes_lx_[static_cast<std::size_t>(inst)];
   // Space needed per core, so that a write to another core's LX (a ring copy) counts there;
   // in core order (a reused scratch list: no allocation per task).
   auto& need = need_;
@@ -227,20 +250,24 @@ void Scheduler::complete(int inst, Tick now) {
   done_[inst] = 1;
   ++completed_;
   last_end_ = std::max(last_end_, now);
-  for (int b : writes_lx_[inst]) ++lxbufs_[b].writers_done;
-  for (int b : reads_lx_[inst]) ++lxbufs_[b].readers_done;
-  for (int b : writes_lx_[inst]) maybe_release(lxbufs_[b]);
-  for (int b : reads_lx_[inst]) maybe_release(lxbufs_[b]);
-  const auto& cons = x_.instances[inst].consumers;
+  const auto i = static_cast<std::size_t>(inst);
+  for (int b : writes_lx_[i]) ++lxbufs_[b].writers_done;
+  for (int b : reads_lx_[i]) ++lxbufs_[b].readers_done;
+  for (int b : writes_lx_[i]) maybe_release(lxbufs_[b]);
+  for (int b : reads_lx_[i]) maybe_release(lxbufs_[b]);
+  const IdLists::Span cons = x_.consumers[i];
+  const char* streams = stream_edge_.data() + x_.consumers.first(i);
   for (std::size_t k = 0; k < cons.size(); ++k) {
     int c = cons[k];
-    if (stream_edge_[inst][k]) {
-      if (--stream_open_[c] == 0 && deferred_[c]) {
-        TaskUnit* u = deferred_[c];
-        deferred_[c] = nullptr;
-        u->resume(c);
+    if (streams[k]) {
+      if (--stream_open_[c] == 0) {
+        if (auto d = deferred_.find(c); d != deferred_.end()) {
+          TaskUnit* u = d->second;
+          deferred_.erase(d);
+          u->resume(c);
+        }
       }
-    } else if (--missing_[c] == 0 && stream_unfired_[c] == 0 && never_ready_[c].empty()) {
+    } else if (--missing_[c] == 0 && stream_unfired_[c] == 0 && may_fire(c)) {
       make_ready(c, now);
     }
   }
@@ -260,16 +287,16 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
     std::string who = "task \"" + g_.tasks[t.task].name + "\" on " + where(t);
     std::string why;
     const TaskRecord& rr = rec_.tasks()[i];
-    if (rr.fired && deferred_[i]) {
+    if (rr.fired && deferred_.count(static_cast<int>(i))) {
       why = "done with its part, waits for " + std::to_string(stream_open_[i]) + " streaming producer(s) to complete";
     } else if (rr.fired) {
       why = "running since " + std::to_string(ticks_to_ns(rr.start)) + " ns";
-    } else if (!never_ready_[i].empty()) {
-      why = never_ready_[i];
-    } else if (missing_[i] == 0 && stream_unfired_[i] == 0 && rr.ready < t.not_before) {
-      why = "waits for its start time, " + std::to_string(ticks_to_ns(t.not_before)) + " ns";
+    } else if (!may_fire(static_cast<int>(i))) {
+      why = never_ready_.at(static_cast<int>(i));
+    } else if (missing_[i] == 0 && stream_unfired_[i] == 0 && rr.ready < x_.not_before_of(i)) {
+      why = "waits for its start time, " + std::to_string(ticks_to_ns(x_.not_before_of(i))) + " ns";
     } else if (missing_[i] > 0 || stream_unfired_[i] > 0) {
-      for (int d : t.deps)
+      for (int d : x_.deps[i])
         if (!done_[d]) {
           why = "waits for task \"" + g_.tasks[x_.instances[d].task].name + "\" on " + where(x_.instances[d]) + " (" +
                 std::to_string(missing_[i] + stream_unfired_[i]) + " input(s) missing)";

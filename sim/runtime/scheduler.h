@@ -7,8 +7,10 @@
 // granted per core in program order (a topological order of the instances), unless the
 // config asks for first-come allocation.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/common/task_host.h"
@@ -69,6 +71,8 @@ class Scheduler : public TaskHost {
   void maybe_release(LxBuf& b);
   void make_ready(int inst, Tick now);
   void link_streaming();
+  // false when the instance can never fire (a read nothing provides).
+  bool may_fire(int inst) const { return never_ready_.empty() || never_ready_.count(inst) == 0; }
 
   const KernelGraph& g_;
   const ExpandedGraph& x_;
@@ -79,13 +83,14 @@ class Scheduler : public TaskHost {
   bool in_order_ = true;
   std::vector<std::vector<int>> alloc_order_;   // per core: LxBuf indices in program order
   std::vector<std::size_t> alloc_next_;         // per core: first not yet reserved in that order
-  std::vector<std::vector<int>> reads_lx_, writes_lx_;  // per instance: LxBuf indices
+  // Per-instance state in flat arrays (millions of instances: no container per instance).
+  IdLists reads_lx_, writes_lx_;           // per instance: LxBuf indices (sorted, unique)
   std::vector<int> missing_;               // per instance: dependencies not yet complete
   std::vector<int> stream_unfired_;        // per instance: streaming producers not yet fired
   std::vector<int> stream_open_;           // per instance: streaming producers not yet complete
-  std::vector<std::vector<char>> stream_edge_;  // per instance, per consumer: a streaming edge
-  std::vector<TaskUnit*> deferred_;        // per instance: unit waiting to complete it
-  std::vector<std::string> never_ready_;   // per instance: why it can never fire ("" if it can)
+  std::vector<char> stream_edge_;          // per consumer edge (x_.consumers order): it streams
+  std::unordered_map<int, TaskUnit*> deferred_;  // instance -> unit waiting to complete it
+  std::map<int, std::string> never_ready_; // instance -> why it can never fire (usually empty)
   std::vector<char> done_;
   std::vector<std::pair<int, std::uint64_t>> need_;  // reserve_outputs: LX bytes per core
   std::unique_ptr<ReleaseTimer> timer_;    // only when some instance has a not_before time

@@ -8,9 +8,9 @@ std::uint64_t offchip_bytes_of(const KernelGraph& g, const TaskInstance& t) {
   const Task& task = g.tasks[t.task];
   if (task.unit != UnitKind::dma) return 0;
   std::uint64_t b = 0;
-  for (const Region& r : t.reads)
+  for (const Region& r : reads_of(g, t))
     if (g.buffers[r.buffer].space == Space::hbm) b += r.total_bytes();
-  for (const Region& r : t.writes)
+  for (const Region& r : writes_of(g, t))
     if (g.buffers[r.buffer].space == Space::hbm) b += r.total_bytes();
   return b;
 }
@@ -86,7 +86,7 @@ CriticalPath critical_path(const KernelGraph& g, const ExpandedGraph& x, const R
     }
     if (prev < 0) {
       Tick best = 0;
-      for (int d : x.instances[cur].deps)
+      for (int d : x.deps[static_cast<std::size_t>(cur)])
         if (prev < 0 || tasks[d].end > best) {
           best = tasks[d].end;
           prev = d;

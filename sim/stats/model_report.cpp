@@ -188,7 +188,7 @@ OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std:
   std::uint64_t weights_read = 0;
   for (const TaskInstance& t : x.instances)
     if (g.tasks[static_cast<std::size_t>(t.task)].unit == UnitKind::dma)
-      for (const Region& r : t.reads) {
+      for (const Region& r : reads_of(g, t)) {
         const Buffer& b = g.buffers[static_cast<std::size_t>(r.buffer)];
         if (b.space == Space::hbm && is_weight_buffer(b.name)) weights_read += r.total_bytes();
       }

@@ -236,15 +236,15 @@ std::vector<int> write_units(const Ctx& c, std::vector<int>& track_tid) {
     if (g.cards > 1) args += fmt::format(R"(,"card":{})", ti.card);
     if (t.unit == UnitKind::link) {
       std::uint64_t b = 0;
-      for (const auto* list : {&ti.reads, &ti.writes})
-        for (const Region& rg : *list) b = std::max(b, rg.total_bytes());
+      for (const InstanceRegions& list : {reads_of(g, ti), writes_of(g, ti)})
+        for (const Region& rg : list) b = std::max(b, rg.total_bytes());
       args += fmt::format(R"(,"bytes":{},"cards":{})", b, g.cards_of(t).size());
     }
     if (t.unit == UnitKind::pt) args += fmt::format(R"(,"macs":{})", t.m * t.n * t.k);
     if (t.unit == UnitKind::sfp) args += fmt::format(R"(,"elements":{})", t.elements);
     if (t.unit == UnitKind::dma || t.unit == UnitKind::ring) {
       std::uint64_t b = 0;
-      for (const Region& rg : ti.reads) b += rg.total_bytes();
+      for (const Region& rg : reads_of(g, ti)) b += rg.total_bytes();
       args += fmt::format(R"(,"bytes":{})", b);
     }
     if (!r.done) args += R"(,"unfinished":true)";
@@ -278,10 +278,9 @@ void write_flows(const Ctx& c, const std::string& kernel, const std::vector<int>
     return k >= 0 && g.kernels[k].name == kernel;
   };
   for (std::size_t i = 0; i < c.x.instances.size(); ++i) {
-    const TaskInstance& ti = c.x.instances[i];
     if (!in_kernel(static_cast<int>(i))) continue;
-    for (int d : ti.deps) arrow(d, static_cast<int>(i));
-    for (int k : ti.consumers)
+    for (int d : c.x.deps[i]) arrow(d, static_cast<int>(i));
+    for (int k : c.x.consumers[i])
       if (!in_kernel(k)) arrow(static_cast<int>(i), k);  // edges inside the kernel are drawn once, above
   }
 }

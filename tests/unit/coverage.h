@@ -14,7 +14,7 @@ inline std::vector<int> coverage(const KernelGraph& g, const ExpandedGraph& eg, 
   int b = g.find_buffer(name);
   std::vector<int> hits(g.buffers[static_cast<std::size_t>(b)].bytes, 0);
   for (const auto& inst : eg.instances)
-    for (const auto& r : write ? inst.writes : inst.reads)
+    for (const Region& r : write ? writes_of(g, inst) : reads_of(g, inst))
       if (r.buffer == b)
         for (std::uint64_t row = 0; row < r.rows; ++row)
           for (std::uint64_t x = 0; x < r.bytes; ++x) ++hits[r.offset + row * r.stride + x];

@@ -232,9 +232,8 @@ TEST_CASE("compiler: add 2048x1024 on 32 cores") {
   CHECK(all_equal(coverage(g, eg, "y", true), 1));
   CHECK(all_equal(coverage(g, eg, "a", false), 1));
   // The add on core 5 waits for the two loads on core 5; the store waits for the add.
-  const TaskInstance& add5 = eg.instances[eg.first_instance[2] + 5];
-  CHECK(add5.deps == std::vector<int>{eg.first_instance[0] + 5, eg.first_instance[1] + 5});
-  CHECK(eg.instances[eg.first_instance[3] + 5].deps == std::vector<int>{eg.first_instance[2] + 5});
+  CHECK(eg.deps[eg.first_instance[2] + 5].to_vector() == std::vector<int>{eg.first_instance[0] + 5, eg.first_instance[1] + 5});
+  CHECK(eg.deps[eg.first_instance[3] + 5].to_vector() == std::vector<int>{eg.first_instance[2] + 5});
 }
 
 TEST_CASE("compiler: small shares and column reductions are not pipelined") {
@@ -322,7 +321,7 @@ TEST_CASE("compiler: a broadcast operand is loaded once and multicast to every c
   for (const auto& inst : eg.instances)
     if (g.tasks[inst.task].unit == UnitKind::sfp) {
       bool reads_b = false;
-      for (const Region& r : inst.reads) reads_b = reads_b || (r.buffer == bl && r.core == inst.core);
+      for (const Region& r : reads_of(g, inst)) reads_b = reads_b || (r.buffer == bl && r.core == inst.core);
       CHECK(reads_b);
     }
   // 32 KiB (a multiple of 32 sticks) is loaded in 32 bands of 1 KiB, one per core.
@@ -353,11 +352,12 @@ TEST_CASE("compiler: softmax chain sum then broadcast mul on 1 core") {
   ExpandedGraph eg = expand_graph(g, chip());
   // The mul kernel's load of s waits for every store of s (the sum kernel's stores).
   int s = g.find_buffer("s");
-  for (const auto& inst : eg.instances) {
+  for (std::size_t i = 0; i < eg.instances.size(); ++i) {
+    const TaskInstance& inst = eg.instances[i];
     const Task& t = g.tasks[inst.task];
-    if (t.op != "load" || inst.reads[0].buffer != s) continue;
-    REQUIRE_FALSE(inst.deps.empty());
-    for (int d : inst.deps) CHECK(g.tasks[eg.instances[d].task].op == "store");
+    if (t.op != "load" || reads_of(g, inst)[0].buffer != s) continue;
+    REQUIRE_FALSE(eg.deps[i].empty());
+    for (int d : eg.deps[i]) CHECK(g.tasks[eg.instances[d].task].op == "store");
   }
 }
 
@@ -407,14 +407,15 @@ TEST_CASE("compiler: matmul MACs, tiles and coverage") {
     CHECK(all_equal(coverage(g, eg, "c", true), 1));
     // Every byte a PT step reads is written by exactly its dependencies: A and B by their
     // loads (one per core when operands are shared), the previous accumulator by one PT step.
-    for (const auto& inst : eg.instances) {
+    for (std::size_t i = 0; i < eg.instances.size(); ++i) {
+      const TaskInstance& inst = eg.instances[i];
       const Task& t = g.tasks[inst.task];
       if (t.unit != UnitKind::pt) continue;
-      for (const Region& r : inst.reads) {
+      for (const Region& r : reads_of(g, inst)) {
         std::uint64_t written = 0;
         int pt_writers = 0;
-        for (int d : inst.deps)
-          for (const Region& w : eg.instances[d].writes)
+        for (int d : eg.deps[i])
+          for (const Region& w : writes_of(g, eg.instances[d]))
             if (w.buffer == r.buffer && w.core == r.core) {
               written += w.total_bytes();
               pt_writers += g.tasks[eg.instances[d].task].unit == UnitKind::pt;
@@ -517,9 +518,9 @@ TEST_CASE("compiler: a reduction with few kept rows splits the reduced dim and c
   CHECK(all_equal(coverage(g, eg, "x", false), 1));  // every input byte read once
   CHECK(all_equal(coverage(g, eg, "y", true), 1));   // every output byte written once
   // The store depends on the whole tree: its one dependency is the last add on core 0.
-  const TaskInstance& store = eg.instances.back();
-  REQUIRE(store.deps.size() == 1);
-  CHECK(g.tasks[eg.instances[store.deps[0]].task].name == "sum_y/tree16/add_c0");
+  const IdLists::Span store = eg.deps[eg.instances.size() - 1];
+  REQUIRE(store.size() == 1);
+  CHECK(g.tasks[eg.instances[store[0]].task].name == "sum_y/tree16/add_c0");
   // With as many kept rows as cores, the kept dim is split as before (no ring).
   KernelGraph wide = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "r",
       "tensors": {"x": {"shape": [64, 4096], "dtype": "fp16"}, "y": {"shape": [64], "dtype": "fp16"}},

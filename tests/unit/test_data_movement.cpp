@@ -94,9 +94,10 @@ std::vector<std::int64_t> play(const KernelGraph& g, const ExpandedGraph& eg, co
       *sfp_seen = true;
       continue;
     }
-    auto from = bytes_of(inst.reads[0]);
-    auto& src = buf(inst.reads[0]);
-    for (const Region& w : inst.writes) {
+    const Region read = reads_of(g, inst)[0];
+    auto from = bytes_of(read);
+    auto& src = buf(read);
+    for (const Region& w : writes_of(g, inst)) {
       auto to = bytes_of(w);
       REQUIRE(to.size() == from.size());
       auto& dst = buf(w);

@@ -246,19 +246,20 @@ TEST_CASE("graph: write_kernel_graph round-trips exactly") {
 }
 
 TEST_CASE("graph: expansion gives exact dependencies and consumers") {
-  ExpandedGraph eg = expand_graph(load(base()), chip());
+  KernelGraph g = load(base());
+  ExpandedGraph eg = expand_graph(g, chip());
   // Instances: load c0, load c1, neg c0, neg c1, store c0, store c1, reload c0.
   REQUIRE(eg.instances.size() == 7);
   CHECK(eg.first_instance == std::vector<int>{0, 2, 4, 6});
   CHECK(eg.instances[1].core == 1);
-  CHECK(eg.instances[1].reads[0].offset == 512);
-  CHECK(eg.instances[1].reads[0].core == -1);  // HBM
-  CHECK(eg.instances[3].writes[0].core == 1);  // LX of its own core
+  CHECK(reads_of(g, eg.instances[1])[0].offset == 512);
+  CHECK(reads_of(g, eg.instances[1])[0].core == -1);  // HBM
+  CHECK(writes_of(g, eg.instances[3])[0].core == 1);  // LX of its own core
   std::vector<std::vector<int>> deps = {{}, {}, {0}, {1}, {2}, {3}, {4, 5}};
   std::vector<std::vector<int>> cons = {{2}, {3}, {4}, {5}, {6}, {6}, {}};
   for (std::size_t i = 0; i < deps.size(); ++i) {
-    CHECK(eg.instances[i].deps == deps[i]);
-    CHECK(eg.instances[i].consumers == cons[i]);
+    CHECK(eg.deps[i].to_vector() == deps[i]);
+    CHECK(eg.consumers[i].to_vector() == cons[i]);
   }
 }
 
@@ -268,9 +269,10 @@ TEST_CASE("graph: a ring copy depends on the writer of the remote LX instance") 
   task(j, 1, 0) = Json{{"name", "pull"}, {"unit", "ring"}, {"op", "copy"}, {"core", 1},
                        {"reads", {{{"buffer", "yl"}, {"bytes", 512}, {"core", 0}}}},
                        {"writes", {{{"buffer", "zl"}, {"bytes", 512}}}}};
-  ExpandedGraph eg = expand_graph(load(j), chip());
-  CHECK(eg.instances[6].reads[0].core == 0);
-  CHECK(eg.instances[6].deps == std::vector<int>{2});  // neg on core 0, not core 1
+  KernelGraph g = load(j);
+  ExpandedGraph eg = expand_graph(g, chip());
+  CHECK(reads_of(g, eg.instances[6])[0].core == 0);
+  CHECK(eg.deps[6].to_vector() == std::vector<int>{2});  // neg on core 0, not core 1
 }
 
 TEST_CASE("graph: strided regions overlap exactly when strides match") {
@@ -305,7 +307,7 @@ TEST_CASE("graph: expansion with strided writers and readers") {
   task(j, 1, 0)["reads"][0] = Json{{"buffer", "y"}, {"bytes", 128}, {"rows", 4}, {"stride", 256}};
   task(j, 1, 0)["writes"][0]["bytes"] = 512;
   ExpandedGraph eg = expand_graph(load(j), chip());
-  CHECK(eg.instances[6].deps == std::vector<int>{4});
+  CHECK(eg.deps[6].to_vector() == std::vector<int>{4});
 }
 
 TEST_CASE("graph: expansion rejections") {
@@ -334,7 +336,7 @@ TEST_CASE("graph: expansion rejections") {
   SECTION("reading what nobody writes is not a loader error") {
     j["buffers"][0]["preloaded"] = false;
     ExpandedGraph eg = expand_graph(load(j), chip());
-    CHECK(eg.instances[0].deps.empty());
+    CHECK(eg.deps[0].empty());
   }
 }
 
@@ -378,8 +380,7 @@ TEST_CASE("graph: expansion of 131072 instances links each store to its own load
   // Each store depends on exactly the load of its own tile on its own core.
   for (int t = 0; t < tiles; t += 97)
     for (int c = 0; c < 32; c += 7) {
-      const TaskInstance& st = eg.instances[eg.first_instance[2 * t + 1] + c];
-      CHECK(st.deps == std::vector<int>{eg.first_instance[2 * t] + c});
+      CHECK(eg.deps[eg.first_instance[2 * t + 1] + c].to_vector() == std::vector<int>{eg.first_instance[2 * t] + c});
     }
 }
 
@@ -393,12 +394,12 @@ TEST_CASE("graph: a multicast load feeds readers on every destination core") {
   j["buffers"][3]["bytes"] = 1024;  // yl: neg writes its first half, "use" the second
   KernelGraph g = load(j);
   ExpandedGraph x = expand_graph(g, chip());
-  const TaskInstance& use = x.instances.back();
-  REQUIRE(g.tasks[use.task].name == "use");
-  REQUIRE(use.deps.size() == 1);
-  CHECK(g.tasks[x.instances[use.deps[0]].task].name == "reload");
-  CHECK(x.instances[use.deps[0]].writes.size() == 2);
-  CHECK(x.instances[use.deps[0]].writes[1].core == 1);
+  REQUIRE(g.tasks[x.instances.back().task].name == "use");
+  const IdLists::Span use = x.deps[x.instances.size() - 1];
+  REQUIRE(use.size() == 1);
+  CHECK(g.tasks[x.instances[use[0]].task].name == "reload");
+  CHECK(writes_of(g, x.instances[use[0]]).size() == 2);
+  CHECK(writes_of(g, x.instances[use[0]])[1].core == 1);
 }
 
 TEST_CASE("graph: a preloaded HBM buffer may be updated in place; its readers wait for the write") {
@@ -408,9 +409,9 @@ TEST_CASE("graph: a preloaded HBM buffer may be updated in place; its readers wa
   KernelGraph g = load(j);
   ExpandedGraph eg = expand_graph(g, chip());
   // reload (kernel k1) reads x bytes the store writes: it depends on that store instance.
-  const TaskInstance& use = eg.instances.back();
-  REQUIRE(use.deps.size() == 1);
-  CHECK(g.tasks[eg.instances[use.deps[0]].task].name == "store");
+  const IdLists::Span use = eg.deps[eg.instances.size() - 1];
+  REQUIRE(use.size() == 1);
+  CHECK(g.tasks[eg.instances[use[0]].task].name == "store");
 }
 
 TEST_CASE("graph: the JSON Schemas list exactly the ops the readers accept") {
