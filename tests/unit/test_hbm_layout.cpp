@@ -124,9 +124,9 @@ TEST_CASE("hbm layout: a compiled add in the stick layout moves the same bytes, 
     CHECK(all_equal(coverage(stick, es, "y", true), 1));
     std::uint64_t moved_row = 0, moved_stick = 0;
     for (const auto& i : er.instances)
-      for (const auto& r : i.reads) moved_row += row.buffers[static_cast<std::size_t>(r.buffer)].space == Space::hbm ? r.total_bytes() : 0;
+      for (const Region& r : reads_of(row, i)) moved_row += row.buffers[static_cast<std::size_t>(r.buffer)].space == Space::hbm ? r.total_bytes() : 0;
     for (const auto& i : es.instances)
-      for (const auto& r : i.reads) moved_stick += stick.buffers[static_cast<std::size_t>(r.buffer)].space == Space::hbm ? r.total_bytes() : 0;
+      for (const Region& r : reads_of(stick, i)) moved_stick += stick.buffers[static_cast<std::size_t>(r.buffer)].space == Space::hbm ? r.total_bytes() : 0;
     CHECK(moved_stick == moved_row);
     // Rows split (at least 32 rows per core). Device [8, 2048, 64]: every load reads one
     // pattern of 8 runs (one per stick column) 2048 x 128 = 262144 B apart.
