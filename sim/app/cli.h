@@ -51,7 +51,7 @@ struct CompileFlags {
 };
 void add_compile_flags(boost::program_options::options_description& opts, CompileFlags& f);
 void apply_compile_flags(const CompileFlags& f, CompileOverrides& over);
-// --lx-planning's value: none, reductions or all (UsageError otherwise).
+// --lx-planning's value: one of lx_plannings() (UsageError otherwise).
 LxPlanning parse_lx_planning(const std::string& s);
 
 // A workload file (op graph compiled on the fly, or compiled kernel graph) as a kernel graph,

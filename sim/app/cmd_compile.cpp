@@ -28,7 +28,7 @@ int cmd_compile(const std::vector<std::string>& args) {
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value")
       ("cores,n", po::value(&cores), "cores to compile for (overrides compile.cores; a file asking for more than the chip gets all of the chip)")
       ("lx-planning", po::value(&lx_planning),
-       "op graphs: what stays in LX between kernels: none, reductions, inplace, clone or all (overrides compile.lx_planning)")
+       "op graphs: what stays in LX: off, none, reductions, inplace, clone or all (overrides compile.lx_planning)")
       ("max-tasks", po::value(&max_tasks)->default_value(max_tasks), "refuse graphs of more task instances than this");
   opts.add_options()
       ("explain", po::bool_switch(&explain),

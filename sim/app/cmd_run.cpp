@@ -80,7 +80,7 @@ int cmd_run(const std::vector<std::string>& args) {
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
       ("cores,n", po::value(&cores), "cores to compile an op graph for (overrides compile.cores; a file asking for more than the chip gets all of the chip)")
       ("lx-planning", po::value(&lx_planning),
-       "op graphs: which intermediates stay in LX between kernels: none, reductions, inplace, clone or all (overrides compile.lx_planning)")
+       "op graphs: which intermediates stay in LX: off, none, reductions, inplace, clone or all (overrides compile.lx_planning)")
       ("max-sim-time", po::value(&max_sim_ns), "stop after this much simulated time, ns (> 0; exit 1)")
       ("max-events", po::value(&max_events), "stop after this many model activations (> 0; exit 1)")
       ("timeout", po::value(&timeout_s),

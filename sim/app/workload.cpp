@@ -30,7 +30,7 @@ std::string default_models_dir() { return default_workloads_dir() + "/models"; }
 LxPlanning parse_lx_planning(const std::string& s) {
   for (LxPlanning p : lx_plannings())
     if (s == lx_planning_name(p)) return p;
-  throw UsageError("--lx-planning: expected none, reductions, inplace, clone or all, got \"" + s + "\"");
+  throw UsageError("--lx-planning: expected " + lx_planning_names() + ", got \"" + s + "\"");
 }
 
 std::map<std::string, std::int64_t> parse_dim_map(const std::string& flag, const std::string& s) {

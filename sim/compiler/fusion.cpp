@@ -21,6 +21,20 @@ bool same_split(const std::optional<TensorSplit>& a, const std::optional<TensorS
   return a && b && a->dim >= 0 && a->dim == b->dim && a->extent == b->extent && a->cores == b->cores;
 }
 
+// Whether `next` reads a tensor that an op of kernel `k` produces under compile.lx_planning
+// "off": the card with its scratchpad planning off keeps no tensor in LX, so the producer
+// stores it and `next` loads it, as between two kernels (the record add6 8192x1024 with
+// LX_PLANNING=0 moves 15 tensors' bytes, every intermediate stored and loaded again).
+bool reads_stored_intermediate(const OpGraph& g, const KernelPlan& k, const Op& next) {
+  for (int oi : k.ops) {
+    const Op& producer = g.ops[static_cast<std::size_t>(oi)];
+    if (producer.lx_planning.value_or(g.compile.lx_planning) != LxPlanning::off) continue;
+    for (int t : next.inputs)
+      if (std::count(producer.outputs.begin(), producer.outputs.end(), t)) return true;
+  }
+  return false;
+}
+
 // An op that may share a kernel with its neighbours at all.
 bool fusable(const OpGraph& g, const Op& op) { return op_fuses(g, op) && op.split.empty() && op.tiles.empty(); }
 
@@ -63,8 +77,9 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, const TensorUses& uses, i
       const int last = g.ops[static_cast<std::size_t>(k.ops.back())].outputs[0];
       // A matmul epilogue stores only its last output: the tensors before it must not be
       // needed elsewhere.
-      const bool joins = matmul ? !uses.read_elsewhere(last, oi) && matmul_epilogue_ok(g, uses, head, epilogue, op)
-                                : joins_rowwise(g, uses, k, op, cores, tile_budget);
+      const bool joins = reads_stored_intermediate(g, k, op) ? false
+                         : matmul ? !uses.read_elsewhere(last, oi) && matmul_epilogue_ok(g, uses, head, epilogue, op)
+                                  : joins_rowwise(g, uses, k, op, cores, tile_budget);
       if (joins) {
         k.ops.push_back(oi);
         k.matmul_epilogue = matmul;

@@ -405,7 +405,7 @@ void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, co
   c.budget = ctx.budget;
   c.split = op.split;
   c.tiles = op.tiles;
-  c.keep_invariant = g.compile.lx_planning != LxPlanning::none;
+  c.keep_invariant = g.compile.lx_planning > LxPlanning::none;
   for (const EpilogueStep& s : steps)
     if (s.operand >= 0 && !s.row_vector) c.extra_bytes_per_output += static_cast<double>(dtype_bytes(s.view.tensor->dtype, 1));
   const std::string at = "/ops/" + std::to_string(op.index) + (op.work_division ? "/attrs/work_division" : "/compile/split");

@@ -89,7 +89,7 @@ ResidencyPlan plan_residency(const OpGraph& g, const TensorUses& uses, LxPlannin
     const OpKind kind = find_op_info(producer.op)->kind;
     // The producer's own compile.lx_planning decides for its output.
     const LxPlanning own = producer.lx_planning.value_or(policy);
-    const bool level = own == LxPlanning::all || (own != LxPlanning::none && kind == OpKind::reduce) ||
+    const bool level = own == LxPlanning::all || (own > LxPlanning::none && kind == OpKind::reduce) ||
                        ((own == LxPlanning::inplace || own == LxPlanning::clone) && is_elementwise(kind));
     if (!level) continue;
     if (uses.is_input(t) || uses.is_output(t)) continue;

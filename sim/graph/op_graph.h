@@ -23,9 +23,13 @@ using Shape = std::vector<std::int64_t>;
 // planning), + elementwise outputs written in place (inplace), + graph inputs read by several
 // kernels cloned into LX once (clone: the card's further levels), or every intermediate that
 // fits (all).
-enum class LxPlanning { none, reductions, inplace, clone, all };
+// Scratchpad planning levels, least kept first. `off` is the card with its scratchpad planning
+// switched off: nothing in LX, not even between the ops of one fused kernel; `none` keeps
+// only a fused kernel's own intermediates (docs/compiler.md, LX residency).
+enum class LxPlanning { off, none, reductions, inplace, clone, all };
 const char* lx_planning_name(LxPlanning p);
 const std::vector<LxPlanning>& lx_plannings();  // every level, in order
+std::string lx_planning_names(const char* last_separator = "or");  // "off, none, ... or all"
 
 // A named tensor of the op graph.
 struct OpTensor {

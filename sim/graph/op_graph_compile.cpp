@@ -20,7 +20,7 @@ LxPlanning read_lx_planning(const JsonView& v) {
     for (LxPlanning p : lx_plannings())
       if (s == lx_planning_name(p)) return p;
   }
-  v.fail("expected true, false, \"none\", \"reductions\", \"inplace\", \"clone\" or \"all\"");
+  v.fail("expected true, false or one of " + lx_planning_names());
 }
 
 // {"M": 4, ...}: each value an integer >= 1.

@@ -149,6 +149,7 @@ void check_op_graph_dataflow(OpGraph& g, const JsonView& root);
 
 const char* lx_planning_name(LxPlanning p) {
   switch (p) {
+    case LxPlanning::off: return "off";
     case LxPlanning::none: return "none";
     case LxPlanning::reductions: return "reductions";
     case LxPlanning::inplace: return "inplace";
@@ -159,9 +160,19 @@ const char* lx_planning_name(LxPlanning p) {
 }
 
 const std::vector<LxPlanning>& lx_plannings() {
-  static const std::vector<LxPlanning> all = {LxPlanning::none, LxPlanning::reductions, LxPlanning::inplace,
-                                              LxPlanning::clone, LxPlanning::all};
+  static const std::vector<LxPlanning> all = {LxPlanning::off,     LxPlanning::none,  LxPlanning::reductions,
+                                              LxPlanning::inplace, LxPlanning::clone, LxPlanning::all};
   return all;
+}
+
+std::string lx_planning_names(const char* last_separator) {
+  std::string s;
+  const auto& levels = lx_plannings();
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    if (i) s += i + 1 == levels.size() ? std::string(" ") + last_separator + " " : ", ";
+    s += lx_planning_name(levels[i]);
+  }
+  return s;
 }
 
 std::uint64_t OpTensor::elements() const {

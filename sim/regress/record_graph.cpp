@@ -16,7 +16,7 @@ using Dims = std::vector<long long>;
 // A graph under construction: tensors (fp16), inputs, outputs, ops and compile options.
 struct GraphBuilder {
   Json g;
-  GraphBuilder(const std::string& name, long long cores, bool lx_planning) {
+  GraphBuilder(const std::string& name, long long cores, const Json& lx_planning) {
     g = {{"format", "dfsim.ops"}, {"version", 1}, {"name", name}, {"tensors", Json::object()},
          {"inputs", Json::array()}, {"outputs", Json::array()}, {"ops", Json::array()},
          {"compile", {{"cores", cores}, {"lx_planning", lx_planning}}}};
@@ -108,8 +108,9 @@ Json record_graph(const DeviceRecords& f, const DeviceRecord& r, std::string* re
   long long N = record_int(f, r, "N", C);
   long long tiles = record_int(f, r, "tiles", 0);  // 0 and 1: untiled
   bool tiled = tiles >= 2;
-  // The card's scratchpad planning (LX_PLANNING=1) keeps reduction outputs in LX.
-  GraphBuilder b(o, std::max(1LL, cores), r.at("lx_planning") == "1");
+  // The card's scratchpad planning (LX_PLANNING=1) keeps reduction outputs in LX; with it off
+  // (0) no tensor stays in LX, not even inside a fused kernel (lx_planning "off").
+  GraphBuilder b(o, std::max(1LL, cores), r.at("lx_planning") == "1" ? Json(true) : Json("off"));
   Dims rc{R, C};
 
   if (o == "add") {

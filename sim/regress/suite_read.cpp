@@ -3,11 +3,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <set>
 #include <sstream>
 
 #include "sim/common/error.h"
 #include "sim/common/names.h"
+#include "sim/graph/op_graph.h"
 #include "sim/regress/suite.h"
 #include "sim/regress/write_file.h"
 
@@ -64,8 +66,9 @@ CaseCompile read_compile(const JsonView& v) {
   if (v.has("cores")) c.cores = static_cast<int>(v.at("cores").as_int(1, 4096));
   if (v.has("lx_planning")) {
     c.lx_planning = v.at("lx_planning").as_string();
-    if (c.lx_planning != "none" && c.lx_planning != "reductions" && c.lx_planning != "all")
-      v.at("lx_planning").fail("expected none, reductions or all, got \"" + c.lx_planning + "\"");
+    const auto& levels = lx_plannings();
+    if (std::none_of(levels.begin(), levels.end(), [&](LxPlanning p) { return c.lx_planning == lx_planning_name(p); }))
+      v.at("lx_planning").fail("expected " + lx_planning_names() + ", got \"" + c.lx_planning + "\"");
   }
   if (v.has("fuse")) c.fuse = v.at("fuse").as_bool();
   if (v.has("split")) c.split = read_dims(v.at("split"));

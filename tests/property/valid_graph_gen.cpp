@@ -334,7 +334,7 @@ GeneratedGraph generate_graph(std::uint64_t seed, std::uint64_t index) {
   for (std::size_t i = 0; i < d.live.size(); ++i)
     if (d.uses[i] > 0 || std::find(d.inputs.begin(), d.inputs.end(), d.live[i]) == d.inputs.end())
       tensors[d.live[i]] = d.tensors[d.live[i]];
-  static const std::vector<std::string> planning = {"none", "reductions", "all"};
+  static const std::vector<std::string> planning = {"off", "none", "reductions", "all"};
   g.graph = {{"format", "dfsim.ops"}, {"version", 1}, {"name", "gen_" + std::to_string(seed) + "_" + std::to_string(index)},
              {"tensors", tensors}, {"inputs", inputs}, {"outputs", outputs}, {"ops", d.ops},
              {"compile", {{"cores", g.cores}, {"lx_planning", one_of(d, planning)}}}};

@@ -257,7 +257,7 @@ TEST_CASE("cli: --lx-planning overrides the op graph and is checked", "[cli]") {
   // A bad policy is a usage error; a compiled kernel graph has no compile section to override.
   Result bad = dfsim("run -q -w " + ops + " --lx-planning maybe -o " + (d.path / "bad").string(), "2>&1 >/dev/null");
   CHECK(bad.code == 2);
-  CHECK_THAT(bad.out, Contains("--lx-planning: expected none, reductions, inplace, clone or all, got \"maybe\""));
+  CHECK_THAT(bad.out, Contains("--lx-planning: expected off, none, reductions, inplace, clone or all, got \"maybe\""));
   CHECK_FALSE(fs::exists(d.path / "bad"));
   std::string kernels = (d.path / "k.json").string();
   REQUIRE(dfsim("compile " + ops + " --lx-planning all -o " + kernels).code == 0);

@@ -265,9 +265,11 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   };
   // After issue 9 (transformer op set): 106 of 110 records run (softmax, bmm, fused chains and
   // coarse tiles now compile); the new records are the worst fits (docs/accuracy.md).
-  const Pin pins[] = {{"pointwise", 25, 16.1}, {"broadcast", 11, 15.6}, {"reduction", 8, 17.3},
-                      {"transport", 11, 27.9}, {"softmax", 10, 21.1},   {"matmul", 23, 18.0},
-                      {"bmm", 18, 67.0},       {"all", 106, 32.6}};
+  // 2026-12-04: LX_PLANNING=0 maps to lx_planning "off" (a fused chain's intermediates go
+  // through HBM, as on the card): pointwise 16.1 -> 9.8 (add6 8192x1024 -65.9 -> -15.6 %).
+  const Pin pins[] = {{"pointwise", 25, 9.8}, {"broadcast", 11, 15.6}, {"reduction", 8, 17.4},
+                      {"transport", 11, 27.9}, {"softmax", 10, 21.1},  {"matmul", 23, 18.0},
+                      {"bmm", 18, 67.1},       {"all", 106, 32.1}};
   for (const Pin& p : pins) {
     std::smatch m;
     REQUIRE(std::regex_search(r.out, m, std::regex(std::string("\n") + p.category + R"( +([0-9]+) +([0-9.]+) )")));

@@ -185,7 +185,7 @@ TEST_CASE("compiler: op graph rejections name the file and the JSON path") {
     fails("w.json: /compile/cores: expected an integer in [1, 1048576], got 0");
     j["compile"]["cores"] = 4;
     j["compile"]["lx_planning"] = "yes";
-    fails("w.json: /compile/lx_planning: expected true, false, \"none\", \"reductions\", \"inplace\", \"clone\" or \"all\"");
+    fails("w.json: /compile/lx_planning: expected true, false or one of off, none, reductions, inplace, clone or all");
   }
 }
 

@@ -166,7 +166,33 @@ TEST_CASE("fusion: add3 to add6 chains are one kernel; fuse false gives one kern
     KernelGraph u = b.compile(8);
     CHECK(u.kernels.size() == static_cast<std::size_t>(n - 1));
     CHECK(dma(u, "store") == static_cast<std::uint64_t>(n - 1) * 256 * 1024 * 2);
+    // lx_planning "off" (the card's LX_PLANNING=0): no tensor stays in LX even with fusion on.
+    // Each of the n-1 adds loads its two operands and stores its sum, 3(n-1) tensors in all:
+    // add6 moves 15 x 512 KiB, the bytes of the device record add6 8192x1024 (15 x 16 MiB).
+    b.j["compile"] = {{"fuse", true}, {"lx_planning", "off"}};
+    KernelGraph off = b.compile(8);
+    CHECK(off.kernels.size() == static_cast<std::size_t>(n - 1));
+    CHECK(dma(off, "load") + dma(off, "store") == 3u * static_cast<std::uint64_t>(n - 1) * 256 * 1024 * 2);
   }
+}
+
+TEST_CASE("fusion: lx_planning off stores a matmul's output before its epilogue; an op's own level decides") {
+  G b;
+  b.t("a", {64, 64}).t("w", {64, 64}).t("c", {64, 64}).t("d", {64, 64}).in({"a", "w"}).out({"d"});
+  b.op("matmul", {"a", "w"}, {"c"}).op("relu", {"c"}, {"d"});
+  b.j["compile"] = {{"lx_planning", "off"}};
+  CHECK(form_kernels(b.graph(), TensorUses(b.graph()), 4, kUsable / 2).size() == 2);
+  b.j["ops"][0]["compile"] = {{"lx_planning", "none"}};  // the producer's own level: kept in the kernel
+  CHECK(form_kernels(b.graph(), TensorUses(b.graph()), 4, kUsable / 2).size() == 1);
+  G r;  // an exp -> neg chain whose producer says "off" and whose graph says "none"
+  r.t("x", {64, 1024}).t("y", {64, 1024}).t("z", {64, 1024}).in({"x"}).out({"z"});
+  r.op("exp", {"x"}, {"y"}).op("neg", {"y"}, {"z"});
+  CHECK(r.compile(4).kernels.size() == 1);
+  r.j["ops"][0]["compile"] = {{"lx_planning", "off"}};
+  KernelGraph g = r.compile(4);
+  CHECK(g.kernels.size() == 2);
+  CHECK(dma(g, "store", "y") == 64u * 1024 * 2);
+  CHECK(ok_to_load(g));
 }
 
 TEST_CASE("fusion: mul(x, x) loads x once, alone or fused") {
