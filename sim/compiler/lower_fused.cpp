@@ -4,11 +4,14 @@
 // in LX, and only tensors used outside the kernel are stored.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "sim/common/error.h"
+#include "sim/compiler/compile_report.h"
 #include "sim/compiler/fused_plan.h"
+#include "sim/config/chip_config.h"
 #include "sim/compiler/hbm_layout.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
@@ -28,6 +31,15 @@ std::vector<TileRange> coarse_ranges(const LowerContext& ctx, const FusedPlan& p
       if (dim == fmt::format("d{}", p.out_split_dim)) n = std::max(n, count);
   }
   return split_even(p.extent, (p.extent + n - 1) / n);
+}
+
+// Whether the op graph forces the coarse-tile loop (compile.tiles on the split dim, a count of
+// 1 included): the card then allocates the kernel's tensors for a core's whole share of a
+// coarse tile instead of choosing smaller tiles itself.
+bool forced_coarse_tiles(const LowerContext& ctx, const FusedPlan& p) {
+  for (int oi : p.ops)
+    if (ctx.ops.ops[static_cast<std::size_t>(oi)].tiles.count(fmt::format("d{}", p.out_split_dim))) return true;
+  return false;
 }
 
 }  // namespace
@@ -66,6 +78,57 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
       broadcast[i] = emit_broadcast_load(ctx, kernel + "/load_" + t.name, kernel + "/" + t.name, ctx.hbm[p.slots[i].tensor],
                                          t.dtype, p.slots[i].slicer.slice(0, 1), used);
     }
+  // Spilled slots (the card's scratchpad planning with forced coarse tiles): when a core's share
+  // of a coarse tile of one of the kernel's tensors is larger than the whole usable LX, no
+  // buffer can hold it, so the card's planner leaves the kernel's tensors in HBM: every step
+  // loads what it reads and stores what it writes (softmax 2048x512 on one core, untiled:
+  // 16 MiB off-chip for a 2 MiB input, 5 loads and 3 stores of it, device record 10478).
+  // dfsim still moves them in tiles that fit, so a spilled input takes one more LX buffer per
+  // further read, and a temporary one per read (its scratch copy lives in HBM).
+  std::vector<bool> spill(p.slots.size(), false);
+  std::vector<int> scratch(p.slots.size(), -1);  // the HBM copy of a spilled temporary
+  if (forced_coarse_tiles(ctx, p)) {
+    const std::uint64_t lx_bytes = ctx.chip ? ctx.chip->core.lx.usable_bytes : 2 * ctx.budget;
+    const auto share = static_cast<std::uint64_t>(divide_work(ranges.front().size, p.cores).front().share);
+    bool over = false;
+    for (std::size_t i = 0; i < p.slots.size(); ++i)
+      over = over || (!kept(p.slots[i]) && !once[i] && p.slots[i].unit * share + p.slots[i].fixed > lx_bytes);
+    std::vector<int> reads(p.slots.size(), 0);
+    for (const FusedStep& st : p.steps)
+      for (int r : st.reads) ++reads[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; over && i < p.slots.size(); ++i) {
+      const FusedSlot& s = p.slots[i];
+      const bool temporary = !s.external_in && !s.stored;
+      // A temporary shaped like the tensor it is sliced from (not a reduction's per-row value).
+      if (kept(s) || once[i] || (temporary && (s.slicer.tensor == nullptr || s.unit != s.slicer.unit_bytes())) ||
+          reads[i] == 0 || (s.stored && !s.external_in))
+        continue;
+      spill[i] = true;
+      const std::uint64_t extra = static_cast<std::uint64_t>(reads[i] - (temporary ? 0 : 1));
+      unit += s.unit * extra;
+      fixed += s.fixed * extra;
+      if (temporary)
+        scratch[i] = ctx.builder.add_buffer(kernel + "/" + s.name + "@hbm", Space::hbm, s.slicer.tensor->bytes(), s.dtype);
+    }
+  }
+  const bool spilled = std::find(spill.begin(), spill.end(), true) != spill.end();
+  if (spilled && ctx.report) {
+    const auto share = static_cast<std::uint64_t>(divide_work(ranges.front().size, p.cores).front().share);
+    std::uint64_t largest = 0;
+    for (std::size_t i = 0; i < p.slots.size(); ++i)
+      if (spill[i]) largest = std::max(largest, p.slots[i].unit * share + p.slots[i].fixed);
+    ctx.report->kernel(kernel).warnings.push_back(fmt::format(
+        "the forced coarse tile gives a core {} B of one tensor, more than the {} B of usable LX: the kernel's "
+        "tensors go through HBM, each step loading what it reads and storing what it writes",
+        largest, ctx.chip ? ctx.chip->core.lx.usable_bytes : 2 * ctx.budget));
+  }
+  // Step task names: <op>.<step>, with .1, .2 … on a name the kernel repeats.
+  std::vector<std::string> step_names;
+  std::map<std::string, int> seen;
+  for (const FusedStep& st : p.steps) {
+    const int n = seen[st.name]++;
+    step_names.push_back(st.name + (n ? fmt::format(".{}", n) : ""));
+  }
   const bool lone_reduction = ops.size() == 1 && find_op_info(first.op)->kind == OpKind::reduce;
   for (std::size_t ri = 0; ri < ranges.size(); ++ri) {
     const TileRange& range = ranges[ri];
@@ -79,48 +142,86 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
         throw InputError(g.file, fmt::format("/ops/{}", first.index),
                          fmt::format("{}: one row needs {} bytes of LX, more than the {}-byte tile budget", first.op,
                                      unit + fixed, budget));
-      for (std::size_t ti = 0; ti < tiles->size(); ++ti) {
-        const TileRange& tile = (*tiles)[ti];
-        const std::int64_t begin = range.begin + grp.base + tile.begin;
-        const std::string prefix = fmt::format("{}{}/g{}/t{}", kernel, loop, gi, ti);
-        // The access of each slot in this tile (loads of external inputs first).
-        std::vector<Access> at(p.slots.size());
-        std::vector<std::uint64_t> elems(p.slots.size(), 0);
+      // Per tile: where each slot is (loads of external inputs first) and its elements.
+      struct TileSlots {
+        std::int64_t begin = 0, size = 0;
+        std::string prefix;
+        std::vector<Access> at;
+        std::vector<std::uint64_t> elems;
+      };
+      auto setup = [&](std::size_t ti) {
+        TileSlots tl;
+        tl.size = (*tiles)[ti].size;
+        tl.begin = range.begin + grp.base + (*tiles)[ti].begin;
+        tl.prefix = fmt::format("{}{}/g{}/t{}", kernel, loop, gi, ti);
+        tl.at.resize(p.slots.size());
+        tl.elems.resize(p.slots.size());
         for (std::size_t i = 0; i < p.slots.size(); ++i) {
           const FusedSlot& s = p.slots[i];
-          elems[i] = s.unit_elems * static_cast<std::uint64_t>(tile.size) + s.fixed_elems;
-          const std::uint64_t bytes = s.unit * static_cast<std::uint64_t>(tile.size) + s.fixed;
+          tl.elems[i] = s.unit_elems * static_cast<std::uint64_t>(tl.size) + s.fixed_elems;
+          const std::uint64_t bytes = s.unit * static_cast<std::uint64_t>(tl.size) + s.fixed;
           if (kept(s)) {
-            at[i] = kept_part(ctx.lx[s.tensor], s.slicer, tile);
+            tl.at[i] = kept_part(ctx.lx[s.tensor], s.slicer, (*tiles)[ti]);
           } else if (broadcast[i] >= 0) {
-            at[i] = whole(broadcast[i], s.fixed);
-          } else if (s.external_in) {
+            tl.at[i] = whole(broadcast[i], s.fixed);
+          } else if (s.external_in && !spill[i]) {
             const OpTensor& t = *s.slicer.tensor;
-            SlicePattern sp = s.slicer.slice(begin, tile.size);
-            at[i] = whole(emit_load(ctx, prefix + "/load_" + s.name, prefix + "/" + s.name, ctx.hbm[s.tensor], t.dtype, sp,
-                                    s.slicer.unit_offset(), grp),
-                          sp.total_bytes());
-          } else {
-            at[i] = whole(ctx.builder.add_buffer(prefix + "/" + s.name, Space::lx, bytes, s.dtype), bytes);
+            SlicePattern sp = s.slicer.slice(tl.begin, tl.size);
+            tl.at[i] = whole(emit_load(ctx, tl.prefix + "/load_" + s.name, tl.prefix + "/" + s.name, ctx.hbm[s.tensor],
+                                       t.dtype, sp, s.slicer.unit_offset(), grp),
+                             sp.total_bytes());
+          } else if (!(s.external_in && spill[i])) {
+            tl.at[i] = whole(ctx.builder.add_buffer(tl.prefix + "/" + s.name, Space::lx, bytes, s.dtype), bytes);
           }
         }
-        std::map<std::string, int> seen;
-        for (const FusedStep& st : p.steps) {
-          int n = seen[st.name]++;
-          Task t = group_task(prefix + "/" + st.name + (n ? fmt::format(".{}", n) : ""), UnitKind::sfp, st.op, grp,
-                              p.slots[static_cast<std::size_t>(st.write)].dtype);
-          t.elements = elems[static_cast<std::size_t>(st.elements_of)];
-          for (int r : st.reads) t.reads.push_back(at[static_cast<std::size_t>(r)]);
-          t.writes.push_back(at[static_cast<std::size_t>(st.write)]);
-          ctx.builder.add_task(std::move(t));
+        return tl;
+      };
+      // Slot i of tile `tl` to HBM: its stored tensor, or the scratch copy of a spilled temporary.
+      auto store = [&](const TileSlots& tl, std::size_t i, const std::string& task) {
+        const FusedSlot& s = p.slots[i];
+        emit_store(ctx, task, tl.at[i].buffer, scratch[i] >= 0 ? scratch[i] : ctx.hbm[s.tensor], s.dtype,
+                   s.slicer.slice(tl.begin, tl.size), s.slicer.unit_offset(), grp);
+      };
+      // Step `si` of tile `tl`: a spilled slot is loaded from HBM for each step that reads it.
+      auto run_step = [&](const TileSlots& tl, std::size_t si) {
+        const FusedStep& st = p.steps[si];
+        const std::string step = tl.prefix + "/" + step_names[si];
+        Task t = group_task(step, UnitKind::sfp, st.op, grp, p.slots[static_cast<std::size_t>(st.write)].dtype);
+        t.elements = tl.elems[static_cast<std::size_t>(st.elements_of)];
+        for (int r : st.reads) {
+          const auto ri = static_cast<std::size_t>(r);
+          const FusedSlot& s = p.slots[ri];
+          if (!spill[ri]) {
+            t.reads.push_back(tl.at[ri]);
+            continue;
+          }
+          SlicePattern sp = s.slicer.slice(tl.begin, tl.size);
+          const int from = scratch[ri] >= 0 ? scratch[ri] : ctx.hbm[s.tensor];
+          t.reads.push_back(whole(
+              emit_load(ctx, step + "/load_" + s.name, step + "/" + s.name, from, s.dtype, sp, s.slicer.unit_offset(), grp),
+              sp.total_bytes()));
         }
-        for (std::size_t i = 0; i < p.slots.size(); ++i) {
-          const FusedSlot& s = p.slots[i];
-          if (!s.stored || kept(s)) continue;
-          const OpTensor& t = *s.slicer.tensor;
-          emit_store(ctx, prefix + "/store_" + s.name, at[i].buffer, ctx.hbm[s.tensor], t.dtype,
-                     s.slicer.slice(begin, tile.size), s.slicer.unit_offset(), grp);
-        }
+        const auto wi = static_cast<std::size_t>(st.write);
+        t.writes.push_back(tl.at[wi]);
+        ctx.builder.add_task(std::move(t));
+        if (spilled && (scratch[wi] >= 0 || (p.slots[wi].stored && !kept(p.slots[wi]))))
+          store(tl, wi, step + "/store_" + p.slots[wi].name);
+      };
+      if (spilled) {
+        // Step by step over the tiles, as the card runs a kernel whose tensors are in HBM: each
+        // step streams every tile through the SFP before the next step starts, and its own
+        // tiles overlap (a tile's steps one after another would wait on each other's HBM copy).
+        std::vector<TileSlots> ts;
+        for (std::size_t ti = 0; ti < tiles->size(); ++ti) ts.push_back(setup(ti));
+        for (std::size_t si = 0; si < p.steps.size(); ++si)
+          for (const TileSlots& tl : ts) run_step(tl, si);
+        continue;
+      }
+      for (std::size_t ti = 0; ti < tiles->size(); ++ti) {
+        const TileSlots tl = setup(ti);  // a tile's loads, its steps, its stores, then the next tile
+        for (std::size_t si = 0; si < p.steps.size(); ++si) run_step(tl, si);
+        for (std::size_t i = 0; i < p.slots.size(); ++i)
+          if (p.slots[i].stored && !kept(p.slots[i])) store(tl, i, tl.prefix + "/store_" + p.slots[i].name);
       }
     }
   }

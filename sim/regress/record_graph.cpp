@@ -183,8 +183,10 @@ Json record_graph(const DeviceRecords& f, const DeviceRecord& r, std::string* re
     int d = o[3] - '0';
     b.input("x", rc).output("y", d == 0 ? Dims{2 * R, C} : Dims{R, 2 * C}).op("cat", {"x", "x"}, "y", {{"dim", d}});
   } else if (o == "softmax_row_tiling") {
+    // BENCH_TILES forces the card's coarse-tile loop; 0 and 1 force one tile, a core's whole
+    // share (the card does not cut it further: compile.tiles, docs/compiler.md).
     Json& sm = b.input("x", rc).output("y", rc).op("softmax", {"x"}, "y", {{"dim", -1}});
-    if (tiled) sm["compile"] = {{"tiles", {{"d0", tiles}}}};
+    sm["compile"] = {{"tiles", {{"d0", std::max(1LL, tiles)}}}};
   } else {
     *reason = "op \"" + o + "\" has no op graph builder (sim/regress/record_graph.cpp)";
     return nullptr;

@@ -267,9 +267,11 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // coarse tiles now compile); the new records are the worst fits (docs/accuracy.md).
   // 2026-12-04: LX_PLANNING=0 maps to lx_planning "off" (a fused chain's intermediates go
   // through HBM, as on the card): pointwise 16.1 -> 9.8 (add6 8192x1024 -65.9 -> -15.6 %).
+  // A forced coarse tile whose share of a tensor exceeds LX leaves the kernel's tensors in HBM:
+  // softmax 21.1 -> 13.0 (1 core 2048x512 untiled -34.2 -> -6.2 %, 2 cores 4096x2048 -52.0 -> -32.3 %).
   const Pin pins[] = {{"pointwise", 25, 9.8}, {"broadcast", 11, 15.6}, {"reduction", 8, 17.4},
-                      {"transport", 11, 27.9}, {"softmax", 10, 21.1},  {"matmul", 23, 18.0},
-                      {"bmm", 18, 67.1},       {"all", 106, 32.1}};
+                      {"transport", 11, 27.9}, {"softmax", 10, 13.0},  {"matmul", 23, 18.0},
+                      {"bmm", 18, 67.1},       {"all", 106, 31.6}};
   for (const Pin& p : pins) {
     std::smatch m;
     REQUIRE(std::regex_search(r.out, m, std::regex(std::string("\n") + p.category + R"( +([0-9]+) +([0-9.]+) )")));

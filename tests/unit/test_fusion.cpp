@@ -195,6 +195,33 @@ TEST_CASE("fusion: lx_planning off stores a matmul's output before its epilogue;
   CHECK(ok_to_load(g));
 }
 
+TEST_CASE("tiles: a forced coarse tile whose share of a tensor exceeds LX leaves the softmax's tensors in HBM") {
+  // softmax 2048x512 fp16 on one core: x is 2 MiB. One forced coarse tile (tiles d0=1, the
+  // card's untiled BENCH_TILES=1) is the core's whole share, 2048 rows x 1 KiB = 2 MiB, more
+  // than the 1 589 376 usable bytes of LX: every step loads what it reads and stores what it
+  // writes. amax reads x, sub reads x and writes shifted, exp reads shifted and writes exp,
+  // sum reads exp, div reads exp and writes y: 5 loads and 3 stores of 2 MiB = 16 MiB, the
+  // device record's hbm_bytes (v2_softmax_row_tiling 10478).
+  G b;
+  b.t("x", {2048, 512}).t("y", {2048, 512}).in({"x"}).out({"y"}).op("softmax", {"x"}, {"y"}, {{"dim", -1}});
+  const std::uint64_t mib2 = 2048u * 512 * 2;
+  b.j["ops"][0]["compile"] = {{"tiles", {{"d0", 1}}}};
+  KernelGraph spilled = b.compile(1);
+  CHECK(dma(spilled, "load") == 5 * mib2);
+  CHECK(dma(spilled, "store") == 3 * mib2);
+  CHECK(dma(spilled, "load", "x") == 2 * mib2);
+  CHECK(dma(spilled, "store", "y") == mib2);
+  CHECK(ok_to_load(spilled));
+  // Two coarse tiles: a share of 1 MiB per tensor fits, and only x and y move (4 MiB).
+  b.j["ops"][0]["compile"] = {{"tiles", {{"d0", 2}}}};
+  KernelGraph fits = b.compile(1);
+  CHECK(dma(fits, "load") + dma(fits, "store") == 2 * mib2);
+  // No forced tiles: dfsim's own tiles fit LX, as the card's compiler would choose them.
+  b.j["ops"][0].erase("compile");
+  KernelGraph own = b.compile(1);
+  CHECK(dma(own, "load") + dma(own, "store") == 2 * mib2);
+}
+
 TEST_CASE("fusion: mul(x, x) loads x once, alone or fused") {
   G b;
   b.t("x", {512, 1024}).t("y", {512, 1024}).t("z", {512, 1024}).in({"x"}).out({"z"});
