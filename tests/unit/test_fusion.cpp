@@ -220,6 +220,19 @@ TEST_CASE("tiles: a forced coarse tile whose share of a tensor exceeds LX leaves
   b.j["ops"][0].erase("compile");
   KernelGraph own = b.compile(1);
   CHECK(dma(own, "load") + dma(own, "store") == 2 * mib2);
+  // The norms spill the same way, on uneven core groups too; the weights stay loaded once.
+  for (const char* op : {"layernorm", "rmsnorm"})
+    for (int cores : {1, 3}) {
+      INFO(op << " on " << cores << " cores");
+      G n = norm_graph(op, 3000, 1024, std::string(op) == "layernorm" ? 2 : 1);
+      n.j["ops"][0]["compile"] = {{"tiles", {{"d0", 1}}}};
+      KernelGraph k = n.compile(cores);
+      const std::uint64_t x = 3000u * 1024 * 2;
+      CHECK(dma(k, "store", "y") == x);
+      CHECK(dma(k, "load", "x") >= 2 * x);          // read by more than one step, loaded for each
+      CHECK(dma(k, "load", "w") <= 1024u * 2 * 3);  // once per core group at most
+      CHECK(ok_to_load(k));
+    }
 }
 
 TEST_CASE("fusion: mul(x, x) loads x once, alone or fused") {
