@@ -40,6 +40,7 @@ struct Row {
   const DeviceRecord* rec;
   std::string category, shape;
   double measured = 0, simulated = 0, model = 0;
+  std::uint64_t offchip = 0;  // bytes dfsim moved off-chip (read + written)
 };
 struct Skipped {
   const DeviceRecord* rec;
@@ -136,15 +137,21 @@ int cmd_accuracy(const std::vector<std::string>& args) {
     Json s = load_json_file(fmt::format("{}/{}/out/summary.json", scratch, i));
     rows.push_back({&r, record_category(r.at("op")), record_shape(records, r),
                     record_number(records, r, "measured_kernel_us"), s["sim_time_ns"].get<double>() / 1000.0,
-                    record_number(records, r, "analytical_model_us")});
+                    record_number(records, r, "analytical_model_us"),
+                    s["offchip"]["bytes_read"].get<std::uint64_t>() + s["offchip"]["bytes_written"].get<std::uint64_t>()});
   }
 
   // accuracy.csv and skipped.csv, in the records' order.
-  std::string csv = "id,op,category,cores,shape,measured_us,simulated_us,error_pct,analytical_model_us\n";
+  // record_hbm_bytes: the card's compiler's off-chip byte count (the records' hbm_bytes, when
+  // given) beside dfsim's: a difference points at a mechanism (docs/accuracy.md).
+  std::string csv =
+      "id,op,category,cores,shape,measured_us,simulated_us,error_pct,analytical_model_us,record_hbm_bytes,"
+      "simulated_offchip_bytes\n";
   for (const Row& r : rows)
-    csv += fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{}\n", r.rec->at("id"), r.rec->at("op"), r.category,
+    csv += fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{},{},{}\n", r.rec->at("id"), r.rec->at("op"), r.category,
                        r.rec->at("cores"), r.shape, r.rec->at("measured_kernel_us"), r.simulated,
-                       100.0 * (r.simulated - r.measured) / r.measured, r.rec->at("analytical_model_us"));
+                       100.0 * (r.simulated - r.measured) / r.measured, r.rec->at("analytical_model_us"),
+                       r.rec->at("hbm_bytes"), r.offchip);
   std::sort(skipped.begin(), skipped.end(), [](const Skipped& a, const Skipped& b) { return a.rec->line < b.rec->line; });
   std::string skipped_csv = "id,op,reason\n";
   for (const Skipped& s : skipped) {
