@@ -11,10 +11,10 @@
 #include "sim/common/error.h"
 #include "sim/compiler/compile_report.h"
 #include "sim/compiler/fused_plan.h"
-#include "sim/config/chip_config.h"
 #include "sim/compiler/hbm_layout.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
+#include "sim/config/chip_config.h"
 
 namespace dfsim {
 
@@ -179,8 +179,12 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
       // Slot i of tile `tl` to HBM: its stored tensor, or the scratch copy of a spilled temporary.
       auto store = [&](const TileSlots& tl, std::size_t i, const std::string& task) {
         const FusedSlot& s = p.slots[i];
-        emit_store(ctx, task, tl.at[i].buffer, scratch[i] >= 0 ? scratch[i] : ctx.hbm[s.tensor], s.dtype,
-                   s.slicer.slice(tl.begin, tl.size), s.slicer.unit_offset(), grp);
+        if (scratch[i] >= 0)
+          emit_store(ctx, task, tl.at[i].buffer, scratch[i], s.dtype, s.slicer.slice(tl.begin, tl.size),
+                     s.slicer.unit_offset(), grp);
+        else
+          emit_store(ctx, task, tl.at[i].buffer, ctx.hbm[s.tensor], s.slicer.tensor->dtype,
+                     s.slicer.slice(tl.begin, tl.size), s.slicer.unit_offset(), grp);
       };
       // Step `si` of tile `tl`: a spilled slot is loaded from HBM for each step that reads it.
       auto run_step = [&](const TileSlots& tl, std::size_t si) {
