@@ -1,6 +1,8 @@
-// Lowering of cat: each distinct input is split over the cores on its outermost non-trivial
-// dim and tiled; per tile its slice is DMA-loaded into LX once and DMA-stored to every place
-// the input takes in the output (cat(x, x) reads x once and writes it twice).
+// Lowering of cat. Along the stick dim (the last of the device layout, where each input is
+// one block of the output): each distinct input is split over the cores on its outermost
+// non-trivial dim and tiled; per tile its slice is DMA-loaded into LX once and DMA-stored to
+// every place the input takes in the output (cat(x, x) reads x once and writes it twice).
+// Along another dim: a select over the output (lower_cat_select), as the card runs it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,9 +14,95 @@
 
 namespace dfsim {
 
+namespace {
+
+// The dim of `t` that holds its sticks: the last of its compile.layouts order, else its last.
+std::size_t stick_dim(const OpGraph& g, const OpTensor& t) {
+  if (auto it = g.compile.layouts.find(t.name); it != g.compile.layouts.end() && !it->second.empty())
+    return static_cast<std::size_t>(it->second.back());
+  return t.shape.size() - 1;
+}
+
+// cat along a dim other than the stick dim, as the card runs it: an elementwise select over
+// the output, which loads a tile of every input for every output tile and keeps the part
+// the mask selects (a masked-off load still moves its tile). k inputs cost k output-sized
+// reads and one output-sized write: cat([x, x], dim=0) of [R, C] moves 6·R·C·2 bytes, where
+// a copy would move 3·R·C·2 (the card's cat0 runs at half of cat1's rate for the same tensor,
+// docs/accuracy.md). The output is cut into rows of its dims after the cat dim (`inner`
+// elements, contiguous), divided over the cores and tiled; input i's tile is as many of its
+// own rows (all of them when it has fewer), from the tile's position modulo its row count,
+// wrapping around its end. Returns false when one row of every input and the output does not
+// fit the tile budget (the copy lowering then runs).
+bool lower_cat_select(LowerContext& ctx, const Op& op, const std::string& kernel) {
+  const OpGraph& g = ctx.ops;
+  const OpTensor& y = g.tensors[static_cast<std::size_t>(op.outputs[0])];
+  const Dtype dt = y.dtype;
+  const auto d = static_cast<std::size_t>(op.dim);
+  const std::uint64_t inner = dims_product(y.shape, d + 1, y.shape.size());
+  const std::uint64_t row_bytes = dtype_bytes(dt, inner);
+  const auto k = static_cast<std::uint64_t>(op.inputs.size());
+  const auto out_rows = static_cast<std::int64_t>(dims_product(y.shape, 0, d + 1));
+  if (inner == 0 || (k + 1) * row_bytes > ctx.budget) return false;
+  // Every core's tiles first, so that nothing is emitted when a share cannot be tiled.
+  struct CoreTiles {
+    CoreGroup core;  // one core
+    std::vector<TileRange> tiles;
+  };
+  std::vector<CoreTiles> plan;
+  for (const CoreGroup& grp : divide_work(out_rows, ctx.cores)) {
+    auto tiles = tile_units(grp.share, (k + 1) * row_bytes, 0, ctx.budget, kPipelineTiles);
+    if (!tiles) return false;
+    for (int c = 0; c < grp.count; ++c) {
+      CoreTiles ct{CoreGroup{grp.first + c, 1, grp.share, grp.start(grp.first + c)}, {}};
+      ct.tiles = *tiles;
+      plan.push_back(std::move(ct));
+    }
+  }
+  auto run = [&](std::uint64_t first_row, std::uint64_t rows) {
+    SlicePattern p;
+    p.elements = rows * inner;
+    p.offset = first_row * row_bytes;
+    p.bytes = rows * row_bytes;
+    return p;
+  };
+  for (const CoreTiles& ct : plan)
+    for (std::size_t ti = 0; ti < ct.tiles.size(); ++ti) {
+      const auto o = static_cast<std::uint64_t>(ct.core.base + ct.tiles[ti].begin);  // first output row
+      const auto n = static_cast<std::uint64_t>(ct.tiles[ti].size);
+      const std::string prefix = fmt::format("{}/c{}/t{}", kernel, ct.core.first, ti);
+      Task sel = group_task(prefix + "/select", UnitKind::sfp, "where", ct.core, dt);
+      sel.elements = n * inner;
+      for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+        const int t = op.inputs[i];
+        const OpTensor& x = g.tensors[static_cast<std::size_t>(t)];
+        const std::uint64_t rows = dims_product(x.shape, 0, d + 1);
+        if (rows == 0) continue;  // an empty input
+        const std::uint64_t m = std::min(n, rows), start = o % rows, head = std::min(m, rows - start);
+        const std::string name = fmt::format("{}/load_{}.{}", prefix, x.name, i);
+        int buf = emit_load(ctx, name, fmt::format("{}/{}.{}", prefix, x.name, i), ctx.hbm[static_cast<std::size_t>(t)],
+                            dt, run(start, head), 0, ct.core);
+        sel.reads.push_back(whole(buf, head * row_bytes));
+        if (head < m) {  // the tile wraps around the input's end
+          buf = emit_load(ctx, name + "b", fmt::format("{}/{}.{}b", prefix, x.name, i), ctx.hbm[static_cast<std::size_t>(t)],
+                          dt, run(0, m - head), 0, ct.core);
+          sel.reads.push_back(whole(buf, (m - head) * row_bytes));
+        }
+      }
+      const int out = ctx.builder.add_buffer(prefix + "/" + y.name, Space::lx, n * row_bytes, dt);
+      sel.writes.push_back(whole(out, n * row_bytes));
+      ctx.builder.add_task(std::move(sel));
+      emit_store(ctx, prefix + "/store_" + y.name, out, ctx.hbm[static_cast<std::size_t>(op.outputs[0])], dt, run(o, n), 0,
+                 ct.core);
+    }
+  return true;
+}
+
+}  // namespace
+
 void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel) {
   const OpGraph& g = ctx.ops;
   const OpTensor& y = g.tensors[static_cast<std::size_t>(op.outputs[0])];
+  if (static_cast<std::size_t>(op.dim) != stick_dim(g, y) && lower_cat_select(ctx, op, kernel)) return;
   const Dtype dt = y.dtype;
   const auto d = static_cast<std::size_t>(op.dim);
   const std::size_t rank = y.shape.size();
