@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "sim/common/error.h"
+#include "sim/compiler/compile_report.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
 #include "sim/graph/op_shapes.h"
@@ -57,6 +58,13 @@ bool lower_cat_select(LowerContext& ctx, const Op& op, const std::string& kernel
       ct.tiles = *tiles;
       plan.push_back(std::move(ct));
     }
+  }
+  if (ctx.report) {
+    KernelReport& r = ctx.report->kernel(kernel);
+    r.split = fmt::format("{} rows of {} B over {} cores", out_rows, row_bytes, std::min<std::int64_t>(out_rows, ctx.cores));
+    r.why = fmt::format("cat along dim {}, not the stick dim: a select over the output, every output tile loading a tile "
+                        "of each of the {} inputs (as the card runs it)",
+                        d, k);
   }
   auto run = [&](std::uint64_t first_row, std::uint64_t rows) {
     SlicePattern p;
