@@ -18,18 +18,17 @@ inline constexpr int kOpGraphVersion = 2;
 
 using Shape = std::vector<std::int64_t>;
 
-// Which tensors the compiler keeps in LX between kernels (docs/compiler.md): none (all
-// through HBM), the outputs of reductions (true in files: the card's default scratchpad
+// Which tensors the compiler keeps in LX (docs/compiler.md), least kept first: off (the card
+// with its scratchpad planning switched off: nothing, not even between the ops of one fused
+// kernel), none (between kernels all through HBM; a fused kernel keeps its own
+// intermediates), the outputs of reductions (true in files: the card's default scratchpad
 // planning), + elementwise outputs written in place (inplace), + graph inputs read by several
 // kernels cloned into LX once (clone: the card's further levels), or every intermediate that
 // fits (all).
-// Scratchpad planning levels, least kept first. `off` is the card with its scratchpad planning
-// switched off: nothing in LX, not even between the ops of one fused kernel; `none` keeps
-// only a fused kernel's own intermediates (docs/compiler.md, LX residency).
 enum class LxPlanning { off, none, reductions, inplace, clone, all };
 const char* lx_planning_name(LxPlanning p);
 const std::vector<LxPlanning>& lx_plannings();  // every level, in order
-std::string lx_planning_names(const char* last_separator = "or");  // "off, none, ... or all"
+std::string lx_planning_names();                // "off, none, reductions, inplace, clone or all"
 
 // A named tensor of the op graph.
 struct OpTensor {

@@ -165,11 +165,11 @@ const std::vector<LxPlanning>& lx_plannings() {
   return all;
 }
 
-std::string lx_planning_names(const char* last_separator) {
+std::string lx_planning_names() {
   std::string s;
   const auto& levels = lx_plannings();
   for (std::size_t i = 0; i < levels.size(); ++i) {
-    if (i) s += i + 1 == levels.size() ? std::string(" ") + last_separator + " " : ", ";
+    if (i) s += i + 1 == levels.size() ? " or " : ", ";
     s += lx_planning_name(levels[i]);
   }
   return s;

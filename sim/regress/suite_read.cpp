@@ -1,9 +1,9 @@
 // Reading a dfsim.suite file: every error names the file, the JSON path and what was expected.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <set>
 #include <sstream>
 
