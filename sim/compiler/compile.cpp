@@ -123,6 +123,7 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
     if (k.matmul_epilogue) lower_matmul(ctx, op, kernel, std::vector<int>(k.ops.begin() + 1, k.ops.end()));
     else if (k.ops.size() > 1) lower_fused(ctx, k.ops, kernel);
     else lowering_for(find_op_info(op.op)->kind)(ctx, op, kernel);
+    if (report && !k.not_fused.empty()) report->kernel(kernel).warnings.push_back(k.not_fused);
     if (report && report->kernel(kernel).ops.empty())
       for (int oi : k.ops) {
         const Op& o = ops.ops[static_cast<std::size_t>(oi)];

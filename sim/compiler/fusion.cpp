@@ -21,18 +21,18 @@ bool same_split(const std::optional<TensorSplit>& a, const std::optional<TensorS
   return a && b && a->dim >= 0 && a->dim == b->dim && a->extent == b->extent && a->cores == b->cores;
 }
 
-// Whether `next` reads a tensor that an op of kernel `k` produces under compile.lx_planning
-// "off": the card with its scratchpad planning off keeps no tensor in LX, so the producer
-// stores it and `next` loads it, as between two kernels (the record add6 8192x1024 with
-// LX_PLANNING=0 moves 15 tensors' bytes, every intermediate stored and loaded again).
-bool reads_stored_intermediate(const OpGraph& g, const KernelPlan& k, const Op& next) {
+// The tensor `next` reads that an op of kernel `k` produces under compile.lx_planning "off"
+// (-1: none): the card with its scratchpad planning off keeps no tensor in LX, so the
+// producer stores it and `next` loads it, as between two kernels (the record add6 8192x1024
+// with LX_PLANNING=0 moves 15 tensors' bytes, every intermediate stored and loaded again).
+int stored_intermediate(const OpGraph& g, const KernelPlan& k, const Op& next) {
   for (int oi : k.ops) {
     const Op& producer = g.ops[static_cast<std::size_t>(oi)];
     if (producer.lx_planning.value_or(g.compile.lx_planning) != LxPlanning::off) continue;
     for (int t : next.inputs)
-      if (std::count(producer.outputs.begin(), producer.outputs.end(), t)) return true;
+      if (std::count(producer.outputs.begin(), producer.outputs.end(), t)) return t;
   }
-  return false;
+  return -1;
 }
 
 // An op that may share a kernel with its neighbours at all.
@@ -69,6 +69,7 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, const TensorUses& uses, i
   bool open = false;  // the last kernel may take more ops
   for (int oi : g.order) {
     const Op& op = g.ops[static_cast<std::size_t>(oi)];
+    std::string not_fused;
     if (open && fusable(g, op) && out.back().ops.size() < kMaxFusedOps) {
       KernelPlan& k = out.back();
       const Op& head = g.ops[static_cast<std::size_t>(k.ops.front())];
@@ -77,7 +78,8 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, const TensorUses& uses, i
       const int last = g.ops[static_cast<std::size_t>(k.ops.back())].outputs[0];
       // A matmul epilogue stores only its last output: the tensors before it must not be
       // needed elsewhere.
-      const bool joins = reads_stored_intermediate(g, k, op) ? false
+      const int stored = stored_intermediate(g, k, op);
+      const bool joins = stored >= 0 ? false
                          : matmul ? !uses.read_elsewhere(last, oi) && matmul_epilogue_ok(g, uses, head, epilogue, op)
                                   : joins_rowwise(g, uses, k, op, cores, tile_budget);
       if (joins) {
@@ -85,8 +87,11 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, const TensorUses& uses, i
         k.matmul_epilogue = matmul;
         continue;
       }
+      if (stored >= 0)
+        not_fused = "not fused with the kernel before: " + g.tensors[static_cast<std::size_t>(stored)].name +
+                    " is produced under lx_planning \"off\" (nothing stays in LX), so it is stored and loaded again";
     }
-    out.push_back(KernelPlan{{oi}, false});
+    out.push_back(KernelPlan{{oi}, false, not_fused});
     const OpKind kind = find_op_info(op.op)->kind;
     // A kernel stays open for fusion when its op fuses and is rowwise (and not a split
     // reduction, whose output lands on one core) or a matmul (for its epilogue).

@@ -13,6 +13,9 @@ namespace dfsim {
 struct KernelPlan {
   std::vector<int> ops;
   bool matmul_epilogue = false;
+  // Why the kernel's first op did not join the kernel before it, when that was a decision of
+  // the scratchpad planning (compile.lx_planning "off"); empty otherwise. For --explain.
+  std::string not_fused;
 };
 
 // Groups the ops (in topological order) into kernels. With fusion on, a rowwise op (an

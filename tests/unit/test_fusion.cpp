@@ -181,7 +181,10 @@ TEST_CASE("fusion: lx_planning off stores a matmul's output before its epilogue;
   b.t("a", {64, 64}).t("w", {64, 64}).t("c", {64, 64}).t("d", {64, 64}).in({"a", "w"}).out({"d"});
   b.op("matmul", {"a", "w"}, {"c"}).op("relu", {"c"}, {"d"});
   b.j["compile"] = {{"lx_planning", "off"}};
-  CHECK(form_kernels(b.graph(), TensorUses(b.graph()), 4, kUsable / 2).size() == 2);
+  auto split = form_kernels(b.graph(), TensorUses(b.graph()), 4, kUsable / 2);
+  REQUIRE(split.size() == 2);
+  CHECK(split[0].not_fused.empty());
+  CHECK_THAT(split[1].not_fused, Contains("c is produced under lx_planning \"off\""));  // for --explain
   b.j["ops"][0]["compile"] = {{"lx_planning", "none"}};  // the producer's own level: kept in the kernel
   CHECK(form_kernels(b.graph(), TensorUses(b.graph()), 4, kUsable / 2).size() == 1);
   G r;  // an exp -> neg chain whose producer says "off" and whose graph says "none"
