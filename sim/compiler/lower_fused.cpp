@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <utility>
 
 #include "sim/common/error.h"
 #include "sim/compiler/compile_report.h"
@@ -88,20 +90,22 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
   std::vector<bool> spill(p.slots.size(), false);
   std::vector<int> scratch(p.slots.size(), -1);  // the HBM copy of a spilled temporary
   if (forced_coarse_tiles(ctx, p)) {
-    const std::uint64_t lx_bytes = ctx.chip ? ctx.chip->core.lx.usable_bytes : 2 * ctx.budget;
+    if (!ctx.chip) throw std::logic_error("lower_fused: LowerContext::chip is not set");
+    const std::uint64_t lx_bytes = ctx.chip->core.lx.usable_bytes;
     const auto share = static_cast<std::uint64_t>(divide_work(ranges.front().size, p.cores).front().share);
-    bool over = false;
+    std::uint64_t largest = 0;  // a core's share of the kernel's largest tensor
     for (std::size_t i = 0; i < p.slots.size(); ++i)
-      over = over || (!kept(p.slots[i]) && !once[i] && p.slots[i].unit * share + p.slots[i].fixed > lx_bytes);
+      if (!kept(p.slots[i]) && !once[i]) largest = std::max(largest, p.slots[i].unit * share + p.slots[i].fixed);
     std::vector<int> reads(p.slots.size(), 0);
     for (const FusedStep& st : p.steps)
       for (int r : st.reads) ++reads[static_cast<std::size_t>(r)];
-    for (std::size_t i = 0; over && i < p.slots.size(); ++i) {
+    for (std::size_t i = 0; largest > lx_bytes && i < p.slots.size(); ++i) {
       const FusedSlot& s = p.slots[i];
       const bool temporary = !s.external_in && !s.stored;
-      // A temporary shaped like the tensor it is sliced from (not a reduction's per-row value).
-      if (kept(s) || once[i] || (temporary && (s.slicer.tensor == nullptr || s.unit != s.slicer.unit_bytes())) ||
-          reads[i] == 0 || (s.stored && !s.external_in))
+      // Inputs and the temporaries shaped like the tensor they are sliced from (not a
+      // reduction's per-row value); a stored output is written once anyway.
+      if (kept(s) || once[i] || reads[i] == 0 || (s.stored && !s.external_in) ||
+          (temporary && (s.slicer.tensor == nullptr || s.unit != s.slicer.unit_bytes())))
         continue;
       spill[i] = true;
       const std::uint64_t extra = static_cast<std::uint64_t>(reads[i] - (temporary ? 0 : 1));
@@ -110,18 +114,13 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
       if (temporary)
         scratch[i] = ctx.builder.add_buffer(kernel + "/" + s.name + "@hbm", Space::hbm, s.slicer.tensor->bytes(), s.dtype);
     }
+    if (largest > lx_bytes && ctx.report)
+      ctx.report->kernel(kernel).warnings.push_back(fmt::format(
+          "the forced coarse tile gives a core {} B of one tensor, more than the {} B of usable LX: the kernel's "
+          "tensors go through HBM, each step loading what it reads and storing what it writes",
+          largest, lx_bytes));
   }
   const bool spilled = std::find(spill.begin(), spill.end(), true) != spill.end();
-  if (spilled && ctx.report) {
-    const auto share = static_cast<std::uint64_t>(divide_work(ranges.front().size, p.cores).front().share);
-    std::uint64_t largest = 0;
-    for (std::size_t i = 0; i < p.slots.size(); ++i)
-      if (spill[i]) largest = std::max(largest, p.slots[i].unit * share + p.slots[i].fixed);
-    ctx.report->kernel(kernel).warnings.push_back(fmt::format(
-        "the forced coarse tile gives a core {} B of one tensor, more than the {} B of usable LX: the kernel's "
-        "tensors go through HBM, each step loading what it reads and storing what it writes",
-        largest, ctx.chip ? ctx.chip->core.lx.usable_bytes : 2 * ctx.budget));
-  }
   // Step task names: <op>.<step>, with .1, .2 … on a name the kernel repeats.
   std::vector<std::string> step_names;
   std::map<std::string, int> seen;
@@ -170,21 +169,21 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
             tl.at[i] = whole(emit_load(ctx, tl.prefix + "/load_" + s.name, tl.prefix + "/" + s.name, ctx.hbm[s.tensor],
                                        t.dtype, sp, s.slicer.unit_offset(), grp),
                              sp.total_bytes());
-          } else if (!(s.external_in && spill[i])) {
+          } else if (!s.external_in) {  // a spilled input has no buffer of its own: each step loads it
             tl.at[i] = whole(ctx.builder.add_buffer(tl.prefix + "/" + s.name, Space::lx, bytes, s.dtype), bytes);
           }
         }
         return tl;
       };
-      // Slot i of tile `tl` to HBM: its stored tensor, or the scratch copy of a spilled temporary.
+      // The HBM buffer and dtype of slot i: the scratch copy of a spilled temporary, else its tensor.
+      auto hbm_of = [&](std::size_t i) {
+        const FusedSlot& s = p.slots[i];
+        return scratch[i] >= 0 ? std::pair{scratch[i], s.dtype} : std::pair{ctx.hbm[s.tensor], s.slicer.tensor->dtype};
+      };
       auto store = [&](const TileSlots& tl, std::size_t i, const std::string& task) {
         const FusedSlot& s = p.slots[i];
-        if (scratch[i] >= 0)
-          emit_store(ctx, task, tl.at[i].buffer, scratch[i], s.dtype, s.slicer.slice(tl.begin, tl.size),
-                     s.slicer.unit_offset(), grp);
-        else
-          emit_store(ctx, task, tl.at[i].buffer, ctx.hbm[s.tensor], s.slicer.tensor->dtype,
-                     s.slicer.slice(tl.begin, tl.size), s.slicer.unit_offset(), grp);
+        const auto [buffer, dtype] = hbm_of(i);
+        emit_store(ctx, task, tl.at[i].buffer, buffer, dtype, s.slicer.slice(tl.begin, tl.size), s.slicer.unit_offset(), grp);
       };
       // Step `si` of tile `tl`: a spilled slot is loaded from HBM for each step that reads it.
       auto run_step = [&](const TileSlots& tl, std::size_t si) {
@@ -200,9 +199,9 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
             continue;
           }
           SlicePattern sp = s.slicer.slice(tl.begin, tl.size);
-          const int from = scratch[ri] >= 0 ? scratch[ri] : ctx.hbm[s.tensor];
+          const auto [from, dtype] = hbm_of(ri);
           t.reads.push_back(whole(
-              emit_load(ctx, step + "/load_" + s.name, step + "/" + s.name, from, s.dtype, sp, s.slicer.unit_offset(), grp),
+              emit_load(ctx, step + "/load_" + s.name, step + "/" + s.name, from, dtype, sp, s.slicer.unit_offset(), grp),
               sp.total_bytes()));
         }
         const auto wi = static_cast<std::size_t>(st.write);
