@@ -83,6 +83,12 @@ std::vector<Case> cases(const std::string& src) {
        [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::decode, 1, 2048)); }},
       {"llama8b_prefill", "Llama-3.1-8B prefill of 2048 tokens (dfsim gen)",
        [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::prefill, 2048, 0)); }},
+      {"llama8b_decode_bw", "the decode step through memory.impl=bandwidth",
+       [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::decode, 1, 2048)); },
+       {"memory.impl=bandwidth"}},
+      {"llama8b_prefill_bw", "the prefill through memory.impl=bandwidth",
+       [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::prefill, 2048, 0)); },
+       {"memory.impl=bandwidth"}},
   };
 }
 

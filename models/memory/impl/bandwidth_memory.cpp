@@ -20,6 +20,7 @@ void BandwidthMemory::init(const ChipConfig& cfg, Recorder& rec) {
   most += t_.inline_ecc > 0 ? (most + t_.inline_ecc - 1) / t_.inline_ecc : 0;
   for (std::size_t c = 0; c <= most; ++c)
     occupy_.push_back(static_cast<Tick>(std::llround(column * static_cast<double>(c))));
+  occupy_block_ = occupy_of(0, map_.block_bytes());
   int drain = std::max(1, t_.write_high - t_.write_low);
   turn_per_write_ = clk_.cycles(t_.trtw + t_.twtr) / drain;
   mix_window_ = clk_.cycles(t_.trefi);
@@ -47,36 +48,46 @@ Tick BandwidthMemory::book(Channel& ch, Tick arrival, Tick occupy) {
   return start;
 }
 
+Tick BandwidthMemory::occupy_of(std::uint64_t in_block, std::uint64_t n) const {
+  const std::uint32_t colb = map_.column_bytes();
+  std::uint64_t cols = (in_block + n + colb - 1) / colb - in_block / colb;
+  if (t_.inline_ecc > 0) cols += (cols + t_.inline_ecc - 1) / t_.inline_ecc;
+  return occupy_[cols];
+}
+
 void BandwidthMemory::send(MemRequest req) {
   const std::uint64_t block = map_.block_bytes();
-  const std::uint32_t colb = map_.column_bytes();
+  const Tick latency = req.write ? write_latency_ : read_latency_;
   Tick done = req.issued;
-  std::uint64_t addr = req.addr, left = req.bytes;
+  std::uint64_t addr = req.addr, left = req.bytes, in_block = map_.block_offset(addr);
+  int chan = -1;
   while (left > 0) {
-    std::uint64_t in_block = addr % block, n = std::min(left, block - in_block);
-    Channel& ch = chans_[map_.channel(addr)];
-    std::uint64_t cols = (in_block + n + colb - 1) / colb - in_block / colb;
-    if (t_.inline_ecc > 0) cols += (cols + t_.inline_ecc - 1) / t_.inline_ecc;
-    Tick occupy = occupy_[cols];
+    std::uint64_t n = std::min(left, block - in_block);
+    chan = chan < 0 ? map_.channel(addr) : map_.next_channel(chan, addr);
+    Channel& ch = chans_[chan];
+    Tick occupy = in_block == 0 && n == block ? occupy_block_ : occupy_of(in_block, n);
     if (req.write) {
       if (ch.read_seen && req.issued < ch.last_read + mix_window_) {
         occupy += turn_per_write_;
         ++ch.stats.turnarounds;
         ++total_.turnarounds;
       }
+      ch.stats.bytes_written += n;
+      ++ch.stats.writes;
     } else {
       ch.last_read = std::max(ch.last_read, req.issued);
       ch.read_seen = true;
+      ch.stats.bytes_read += n;
+      ++ch.stats.reads;
     }
-    Tick start = book(ch, req.issued, occupy);
-    Tick end = start + occupy + (req.write ? write_latency_ : read_latency_);
-    for (MemStats* s : {&ch.stats, &total_}) (req.write ? s->bytes_written : s->bytes_read) += n;
-    ++(req.write ? ch.stats.writes : ch.stats.reads);
+    Tick end = book(ch, req.issued, occupy) + occupy + latency;
     count_bytes(end, n);
     done = std::max(done, end);
     addr += n;
     left -= n;
+    in_block = 0;
   }
+  (req.write ? total_.bytes_written : total_.bytes_read) += req.bytes;
   ++(req.write ? total_.writes : total_.reads);
   req.client->mem_done(req.tag, done);
 }

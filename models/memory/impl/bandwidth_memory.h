@@ -40,6 +40,7 @@ class BandwidthMemory : public IMemory {
   std::vector<Channel> chans_;
   MemStats total_;
   std::vector<Tick> occupy_;  // bus time of a piece by its column accesses, refresh share included
+  Tick occupy_block_ = 0;     // the same for a whole interleave block
   Tick turn_per_write_ = 0;   // turnaround time charged to each write while reads mix in
   Tick mix_window_ = 0;       // reads and writes this close together count as mixed
   Tick read_latency_ = 0, write_latency_ = 0;
@@ -47,6 +48,8 @@ class BandwidthMemory : public IMemory {
   // Start of a piece of `occupy` arriving at `arrival`: in the channel's gap if it fits, else
   // after the latest booking.
   Tick book(Channel& ch, Tick arrival, Tick occupy);
+  // Bus time of `n` bytes starting `in_block` bytes into an interleave block.
+  Tick occupy_of(std::uint64_t in_block, std::uint64_t n) const;
 };
 
 }  // namespace dfsim

@@ -52,6 +52,11 @@ class Lpddr5AddressMap {
   // pieces); else a full decode.
   DramCoord decode_next(const DramCoord& prev, std::uint64_t addr) const;
   int channel(std::uint64_t addr) const;  // decode(addr).channel, without the other fields
+  // channel(addr) for the block that follows one on channel `prev` (decode_next's fast case).
+  int next_channel(int prev, std::uint64_t addr) const {
+    if (!channel_lowest_ || channels_.mod(block_.div(addr)) == 0) return channel(addr);
+    return static_cast<int>(channels_.mod(static_cast<std::uint64_t>(prev) + 1));
+  }
   std::uint64_t block_bytes() const { return block_.value(); }
   std::uint64_t block_offset(std::uint64_t addr) const { return block_.mod(addr); }
   std::uint64_t blocks(std::uint64_t bytes) const { return block_.div(bytes); }
