@@ -175,9 +175,20 @@ void check_unit_rules(const KernelGraph& g, const Task& t, const std::string& pa
 
 void check_kernel_graph(const KernelGraph& g) {
   if (g.tasks.empty()) throw InputError(g.file, "/kernels", "the graph has no tasks");
+  // Each task's position in its kernel's list, found once: task_path searches the list, which
+  // per task would make the check quadratic in a kernel's tasks (a prefill has kernels of
+  // tens of thousands).
+  std::vector<int> pos(g.tasks.size(), -1);
+  for (std::size_t k = 0; k < g.kernels.size(); ++k)
+    for (std::size_t p = 0; p < g.kernels[k].tasks.size(); ++p) {
+      int ti = g.kernels[k].tasks[p];
+      if (ti >= 0 && static_cast<std::size_t>(ti) < pos.size() && g.tasks[ti].kernel == static_cast<int>(k) && pos[ti] < 0)
+        pos[ti] = static_cast<int>(p);
+    }
   for (std::size_t ti = 0; ti < g.tasks.size(); ++ti) {
     const Task& t = g.tasks[ti];
-    std::string path = g.task_path(static_cast<int>(ti));
+    std::string path = pos[ti] >= 0 ? "/kernels/" + std::to_string(t.kernel) + "/tasks/" + std::to_string(pos[ti])
+                                    : g.task_path(static_cast<int>(ti));
     if (t.first_core < 0 || t.core_count < 1 || t.first_core + t.core_count > g.cores) {
       std::string range = fmt::format("[{}, {})", t.first_core, t.first_core + t.core_count);
       throw InputError(g.file, path + (t.core_count == 1 ? "/core" : "/cores"),

@@ -52,19 +52,29 @@ void RegionIndex::build() {
   });
   entries_.shrink_to_fit();
   max_end_.resize(entries_.size());
+  keys_.clear();
+  key_first_.clear();
   std::uint64_t m = 0;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
-    if (i == 0 || entries_[i].key != entries_[i - 1].key) m = 0;
+    if (i == 0 || entries_[i].key != entries_[i - 1].key) {
+      m = 0;
+      keys_.push_back(entries_[i].key);
+      key_first_.push_back(i);
+    }
     m = std::max(m, entries_[i].end);
     max_end_[i] = m;
   }
+  key_first_.push_back(entries_.size());
 }
 
-std::size_t RegionIndex::lower_bound(std::uint64_t key, std::uint64_t begin) const {
-  auto it = std::partition_point(entries_.begin(), entries_.end(), [&](const Entry& e) {
-    return e.key < key || (e.key == key && e.begin < begin);
-  });
-  return static_cast<std::size_t>(it - entries_.begin());
+std::pair<std::size_t, std::size_t> RegionIndex::starting_before(std::uint64_t key, std::uint64_t end) const {
+  auto k = std::lower_bound(keys_.begin(), keys_.end(), key);
+  if (k == keys_.end() || *k != key) return {0, 0};
+  std::size_t j = static_cast<std::size_t>(k - keys_.begin());
+  auto first = entries_.begin() + static_cast<std::ptrdiff_t>(key_first_[j]);
+  auto last = entries_.begin() + static_cast<std::ptrdiff_t>(key_first_[j + 1]);
+  auto it = std::partition_point(first, last, [&](const Entry& e) { return e.begin < end; });
+  return {key_first_[j], static_cast<std::size_t>(it - entries_.begin())};
 }
 
 Region RegionIndex::region_of(const Entry& e) const {

@@ -1,6 +1,7 @@
 #pragma once
 // Overlap of strided byte regions, and an index of the writers of each buffer instance.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/graph/kernel_graph.h"
@@ -44,7 +45,7 @@ class RegionIndex {
     std::uint64_t qb = region_begin(r), qe = region_end(r);
     // The buffer instance's entries with start < qe, scanned backwards while some earlier
     // entry may still reach qb.
-    std::size_t lo = lower_bound(key, 0), hi = lower_bound(key, qe);
+    auto [lo, hi] = starting_before(key, qe);
     for (std::size_t i = hi; i-- > lo;) {
       if (max_end_[i] <= qb) break;
       const Entry& e = entries_[i];
@@ -58,14 +59,19 @@ class RegionIndex {
     return (static_cast<std::uint64_t>(r.buffer) << 32) | (static_cast<std::uint64_t>(r.card & 0xffff) << 16) |
            static_cast<std::uint64_t>((r.core + 1) & 0xffff);
   }
-  // First entry at or after (key, begin).
-  std::size_t lower_bound(std::uint64_t key, std::uint64_t begin) const;
+  // The key's entries that start before `end`: [its first entry, the first at or after end);
+  // an empty range if the key has none.
+  std::pair<std::size_t, std::size_t> starting_before(std::uint64_t key, std::uint64_t end) const;
   Region region_of(const Entry& e) const;
 
   const KernelGraph& g_;
   const std::vector<TaskInstance>& instances_;
   std::vector<Entry> entries_;          // by key, then begin, then (inst, slot)
   std::vector<std::uint64_t> max_end_;  // prefix maximum of end within each key's entries
+  // The distinct keys in order and where each one's entries start (one more: the end), so a
+  // query searches its key's entries only, not the whole array.
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::size_t> key_first_;
 };
 
 }  // namespace dfsim

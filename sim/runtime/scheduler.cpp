@@ -139,12 +139,17 @@ int Scheduler::allocation_blocker(int inst, int core) const {
 void Scheduler::link_streaming() {
   // An edge producer -> consumer streams when every read of the consumer that overlaps what
   // the producer writes is a streaming read.
+  // A consumer with no streaming read never streams: its edges need no overlap test.
   const auto& inst = x_.instances;
   stream_edge_.assign(x_.consumers.total(), 0);
+  std::vector<char> streams(g_.tasks.size(), 0);
+  for (std::size_t t = 0; t < g_.tasks.size(); ++t)
+    streams[t] = std::any_of(g_.tasks[t].reads.begin(), g_.tasks[t].reads.end(), [](const Access& a) { return a.streaming; });
   for (std::size_t p = 0; p < inst.size(); ++p) {
     const IdLists::Span cons = x_.consumers[p];
     for (std::size_t k = 0; k < cons.size(); ++k) {
       int c = cons[k];
+      if (!streams[static_cast<std::size_t>(inst[c].task)]) continue;
       bool any = false, all = true;
       for (const Region& r : reads_of(g_, inst[c]))
         for (const Region& w : writes_of(g_, inst[p]))
