@@ -232,7 +232,8 @@ TEST_CASE("memory: lpddr5 channel hashing spreads a power-of-two stride over eve
 TEST_CASE("memory: lpddr5 decode_next of the following interleave block equals a full decode", "[memory][lpddr5]") {
   // send() decodes a request's first block in full and each next one from the previous: the
   // two must agree for every field order, with and without hashing, on a non-power-of-two
-  // channel count too (then the channel digit is a remainder, not a mask).
+  // channel count too (then the channel digit is a remainder, not a mask). The same for
+  // next_channel, which the bandwidth model's send uses.
   ChipConfig cfg = lpddr5_cfg();
   int carries = 0, steps = 0;
   for (std::string order : {"RoCoBaBgCh", "RoBaBgCoCh", "ChRoCoBaBg"})
@@ -250,6 +251,8 @@ TEST_CASE("memory: lpddr5 decode_next of the following interleave block equals a
             DramCoord next = map.decode_next(prev, a), full = map.decode(a);
             CHECK(std::tie(next.channel, next.bank_group, next.bank, next.row, next.column) ==
                   std::tie(full.channel, full.bank_group, full.bank, full.row, full.column));
+            CHECK(map.next_channel(prev.channel, a) == full.channel);
+            CHECK(map.channel(a) == full.channel);
             carries += a / block % channels == 0;
             ++steps;
             prev = next;
