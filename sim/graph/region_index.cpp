@@ -46,9 +46,9 @@ void RegionIndex::add(const Region& r, int inst, int slot) {
 }
 
 void RegionIndex::build() {
-  // Added in (inst, slot) order: ties on (key, begin) keep it.
-  std::sort(entries_.begin(), entries_.end(), [](const Entry& x, const Entry& y) {
-    return std::tie(x.key, x.begin, x.inst, x.slot) < std::tie(y.key, y.begin, y.inst, y.slot);
+  // Added in (inst, slot) order: a stable sort on (key, begin) keeps it for ties.
+  std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& x, const Entry& y) {
+    return x.key < y.key || (x.key == y.key && x.begin < y.begin);
   });
   entries_.shrink_to_fit();
   max_end_.resize(entries_.size());

@@ -23,7 +23,7 @@ bool regions_overlap(const Region& a, const Region& b);
 class RegionIndex {
  public:
   // One writer: instance `inst` writes [begin, end) of buffer instance `key` (its
-  // writes_of(...)[slot]).
+  // writes_of(...)[slot]). Added in (inst, slot) order, which build() keeps for equal starts.
   struct Entry {
     std::uint64_t key = 0;  // buffer, card, core (key_of)
     std::uint64_t begin = 0, end = 0;
