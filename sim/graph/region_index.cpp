@@ -2,7 +2,6 @@
 #include "sim/graph/region_index.h"
 
 #include <algorithm>
-#include <tuple>
 
 namespace dfsim {
 
