@@ -17,8 +17,6 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
     : g_(g), x_(x), rec_(rec) {
   const std::size_t n = x.instances.size();
   unit_of_.assign(n, nullptr);
-  reads_lx_.reserve(n, n);
-  writes_lx_.reserve(n, n);
   missing_.resize(n);
   stream_unfired_.assign(n, 0);
   stream_open_.assign(n, 0);
@@ -30,21 +28,38 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   // (buffer, slot) is a block of `slots` entries per LX buffer (no map node per instance).
   const std::size_t slots = static_cast<std::size_t>(g.cards) * static_cast<std::size_t>(g.cores);
   std::vector<std::size_t> block(g.buffers.size(), SIZE_MAX);  // per buffer: its block in index
-  std::vector<int> index;                                        // -> LxBuf, -1 if none yet
-  auto lx_of = [&](const Region& r) {
-    const int slot = r.card * g.cores + r.core;
+  std::vector<int> index;                                        // -> LxBuf, < 0 if none yet
+  auto slot_of = [&](const Region& r) -> int& {
     std::size_t& base = block[static_cast<std::size_t>(r.buffer)];
     if (base == SIZE_MAX) {
       base = index.size();
       index.resize(index.size() + slots, -1);
     }
-    int& b = index.at(base + static_cast<std::size_t>(slot));
+    return index.at(base + static_cast<std::size_t>(r.card * g.cores + r.core));
+  };
+  auto lx_of = [&](const Region& r) {
+    int& b = slot_of(r);
     if (b < 0) {
       b = static_cast<int>(lxbufs_.size());
-      lxbufs_.push_back(LxBuf{r.buffer, slot, g.buffers[r.buffer].bytes});
+      lxbufs_.push_back(LxBuf{r.buffer, r.card * g.cores + r.core, g.buffers[r.buffer].bytes});
     }
     return b;
   };
+  // The LX reads and writes of all instances, counted from the templates, so that their
+  // lists are allocated once at their size: grown by doubling and shrunk afterwards, a graph
+  // of millions of instances would hold two copies of them at its peak of memory.
+  {
+    std::size_t lx_buffers = 0, lx_reads = 0, lx_writes = 0;
+    for (const Buffer& b : g.buffers) lx_buffers += b.space == Space::lx;
+    index.reserve(lx_buffers * slots);
+    for (const Task& t : g.tasks) {
+      const std::size_t copies = static_cast<std::size_t>(t.core_count) * g.cards_of(t).size();
+      for (const Access& a : t.reads) lx_reads += copies * (g.buffers[a.buffer].space == Space::lx);
+      for (const Access& a : t.writes) lx_writes += copies * (g.buffers[a.buffer].space == Space::lx);
+    }
+    reads_lx_.reserve(n, lx_reads);
+    writes_lx_.reserve(n, lx_writes);
+  }
   std::vector<int> reads_lx, writes_lx;  // of one instance, reused
   auto append = [](IdLists& lists, std::vector<int>& v) {
     std::sort(v.begin(), v.end());
@@ -79,9 +94,6 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
     for (int b : writes_lx) ++lxbufs_[b].writers;
     for (int b : reads_lx) ++lxbufs_[b].readers;
   }
-  reads_lx_.shrink_to_fit();
-  writes_lx_.shrink_to_fit();
-  lxbufs_.shrink_to_fit();
   link_streaming();
   build_allocation_order();
 }
