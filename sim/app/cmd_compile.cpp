@@ -5,6 +5,7 @@
 #include "sim/app/options.h"
 #include "sim/app/output_dir.h"
 #include "sim/app/run_control.h"
+#include "sim/runtime/progress.h"
 #include "sim/common/error.h"
 #include "sim/compiler/compile_report.h"
 #include "sim/graph/expand.h"
@@ -45,6 +46,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
   check_limit_option(vm, "max-tasks", static_cast<double>(max_tasks));
   install_run_control();
+  StepProgress steps(stderr_is_terminal() ? stderr : nullptr, current_phase_name);  // on a terminal
   CompileOverrides over;
   over.cores = cores;
   over.max_tasks = static_cast<std::uint64_t>(max_tasks);
@@ -61,6 +63,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   expand_graph(g, cfg);  // the compiled graph must pass the loader's checks
   set_phase(Phase::writing);
   out.write([&](std::ostream& f) { f << write_kernel_graph(g).dump(1) << "\n"; });
+  steps.stop();
   auto count = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
   std::cout << output << ": " << count(g.tasks.size(), "task template") << " in " << count(g.kernels.size(), "kernel")
             << ", " << count(g.buffers.size(), "buffer") << ", " << count(static_cast<std::size_t>(g.cores), "core") << "\n";

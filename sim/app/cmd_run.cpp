@@ -130,6 +130,9 @@ int cmd_run(const std::vector<std::string>& args) {
   // SIGINT / SIGTERM / --timeout: before simulated time an immediate exit with nothing
   // written; while simulating, valid outputs marked partial (exit 130 / 143 / 1).
   install_run_control(timeout_s);
+  // On a terminal, the steps before the simulation (seconds for a whole model's prefill)
+  // show which one is running; the simulation's own line takes over from it.
+  StepProgress steps(!quiet && stderr_is_terminal() ? stderr : nullptr, current_phase_name);
   // Everything is loaded and checked before time starts.
   ChipConfig cfg = load_chip_config(config, sets);
   std::string format;
@@ -185,6 +188,7 @@ int cmd_run(const std::vector<std::string>& args) {
   OutputDir dir(out, {"summary.json", "trace.json", "trace.json.gz", "utilization.csv"});
 
   Simulation sim(g, x, cfg, trace.level);
+  steps.stop();
   set_phase(Phase::simulating);
   RunResult res =
       sim.run(RunLimits{max_sim_ns, static_cast<std::uint64_t>(max_events), timeout_s, !quiet && stderr_is_terminal()});

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/common/stop_request.h"
+#include "sim/runtime/progress.h"
 
 namespace dfsim {
 
@@ -36,6 +37,7 @@ void on_stop(int s) {
     if (!stop_request()) stop_request() = s;
     return;
   }
+  if (progress_line_shown()) say("\r\033[K");  // the message starts on a clean line
   say("dfsim: ");
   say(s == SIGALRM ? g_timeout_text : s == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM");
   say(" while ");

@@ -193,17 +193,58 @@ TEST_CASE("progress: a line on a terminal, nothing on a pipe or with --quiet", "
     return out;
   };
   std::string tty = on_pty("");
+  // The steps before the simulation have their line too (drawn at once with a delay of 0),
+  // erased before the simulation's own.
+  CHECK_THAT(tty, Contains("\rloading  0 s"));
+  CHECK(tty.find("\rloading") < tty.find("\rsimulated "));
   CHECK_THAT(tty, Contains("\rsimulated "));
   CHECK_THAT(tty, Contains(" tasks "));
   CHECK_THAT(tty, Contains("events/s"));
   CHECK_THAT(tty, Contains("finished"));  // the summary follows the erased line
-  CHECK(on_pty("--quiet").find("simulated ") == std::string::npos);
+  std::string quiet = on_pty("--quiet");
+  CHECK(quiet.find("simulated ") == std::string::npos);
+  CHECK(quiet.find("loading") == std::string::npos);
   setenv("DFSIM_PROGRESS_AFTER_S", "0", 1);
   Result piped = dfsim(std::string("run -w ") + kMlp + " --trace off -o /tmp/dfsim_progress_pipe_" +
                        std::to_string(getpid()));
   fs::remove_all("/tmp/dfsim_progress_pipe_" + std::to_string(getpid()));
   CHECK(piped.code == 0);
   CHECK(piped.out.find("simulated ") == std::string::npos);
+  CHECK(piped.out.find("loading") == std::string::npos);
+}
+
+TEST_CASE("progress: compile shows its steps on a terminal and an error ends on a clean line", "[progress]") {
+  auto on_pty = [](const std::string& args) {
+    int master = -1;
+    pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      setenv("DFSIM_PROGRESS_AFTER_S", "0", 1);
+      std::string cmd = std::string(DFSIM_BINARY) + " " + args;
+      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(master);
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
+  };
+  const std::string tmp = "/tmp/dfsim_progress_compile_" + std::to_string(getpid()) + ".json";
+  auto [code, out] = on_pty(std::string("compile ") + kMlp + " -o " + tmp);
+  fs::remove(tmp);
+  CHECK(code == 0);
+  CHECK_THAT(out, Contains("\rloading  0 s"));
+  // Erased before the result line, which starts on a clean line.
+  CHECK(out.find("\r\033[K") != std::string::npos);
+  CHECK(out.find("\r\033[K") < out.find("task template"));
+  // A bad input: the line is erased before the one-line error.
+  auto [bad, err] = on_pty("compile /nonexistent/ops.json -o " + tmp);
+  CHECK(bad == 2);
+  CHECK(err.find("\r\033[K") < err.find("/nonexistent/ops.json"));
+  CHECK_FALSE(fs::exists(tmp));
 }
 
 TEST_CASE("footprint: peak memory per task instance is bounded on a large graph", "[footprint]") {
