@@ -170,26 +170,37 @@ TEST_CASE("trace: a 6-task graph simulating 7.2 s stays small in memory and trac
   CHECK(fs::file_size(d.path / "utilization.csv") < 1000000);
 }
 
+namespace {
+
+// Runs `args` (a dfsim command line, through sh) on a pseudo-terminal with the progress delay
+// at 0 (the first line is due at once); returns the exit code and everything it printed.
+std::pair<int, std::string> dfsim_on_pty(const std::string& args) {
+  int master = -1;
+  pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    setenv("DFSIM_PROGRESS_AFTER_S", "0", 1);
+    std::string cmd = std::string(DFSIM_BINARY) + " " + args;
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(master);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace
+
 TEST_CASE("progress: a line on a terminal, nothing on a pipe or with --quiet", "[progress]") {
-  // On a pseudo-terminal; the first line is due at once (DFSIM_PROGRESS_AFTER_S=0).
   auto on_pty = [](const std::string& extra) {
-    int master = -1;
-    pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      setenv("DFSIM_PROGRESS_AFTER_S", "0", 1);
-      std::string cmd = std::string(DFSIM_BINARY) + " run -w " + kMlp + " --trace off -o /tmp/dfsim_progress_" +
-                        std::to_string(getpid()) + " " + extra + "; rm -rf /tmp/dfsim_progress_" + std::to_string(getpid());
-      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    std::string out;
-    char buf[4096];
-    for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-    int status = 0;
-    waitpid(pid, &status, 0);
-    close(master);
-    CHECK(WIFEXITED(status));
+    const std::string dir = "/tmp/dfsim_progress_" + std::to_string(getpid());
+    auto [code, out] = dfsim_on_pty(std::string("run -w ") + kMlp + " --trace off -o " + dir + " " + extra);
+    fs::remove_all(dir);
+    CHECK(code == 0);
     return out;
   };
   std::string tty = on_pty("");
@@ -214,26 +225,8 @@ TEST_CASE("progress: a line on a terminal, nothing on a pipe or with --quiet", "
 }
 
 TEST_CASE("progress: compile shows its steps on a terminal and an error ends on a clean line", "[progress]") {
-  auto on_pty = [](const std::string& args) {
-    int master = -1;
-    pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      setenv("DFSIM_PROGRESS_AFTER_S", "0", 1);
-      std::string cmd = std::string(DFSIM_BINARY) + " " + args;
-      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    std::string out;
-    char buf[4096];
-    for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-    int status = 0;
-    waitpid(pid, &status, 0);
-    close(master);
-    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
-  };
   const std::string tmp = "/tmp/dfsim_progress_compile_" + std::to_string(getpid()) + ".json";
-  auto [code, out] = on_pty(std::string("compile ") + kMlp + " -o " + tmp);
+  auto [code, out] = dfsim_on_pty(std::string("compile ") + kMlp + " -o " + tmp);
   fs::remove(tmp);
   CHECK(code == 0);
   CHECK_THAT(out, Contains("\rloading  0 s"));
@@ -241,7 +234,7 @@ TEST_CASE("progress: compile shows its steps on a terminal and an error ends on 
   CHECK(out.find("\r\033[K") != std::string::npos);
   CHECK(out.find("\r\033[K") < out.find("task template"));
   // A bad input: the line is erased before the one-line error.
-  auto [bad, err] = on_pty("compile /nonexistent/ops.json -o " + tmp);
+  auto [bad, err] = dfsim_on_pty("compile /nonexistent/ops.json -o " + tmp);
   CHECK(bad == 2);
   CHECK(err.find("\r\033[K") < err.find("/nonexistent/ops.json"));
   CHECK_FALSE(fs::exists(tmp));
