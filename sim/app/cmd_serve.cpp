@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -17,6 +19,7 @@
 #include "sim/app/output_dir.h"
 #include "sim/common/error.h"
 #include "sim/common/self_executable.h"
+#include "sim/runtime/progress.h"
 #include "sim/serve/serve_report.h"
 #include "sim/serve/serve_setup.h"
 #include "sim/energy/energy_model.h"
@@ -25,6 +28,19 @@
 #include "sim/serve/step_table.h"
 
 namespace dfsim {
+
+namespace {
+
+// What the progress line says while serve simulates the step shapes its runs need.
+std::atomic<const serve::SimulatedStepTimes*> g_simulating{nullptr};
+const char* simulating_text() {
+  static char text[96];
+  const serve::SimulatedStepTimes* s = g_simulating.load();
+  std::snprintf(text, sizeof text, "simulating step times: %d runs done", s ? s->children_run() : 0);
+  return text;
+}
+
+}  // namespace
 
 using namespace serve;
 
@@ -232,10 +248,15 @@ int cmd_serve(const std::vector<std::string>& args) {
   std::optional<OutputFile> export_file;
   if (!export_table.empty()) export_file.emplace(export_table);
   DiscoveryResult found;
-  if (simulated)  // simulate the shapes the runs need first, --jobs at a time
+  if (simulated) {  // simulate the shapes the runs need first, --jobs at a time
+    g_simulating = simulated;
+    StepProgress progress(!vm.count("quiet") && stderr_is_terminal() ? stderr : nullptr, simulating_text);
     found = discover_steps(*simulated, model, cfg, [&](StepTimeProvider& t) {
       for (const auto& reqs : request_sets) run_serving(reqs, p, b, t);
     });
+    progress.stop();
+    g_simulating = nullptr;
+  }
   MemoStepTimes times(*source);
 
   bool sweep = rates.size() > 1, quiet = vm.count("quiet"), trace_json = !vm.count("no-trace");

@@ -6,6 +6,7 @@
 // first one and first two layers and extrapolated to all of them (the layers are identical:
 // T = T1 + (L - 1) (T2 - T1), likewise for energy; docs/serving.md gives its error against
 // whole-model runs); `full` simulates every layer.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -41,7 +42,8 @@ class SimulatedStepTimes : public StepTimeProvider {
   bool cached(const StepShape& shape) const;       // every run the shape needs is in the cache
   // Simulates every run the shapes need that the cache lacks, up to `jobs` at once.
   void prefetch(const std::vector<StepShape>& shapes);
-  int children_run() const { return children_; }   // child simulations run (cache misses)
+  // Child simulations run (cache misses); read by a progress line's thread too.
+  int children_run() const { return children_.load(std::memory_order_relaxed); }
   std::string cache_file() const { return cache_dir_ + "/step-cache.jsonl"; }
   // The cache key of one child run: a shape simulated with `layers` layers (0: all).
   std::string key_of(const StepShape& shape, int layers) const;
@@ -65,7 +67,7 @@ class SimulatedStepTimes : public StepTimeProvider {
   int jobs_;
   StepGraphBuilder builder_;
   std::map<std::string, Result> cache_;
-  int children_ = 0;
+  std::atomic<int> children_{0};
 };
 
 }  // namespace dfsim::serve

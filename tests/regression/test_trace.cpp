@@ -240,6 +240,17 @@ TEST_CASE("progress: compile shows its steps on a terminal and an error ends on 
   CHECK_FALSE(fs::exists(tmp));
 }
 
+TEST_CASE("progress: serve shows its step simulations on a terminal", "[progress]") {
+  const std::string dir = "/tmp/dfsim_progress_serve_" + std::to_string(getpid());
+  auto [code, out] = dfsim_on_pty("serve --model llama-3.1-8b --rate 1 -n 2 --jobs 1 --step-cache " + dir +
+                                  "/cache -o " + dir + "/out");
+  fs::remove_all(dir);
+  CHECK(code == 0);
+  CHECK_THAT(out, Contains("\rsimulating step times: 0 runs done  0 s"));
+  // Erased before the results, which start on a clean line.
+  CHECK(out.find("\r\033[K") < out.find("Serving Benchmark Result"));
+}
+
 TEST_CASE("footprint: peak memory per task instance is bounded on a large graph", "[footprint]") {
   // matmul 4096^3 on 32 cores: 12 416 task instances, ~1.9 ms simulated, ~5 MB of trace.
   // Peak RSS 22 MiB (30 MiB when each instance held its regions and dependency vectors).
