@@ -22,9 +22,7 @@ std::optional<StickLayout> stick_layout(const OpGraph& g, int t, std::uint64_t s
   const OpTensor& x = g.tensors[static_cast<std::size_t>(t)];
   const std::size_t n = x.shape.size();
   if (n < 2) return std::nullopt;
-  std::vector<int> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<int>(i);
-  if (auto it = g.compile.layouts.find(x.name); it != g.compile.layouts.end()) order = it->second;
+  const std::vector<int> order = stored_order(g, x);
   Shape p;
   for (int d : order) p.push_back(x.shape[static_cast<std::size_t>(d)]);
   StickLayout l;

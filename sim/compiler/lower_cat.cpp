@@ -17,13 +17,6 @@ namespace dfsim {
 
 namespace {
 
-// The dim of `t` that holds its sticks: the last of its compile.layouts order, else its last.
-std::size_t stick_dim(const OpGraph& g, const OpTensor& t) {
-  if (auto it = g.compile.layouts.find(t.name); it != g.compile.layouts.end() && !it->second.empty())
-    return static_cast<std::size_t>(it->second.back());
-  return t.shape.size() - 1;
-}
-
 // cat along a dim other than the stick dim, as the card runs it: an elementwise select over
 // the output, which loads a tile of every input for every output tile and keeps the part
 // the mask selects (a masked-off load still moves its tile). k inputs cost k output-sized
@@ -110,7 +103,7 @@ bool lower_cat_select(LowerContext& ctx, const Op& op, const std::string& kernel
 void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel) {
   const OpGraph& g = ctx.ops;
   const OpTensor& y = g.tensors[static_cast<std::size_t>(op.outputs[0])];
-  if (static_cast<std::size_t>(op.dim) != stick_dim(g, y) && lower_cat_select(ctx, op, kernel)) return;
+  if (op.dim != stored_order(g, y).back() && lower_cat_select(ctx, op, kernel)) return;
   const Dtype dt = y.dtype;
   const auto d = static_cast<std::size_t>(op.dim);
   const std::size_t rank = y.shape.size();

@@ -31,17 +31,14 @@ SlicePattern StoredMatrix::block(std::int64_t b, std::int64_t r, std::int64_t nr
 
 namespace {
 
-// Element strides of each dim of `shape` stored in device dim order `order` (row-major when
-// empty): the last dim of the order is contiguous.
+// Element strides of each dim of `shape` stored in device dim order `order` (stored_order):
+// the last dim of the order is contiguous.
 std::vector<std::uint64_t> strides_of(const Shape& shape, const std::vector<int>& order) {
   std::vector<std::uint64_t> st(shape.size(), 0);
-  std::vector<int> o = order;
-  if (o.empty())
-    for (std::size_t i = 0; i < shape.size(); ++i) o.push_back(static_cast<int>(i));
   std::uint64_t s = 1;
-  for (std::size_t i = o.size(); i-- > 0;) {
-    st[static_cast<std::size_t>(o[i])] = s;
-    s *= static_cast<std::uint64_t>(shape[static_cast<std::size_t>(o[i])]);
+  for (std::size_t i = order.size(); i-- > 0;) {
+    st[static_cast<std::size_t>(order[i])] = s;
+    s *= static_cast<std::uint64_t>(shape[static_cast<std::size_t>(order[i])]);
   }
   return st;
 }
@@ -85,9 +82,7 @@ StoredMatrix matrix(const OpGraph& g, int t, std::int64_t rows, std::int64_t col
 // `swap`), batches broadcast to `batch`, read with the strides of its layout.
 StoredMatrix operand(const OpGraph& g, int t, std::int64_t rows, std::int64_t cols, bool swap, const Shape& batch) {
   const OpTensor& x = g.tensors[static_cast<std::size_t>(t)];
-  auto it = g.compile.layouts.find(x.name);
-  const std::vector<int> order = it == g.compile.layouts.end() ? std::vector<int>{} : it->second;
-  const std::vector<std::uint64_t> st = strides_of(x.shape, order);
+  const std::vector<std::uint64_t> st = strides_of(x.shape, stored_order(g, x));
   const std::size_t r = x.shape.size();
   const std::size_t rd = swap ? r - 1 : r - 2, cd = swap ? r - 2 : r - 1;
   StoredMatrix m = matrix(g, t, rows, cols, false, batch_offsets(x.shape, batch, st));

@@ -52,9 +52,12 @@ std::string KernelGraph::task_path(int task) const {
 
 std::size_t KernelGraph::instance_count() const {
   std::size_t n = 0;
-  for (const auto& t : tasks)
-    n += static_cast<std::size_t>(t.core_count) * (t.cards.empty() ? static_cast<std::size_t>(cards) : t.cards.size());
+  for (const auto& t : tasks) n += instances_of(t);
   return n;
+}
+
+std::size_t KernelGraph::instances_of(const Task& t) const {
+  return static_cast<std::size_t>(t.core_count) * (t.cards.empty() ? static_cast<std::size_t>(cards) : t.cards.size());
 }
 
 std::vector<int> KernelGraph::cards_of(const Task& t) const {

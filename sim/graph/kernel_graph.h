@@ -92,7 +92,8 @@ struct KernelGraph {
   int find_task(const std::string& name) const;    // -1 if absent
   // JSON pointer of a task in the file form: /kernels/<k>/tasks/<position in kernel>.
   std::string task_path(int task) const;
-  std::size_t instance_count() const;              // sum of core_count x cards over tasks
+  std::size_t instance_count() const;              // sum of instances_of over tasks
+  std::size_t instances_of(const Task& t) const;   // core_count x the cards that run it
   // The cards that run task t (its `cards`, or every card of the graph).
   std::vector<int> cards_of(const Task& t) const;
 };

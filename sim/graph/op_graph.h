@@ -123,6 +123,9 @@ std::vector<std::string> split_dim_names(const OpGraph& g, const Op& op);
 int apply_dim_map(OpGraph& g, const std::map<std::string, std::int64_t>& m, bool tiles);
 // Whether `op` is fused with its neighbours (its compile.fuse, else the graph's).
 bool op_fuses(const OpGraph& g, const Op& op);
+// The order `t`'s dims are stored in: its compile.layouts entry, else 0 .. rank-1. The last
+// is the stick dim.
+std::vector<int> stored_order(const OpGraph& g, const OpTensor& t);
 OpGraph load_op_graph(const std::string& path);
 
 }  // namespace dfsim

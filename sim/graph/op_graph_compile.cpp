@@ -115,6 +115,13 @@ int apply_dim_map(OpGraph& g, const std::map<std::string, std::int64_t>& m, bool
 
 bool op_fuses(const OpGraph& g, const Op& op) { return op.fuse.value_or(g.compile.fuse); }
 
+std::vector<int> stored_order(const OpGraph& g, const OpTensor& t) {
+  if (auto it = g.compile.layouts.find(t.name); it != g.compile.layouts.end()) return it->second;
+  std::vector<int> order(t.shape.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  return order;
+}
+
 void read_op_compile(const OpGraph& g, Op& op, const JsonView& c) {
   c.only_keys({"split", "tiles", "fuse", "lx_planning"});
   if (c.has("split")) {

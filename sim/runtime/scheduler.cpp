@@ -28,32 +28,30 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   // (buffer, slot) is a block of `slots` entries per LX buffer (no map node per instance).
   const std::size_t slots = static_cast<std::size_t>(g.cards) * static_cast<std::size_t>(g.cores);
   std::vector<std::size_t> block(g.buffers.size(), SIZE_MAX);  // per buffer: its block in index
-  std::vector<int> index;                                        // -> LxBuf, < 0 if none yet
-  auto slot_of = [&](const Region& r) -> int& {
+  std::vector<int> index;                                        // -> LxBuf, -1 if none yet
+  auto lx_of = [&](const Region& r) {
+    const int slot = r.card * g.cores + r.core;
     std::size_t& base = block[static_cast<std::size_t>(r.buffer)];
     if (base == SIZE_MAX) {
       base = index.size();
       index.resize(index.size() + slots, -1);
     }
-    return index.at(base + static_cast<std::size_t>(r.card * g.cores + r.core));
-  };
-  auto lx_of = [&](const Region& r) {
-    int& b = slot_of(r);
+    int& b = index.at(base + static_cast<std::size_t>(slot));
     if (b < 0) {
       b = static_cast<int>(lxbufs_.size());
-      lxbufs_.push_back(LxBuf{r.buffer, r.card * g.cores + r.core, g.buffers[r.buffer].bytes});
+      lxbufs_.push_back(LxBuf{r.buffer, slot, g.buffers[r.buffer].bytes});
     }
     return b;
   };
-  // The LX reads and writes of all instances, counted from the templates, so that their
-  // lists are allocated once at their size: grown by doubling and shrunk afterwards, a graph
-  // of millions of instances would hold two copies of them at its peak of memory.
+  // The index (a block per LX buffer) and the LX reads and writes of all instances, counted
+  // from the templates, are allocated once at their size: grown by doubling and shrunk
+  // afterwards, a graph of millions of instances would hold two copies at its peak of memory.
   {
     std::size_t lx_buffers = 0, lx_reads = 0, lx_writes = 0;
     for (const Buffer& b : g.buffers) lx_buffers += b.space == Space::lx;
     index.reserve(lx_buffers * slots);
     for (const Task& t : g.tasks) {
-      const std::size_t copies = static_cast<std::size_t>(t.core_count) * g.cards_of(t).size();
+      const std::size_t copies = g.instances_of(t);
       for (const Access& a : t.reads) lx_reads += copies * (g.buffers[a.buffer].space == Space::lx);
       for (const Access& a : t.writes) lx_writes += copies * (g.buffers[a.buffer].space == Space::lx);
     }

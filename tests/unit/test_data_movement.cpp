@@ -373,9 +373,9 @@ TEST_CASE("compiler: cat along a dim other than the stick dim is a select over t
   // cat([x, x], dim 0), x [512, 4096] (the cat0 record): y [1024, 4096], 8 KiB rows, 32 per
   // core. A row of the tile holds a row of each input and of the output (24 KiB): 32 rows fit
   // the 794 688-byte tile budget, cut into the 4 pipelined tiles of 8 rows (kPipelineTiles).
-  // Each output tile loads 8 rows of x for each of the
-  // two inputs (a masked load still moves its tile) and stores 8 rows: reads 2 x 8 MiB,
-  // writes 8 MiB, against 4 + 8 MiB for a copy; the card's cat0 takes 1.9 x its cat1 time.
+  // Each output tile loads 8 rows of x for each of the two inputs (a masked load still moves
+  // its tile) and stores 8 rows: reads 2 x 8 MiB, writes 8 MiB, against 4 + 8 MiB for a copy;
+  // the card's cat0 takes 1.9 x its cat1 time.
   KernelGraph g = compile_ops(ops(cat_graph({{"x", {512, 4096}}}, {"x", "x"}, 0, {1024, 4096})), chip32(), 32);
   ExpandedGraph eg = expand_graph(g, chip32());
   CHECK(all_equal(coverage(g, eg, "y", true), 1));
