@@ -49,6 +49,9 @@ struct Skipped {
 
 const char* kCategories[] = {"pointwise", "broadcast", "reduction", "transport", "softmax", "matmul", "bmm", "other"};
 
+// A record's run directory: its line in the CSV (unique) and its op.
+std::string run_name(const DeviceRecord& r) { return fmt::format("{}-{}", r.line, r.at("op")); }
+
 std::string fixed(double v, int digits) { return std::isnan(v) ? "-" : fmt::format("{:.{}f}", v, digits); }
 
 }  // namespace
@@ -65,6 +68,7 @@ int cmd_accuracy(const std::vector<std::string>& args) {
       ("set,s", po::value(&sets)->composing(), "override a config value: key.path=value (repeatable)")
       ("only", po::value(&only), "only these record ops, comma-separated (e.g. add,neg,mm)")
       ("jobs,j", po::value(&jobs), "records to simulate at a time, in child processes (default 1)")
+      ("keep-runs", "keep each record's graph and run outputs in DIR/runs/LINE-OP/ (LINE: the record's line in the CSV)")
       ("quiet,q", "print only the per-category table and the skipped rows");
   po::variables_map vm;
   if (!parse_options("accuracy", "[--records FILE.csv] [--config FILE] [--out DIR] [--set key=value ...] [--only OPS] [--jobs N]",
@@ -112,7 +116,7 @@ int cmd_accuracy(const std::vector<std::string>& args) {
       skipped.push_back({&r, reason});
       continue;
     }
-    std::string dir = fmt::format("{}/{}", scratch, children.size());
+    std::string dir = fmt::format("{}/{}", scratch, run_name(r));
     fs::create_directories(dir);
     write_file_atomically(dir + "/graph.json", g.dump(1) + "\n", "accuracy scratch");
     ChildRun c({"run", "-q", "--config", config, "--workload", dir + "/graph.json", "--out", dir + "/out", "--set",
@@ -134,7 +138,7 @@ int cmd_accuracy(const std::vector<std::string>& args) {
       skipped.push_back({&r, fmt::format("{} (exit {})", why.empty() ? "the run failed" : why, children[i].exit_code)});
       continue;
     }
-    Json s = load_json_file(fmt::format("{}/{}/out/summary.json", scratch, i));
+    Json s = load_json_file(fmt::format("{}/{}/out/summary.json", scratch, run_name(r)));
     rows.push_back({&r, record_category(r.at("op")), record_shape(records, r),
                     record_number(records, r, "measured_kernel_us"), s["sim_time_ns"].get<double>() / 1000.0,
                     record_number(records, r, "analytical_model_us"),
@@ -163,6 +167,13 @@ int cmd_accuracy(const std::vector<std::string>& args) {
   outputs.open("accuracy.csv") << csv;
   outputs.open("skipped.csv") << skipped_csv;
   outputs.commit();
+  if (vm.count("keep-runs")) {
+    // Replaces the runs of an earlier call: a stale record's directory would mislead.
+    std::error_code ec;
+    fs::remove_all(outputs.path("runs"), ec);
+    fs::copy(scratch, outputs.path("runs"), fs::copy_options::recursive, ec);
+    if (ec) throw OutputError(fmt::format("accuracy: cannot copy the runs to {}: {}", outputs.path("runs"), ec.message()));
+  }
 
   bool quiet = vm.count("quiet");
   if (!quiet) {

@@ -233,9 +233,19 @@ $)")));
         "id,op,reason\nr3,frobnicate,\"op 'frobnicate' has no op graph builder (sim/regress/record_graph.cpp)\"\n");
   CHECK_THAT(r.out, Contains("3 records: 2 simulated, 1 skipped"));
   CHECK_THAT(r.out, Contains("1 row(s) of frobnicate: op \"frobnicate\" has no op graph builder"));
-  // --jobs does not change the results.
-  CHECK(dfsim("accuracy --records " + (d / "r.csv") + " --jobs 1 -q --out " + (d / "p")).code == 0);
+  // --jobs does not change the results; --keep-runs keeps each record's graph and run, named
+  // by its line in the CSV and its op, and a later call replaces them all.
+  CHECK(dfsim("accuracy --records " + (d / "r.csv") + " --jobs 1 -q --keep-runs --out " + (d / "p")).code == 0);
   CHECK(slurp(d / "p/accuracy.csv") == csv);
+  CHECK(fs::exists(d / "p/runs/2-add/graph.json"));
+  CHECK(fs::exists(d / "p/runs/3-mmwd/out/summary.json"));
+  std::smatch r1_time;
+  REQUIRE(std::regex_search(csv, r1_time, std::regex(R"(\nr1,add,pointwise,32,2048x1024,109.66,([0-9.]+),)")));
+  CHECK_THAT(slurp(d / "p/runs/2-add/out/summary.json"),
+             Contains("\"sim_time_ns\": " + std::to_string(std::stod(r1_time[1].str()) * 1000.0).substr(0, 6)));
+  CHECK(dfsim("accuracy --records " + (d / "r.csv") + " --only add -q --keep-runs --out " + (d / "p")).code == 0);
+  CHECK(fs::exists(d / "p/runs/2-add/graph.json"));
+  CHECK_FALSE(fs::exists(d / "p/runs/3-mmwd"));
   // The shipped records are found without --records; --only selects ops.
   Result shipped = dfsim("accuracy --only add,mm -q --jobs 2 --out " + (d / "s"));
   CHECK(shipped.code == 0);
