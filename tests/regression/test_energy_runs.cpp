@@ -177,6 +177,13 @@ TEST_CASE("energy runs: terminal line, power counter, power column and the budge
   CHECK(w.code == 0);
   CHECK_THAT(w.out, Contains("warning") && Contains("card.power_budget_w = 10 W"));
   CHECK(read_json(d2.path / "summary.json")["energy"]["budget"]["exceeded"] == true);
+  // Stopped after 1 ns, shorter than the 1 ms window: no verdict on the budget (its average
+  // over that 1 ns was thousands of watts), only the stop.
+  Result stub = cli_test::dfsim("run -q -w workloads/add_2048x1024.json -o " + d2.str() +
+                                    "s --set card.power_budget_w=10 --max-sim-time 1", "2>&1 >/dev/null");
+  CHECK(stub.code == 1);
+  CHECK_THAT(stub.out, Contains("stopped at --max-sim-time"));
+  CHECK_THAT(stub.out, !Contains("power_budget_w"));
   // A bad coefficient is bad input.
   Result bad = cli_test::dfsim("run -q -w workloads/add_2048x1024.json -o " + d2.str() + "x --set energy.dram.activate_nj=-1");
   CHECK(bad.code == 2);
