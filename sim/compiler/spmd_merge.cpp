@@ -23,23 +23,27 @@ bool same_kind(const Task& a, const Task& b) {
   return true;
 }
 
-// The per-core steps of every offset and target core of `t` relative to `prev` (one core on).
-std::vector<std::int64_t> steps(const Task& prev, const Task& t) {
-  std::vector<std::int64_t> out;
-  auto add = [&](const std::vector<Access>& p, const std::vector<Access>& c) {
+// Whether `t` steps from `prev` (one core on) as `b` steps from `a`: every offset and target
+// core of its accesses moves by the same amount. No list is built: a fold compares millions.
+bool same_steps(const Task& a, const Task& b, const Task& prev, const Task& t) {
+  auto same = [](const std::vector<Access>& a0, const std::vector<Access>& a1, const std::vector<Access>& p,
+                 const std::vector<Access>& c) {
     for (std::size_t i = 0; i < p.size(); ++i) {
-      out.push_back(c[i].offset.beta - p[i].offset.beta);
-      if (p[i].core) out.push_back(c[i].core->beta - p[i].core->beta);
+      if (c[i].offset.beta - p[i].offset.beta != a1[i].offset.beta - a0[i].offset.beta) return false;
+      if (p[i].core && c[i].core->beta - p[i].core->beta != a1[i].core->beta - a0[i].core->beta) return false;
     }
+    return true;
   };
-  add(prev.reads, t.reads);
-  add(prev.writes, t.writes);
-  return out;
+  return same(a.reads, b.reads, prev.reads, t.reads) && same(a.writes, b.writes, prev.writes, t.writes);
 }
 
-// The template of instances [from, to): alpha from the steps, beta from the first.
-Task fold(const std::vector<Task>& ts, std::size_t from, std::size_t to) {
-  Task t = ts[from];
+// The template of instances [from, to): alpha from the steps, beta from the first (moved out
+// of `ts`, which is not read again).
+Task fold(std::vector<Task>& ts, std::size_t from, std::size_t to) {
+  Task t = std::move(ts[from]);
+  // A template lives as long as the graph: no spare capacity (a million templates in a prefill).
+  t.reads.shrink_to_fit();
+  t.writes.shrink_to_fit();
   t.core_count = static_cast<int>(to - from);
   if (to - from < 2) return t;
   const Task& next = ts[from + 1];
@@ -61,18 +65,16 @@ Task fold(const std::vector<Task>& ts, std::size_t from, std::size_t to) {
 }  // namespace
 
 std::vector<Task> fold_core_tasks(std::vector<Task> tasks, const std::string& name) {
-  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& x, const Task& y) { return x.first_core < y.first_core; });
+  auto by_core = [](const Task& x, const Task& y) { return x.first_core < y.first_core; };
+  // Lowerings add a step's tasks core by core: sorting (which moves whole tasks) is rarely needed.
+  if (!std::is_sorted(tasks.begin(), tasks.end(), by_core)) std::stable_sort(tasks.begin(), tasks.end(), by_core);
   std::vector<std::pair<std::size_t, std::size_t>> runs;
   std::size_t from = 0;
   while (from < tasks.size()) {
     std::size_t to = from + 1;
-    std::vector<std::int64_t> step;
-    while (to < tasks.size() && tasks[to].first_core == tasks[to - 1].first_core + 1 && same_kind(tasks[from], tasks[to])) {
-      auto s = steps(tasks[to - 1], tasks[to]);
-      if (to == from + 1) step = s;
-      else if (s != step) break;
+    while (to < tasks.size() && tasks[to].first_core == tasks[to - 1].first_core + 1 && same_kind(tasks[from], tasks[to]) &&
+           (to == from + 1 || same_steps(tasks[from], tasks[from + 1], tasks[to - 1], tasks[to])))
       ++to;
-    }
     runs.emplace_back(from, to);
     from = to;
   }

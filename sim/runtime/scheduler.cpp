@@ -77,9 +77,16 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
       if (g.buffers[r.buffer].space == Space::lx) reads_lx.push_back(lx_of(r));
       // A read is satisfiable only if the data was preloaded or some dependency writes it.
       if (g.buffers[r.buffer].preloaded) continue;
+      // (The template's buffer ids first: a dependency's regions are computed only for its
+      // writes of this buffer.)
       bool produced = std::any_of(deps.begin(), deps.end(), [&](int d) {
-        for (const Region& w : writes_of(g, x.instances[d]))
-          if (w.buffer == r.buffer && w.core == r.core && w.card == r.card) return true;
+        const TaskInstance& di = x.instances[static_cast<std::size_t>(d)];
+        const std::vector<Access>& writes = g.tasks[static_cast<std::size_t>(di.task)].writes;
+        for (const Access& a : writes) {
+          if (a.buffer != r.buffer) continue;
+          const Region w = instance_region(g, a, di.core, di.card);
+          if (w.core == r.core && w.card == r.card) return true;
+        }
         return false;
       });
       if (!produced && may_fire(static_cast<int>(i)))
