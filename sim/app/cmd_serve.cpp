@@ -248,14 +248,15 @@ int cmd_serve(const std::vector<std::string>& args) {
   std::optional<OutputFile> export_file;
   if (!export_table.empty()) export_file.emplace(export_table);
   DiscoveryResult found;
+  // While step shapes are simulated: discovery, then the runs, which simulate any shape
+  // discovery did not find (rare) one at a time.
+  std::optional<StepProgress> progress;
   if (simulated) {  // simulate the shapes the runs need first, --jobs at a time
     g_simulating = simulated;
-    StepProgress progress(!vm.count("quiet") && stderr_is_terminal() ? stderr : nullptr, simulating_text);
+    progress.emplace(!vm.count("quiet") && stderr_is_terminal() ? stderr : nullptr, simulating_text);
     found = discover_steps(*simulated, model, cfg, [&](StepTimeProvider& t) {
       for (const auto& reqs : request_sets) run_serving(reqs, p, b, t);
     });
-    progress.stop();
-    g_simulating = nullptr;
   }
   MemoStepTimes times(*source);
 
@@ -269,6 +270,10 @@ int cmd_serve(const std::vector<std::string>& args) {
     ctxs.push_back(RunContext{model.name, cfg.name, times.describe(), scheduler, tp, rates[i], p,
                               static_power_w(cfg, cfg.cores) * tp, cfg.energy.power_budget_w * tp});
     sums.push_back(make_serve_summary(results.back(), ctxs.back()));
+  }
+  if (progress) {
+    progress->stop();
+    g_simulating = nullptr;
   }
   std::unique_ptr<OutputDir> top = std::make_unique<OutputDir>(out);
   std::vector<std::unique_ptr<OutputDir>> dirs;

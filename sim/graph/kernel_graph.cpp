@@ -67,6 +67,19 @@ std::vector<int> KernelGraph::cards_of(const Task& t) const {
   return all;
 }
 
+Region instance_region(const KernelGraph& g, const Access& a, int core, int card) {
+  Region r;
+  r.buffer = a.buffer;
+  r.card = card;
+  r.core = g.buffers.at(a.buffer).space == Space::hbm ? -1 : static_cast<int>(a.core ? a.core->at(core) : core);
+  r.offset = static_cast<std::uint64_t>(a.offset.at(core));
+  r.bytes = a.bytes;
+  r.rows = a.rows;
+  r.stride = a.stride;
+  r.streaming = a.streaming;
+  return r;
+}
+
 InstanceRegions reads_of(const KernelGraph& g, const TaskInstance& ti) {
   return InstanceRegions(g, g.tasks[static_cast<std::size_t>(ti.task)].reads, ti.core, ti.card);
 }

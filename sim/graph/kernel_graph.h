@@ -116,22 +116,8 @@ struct TaskInstance {
   int card = 0;
 };
 
-// Concrete region of access `a` of a task instance on core `core` of card `card`. Inline:
-// expansion, the scheduler and the DMA engines call it for every region they read.
-inline Region instance_region(const KernelGraph& g, const Access& a, int core, int card = 0) {
-  Region r;
-  r.buffer = a.buffer;
-  r.card = card;
-  r.core = g.buffers[static_cast<std::size_t>(a.buffer)].space == Space::hbm
-               ? -1
-               : static_cast<int>(a.core ? a.core->at(core) : core);
-  r.offset = static_cast<std::uint64_t>(a.offset.at(core));
-  r.bytes = a.bytes;
-  r.rows = a.rows;
-  r.stride = a.stride;
-  r.streaming = a.streaming;
-  return r;
-}
+// Concrete region of access `a` of a task instance on core `core` of card `card`.
+Region instance_region(const KernelGraph& g, const Access& a, int core, int card = 0);
 
 // The concrete regions of one access list (reads or writes) of a task instance, computed
 // from its template when read: instances do not store them.
