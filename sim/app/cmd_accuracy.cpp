@@ -226,7 +226,8 @@ int cmd_accuracy(const std::vector<std::string>& args) {
       std::cout << fmt::format("  {} row(s) of {}: {}\n", e.second, ops, reason);
     }
   }
-  std::cout << fmt::format("wrote {}/accuracy.csv, {}/skipped.csv\n", out, out);
+  std::cout << fmt::format("wrote {}/accuracy.csv, {}/skipped.csv{}\n", out, out,
+                           vm.count("keep-runs") ? fmt::format(" and {}/runs/", out) : "");
   return 0;
 }
 
