@@ -64,12 +64,22 @@ void RegionIndex::build() {
     max_end_[i] = m;
   }
   key_first_.push_back(entries_.size());
+  hint_.assign(g_.buffers.size(), 0);
 }
 
 std::pair<std::size_t, std::size_t> RegionIndex::starting_before(std::uint64_t key, std::uint64_t end) const {
-  auto k = std::lower_bound(keys_.begin(), keys_.end(), key);
-  if (k == keys_.end() || *k != key) return {0, 0};
-  std::size_t j = static_cast<std::size_t>(k - keys_.begin());
+  const std::size_t buffer = static_cast<std::size_t>(key >> 32);
+  std::size_t j = buffer < hint_.size() ? hint_[buffer] : 0;
+  if (!(j < keys_.size() && keys_[j] == key)) {
+    if (j + 1 < keys_.size() && keys_[j + 1] == key) {
+      ++j;
+    } else {
+      auto k = std::lower_bound(keys_.begin(), keys_.end(), key);
+      if (k == keys_.end() || *k != key) return {0, 0};
+      j = static_cast<std::size_t>(k - keys_.begin());
+    }
+  }
+  if (buffer < hint_.size()) hint_[buffer] = j;
   auto first = entries_.begin() + static_cast<std::ptrdiff_t>(key_first_[j]);
   auto last = entries_.begin() + static_cast<std::ptrdiff_t>(key_first_[j + 1]);
   auto it = std::partition_point(first, last, [&](const Entry& e) { return e.begin < end; });

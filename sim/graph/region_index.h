@@ -72,6 +72,11 @@ class RegionIndex {
   // query searches its key's entries only, not the whole array.
   std::vector<std::uint64_t> keys_;
   std::vector<std::size_t> key_first_;
+  // Per buffer: the place in keys_ of the key last found for it. Expansion asks for one
+  // template's instances in a row, core after core, so the next query of a buffer is usually
+  // that key or the next one (the next core's): two comparisons instead of a binary search
+  // over millions of keys. A cache only (not thread-safe): every answer is the same.
+  mutable std::vector<std::size_t> hint_;
 };
 
 }  // namespace dfsim
