@@ -146,7 +146,7 @@ int run_case(const std::string& which, const std::string& config, bool row) {
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg, TraceLevel::units);
   // Everything before the first simulated event, as a user waits for it.
-  double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   double cpu0 = cpu_seconds();
   RunResult r = sim.run();
   double cpu = cpu_seconds() - cpu0;
@@ -159,13 +159,13 @@ int run_case(const std::string& which, const std::string& config, bool row) {
   double cps = clk.to_cycles(r.end) / r.wall_seconds;
   if (row) {
     std::cout << fmt::format("{}\t{:.3f}\t{:.3f}\t{:.2f}\t{}\t{:.3g}\t{:.3g}\t{}\t{:.1f}\t{}\n", which, r.wall_seconds, cpu,
-                             load_s, r.activations, r.activations / r.wall_seconds, cps, x.instances.size(), peak_rss_mib(),
+                             setup_s, r.activations, r.activations / r.wall_seconds, cps, x.instances.size(), peak_rss_mib(),
                              counter.bytes);
     return r.ok() ? 0 : 1;
   }
   std::cout << fmt::format("case                {} ({})\n", which, label);
   std::cout << fmt::format("task instances      {}\n", x.instances.size());
-  std::cout << fmt::format("setup s             {:.3f} (build or load, compile, expand, build the models)\n", load_s);
+  std::cout << fmt::format("setup s             {:.3f} (build or load, compile, expand, build the models)\n", setup_s);
   std::cout << fmt::format("simulate s          {:.3f} (CPU {:.3f})\n", r.wall_seconds, cpu);
   std::cout << fmt::format("events              {}\n", r.activations);
   std::cout << fmt::format("events/s            {:.3g}\n", r.activations / r.wall_seconds);
@@ -178,9 +178,11 @@ int run_case(const std::string& which, const std::string& config, bool row) {
   return r.ok() ? 0 : 1;
 }
 
-// Every case in its own process, as a table.
+// Every case in its own process, as a table (header and rows in one layout).
+constexpr const char* kTableRow = "{:<18} {:>8} {:>7} {:>8} {:>11} {:>9} {:>14} {:>9} {:>9} {:>12}\n";
+
 int run_all(const char* self) {
-  std::cout << fmt::format("{:<18} {:>8} {:>7} {:>8} {:>11} {:>9} {:>14} {:>9} {:>9} {:>12}\n", "case", "host s", "cpu s",
+  std::cout << fmt::format(kTableRow, "case", "host s", "cpu s",
                            "setup s", "events", "events/s", "sim cycles/s", "tasks", "RSS MiB", "trace bytes");
   int rc = 0;
   for (const Case& c : cases(DFSIM_SOURCE_DIR)) {
@@ -196,7 +198,7 @@ int run_all(const char* self) {
       if (b > a) f.push_back(line.substr(a, b - a));
     }
     if (f.size() == 10)
-      std::cout << fmt::format("{:<18} {:>8} {:>7} {:>8} {:>11} {:>9} {:>14} {:>9} {:>9} {:>12}\n", f[0], f[1], f[2], f[3],
+      std::cout << fmt::format(kTableRow, f[0], f[1], f[2], f[3],
                                f[4], f[5], f[6], f[7], f[8], f[9]);
     else
       std::cout << fmt::format("{:<18} {:>8}   {}\n", c.name, "-", c.graph ? "failed" : c.what);
