@@ -280,7 +280,11 @@ void JsonView::only_keys(std::initializer_list<std::string_view> allowed) const 
   expect_object();
   std::vector<std::string> names(allowed.begin(), allowed.end());
   for (const auto& [k, v] : j_->items()) {
-    if (std::find(names.begin(), names.end(), k) != names.end()) continue;
+    if (std::find(names.begin(), names.end(), k) != names.end()) {
+      // Free text, wherever a format allows it: checked here so that no reader forgets.
+      if ((k == "description" || k == "$schema") && !v.is_string()) at(k).fail("expected a string, got " + json_type_name(v));
+      continue;
+    }
     std::string hint = closest_match(k, names);
     fail_at(k, "unknown key" + (hint.empty() ? std::string() : " (did you mean \"" + hint + "\"?)"));
   }

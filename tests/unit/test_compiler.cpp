@@ -89,6 +89,13 @@ TEST_CASE("compiler: op graph rejections name the file and the JSON path") {
     j["compile"]["coress"] = 2;
     fails("w.json: /compile/coress: unknown key (did you mean \"cores\"?)");
   }
+  SECTION("a description is free text, never another type") {
+    j["ops"][0]["description"] = 7;
+    fails("w.json: /ops/0/description: expected a string, got an integer");
+    j = add_graph();
+    j["tensors"]["a"]["description"] = Json::array();
+    fails("w.json: /tensors/a/description: expected a string, got an array");
+  }
   SECTION("unknown op") {
     j["ops"][0]["op"] = "addd";
     fails("w.json: /ops/0/op: unknown op \"addd\", expected one of add, sub, mul");
