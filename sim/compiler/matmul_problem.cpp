@@ -128,8 +128,10 @@ MatmulProblem matmul_problem(const OpGraph& g, const Op& op) {
   p.b = operand(g, op.inputs[1], p.K, p.N, op.transpose_b, batch);
   p.c = operand(g, op.outputs[0], p.M, p.N, false, batch);
   // A projection [..., M, K] @ [K, N]: every batch shares B and the batches of A and C lie one
-  // after another, so the batch is more rows of one 2-D product.
-  bool fold = p.batches > 1 && !p.a.transposed && p.a.row_stride == 0 && p.c.row_stride == 0 && !p.c.transposed;
+  // after another, so the batch is more rows of one 2-D product, unless a forced split names
+  // the batch (then each batch group runs its batches as the split says and loads B itself).
+  bool fold = p.batches > 1 && !p.a.transposed && p.a.row_stride == 0 && p.c.row_stride == 0 && !p.c.transposed &&
+              !(op.split.count("B") && op.split.at("B") > 1);
   for (std::int64_t b = 0; fold && b < p.batches; ++b) {
     auto i = static_cast<std::uint64_t>(b);
     fold = p.b.batch_elems[i] == 0 && p.a.batch_elems[i] == i * static_cast<std::uint64_t>(p.M * p.K) &&

@@ -66,6 +66,15 @@ Json split_of(const DeviceRecords& f, const DeviceRecord& r, std::initializer_li
   return split;
 }
 
+// A forced division needing more cores than the record's SENCORES: the card's compiler drops
+// the M split and keeps the rest (both such records in the shipped file, WD_M=4 WD_N=8 on 8
+// cores and WD_M=2 WD_N=2 on 2, report m_split 1 and their N split). `m` names M's key.
+void drop_m_split_beyond(Json& split, const std::string& m, long long cores) {
+  long long product = 1;
+  for (const auto& [k, v] : split.items()) product *= v.get<long long>();
+  if (product > cores && split.contains(m)) split.erase(m);
+}
+
 // t0 + t1 + … + t{n-1} as a chain of binary adds into y (intermediates s1, s2, …).
 void add_chain(GraphBuilder& b, int n, const Dims& shape) {
   auto name = [](const char* prefix, int i) { return fmt::format("{}{}", prefix, i); };
@@ -155,6 +164,7 @@ Json record_graph(const DeviceRecords& f, const DeviceRecord& r, std::string* re
     for (const char* k : {"M", "N", "K"})
       if (std::string v = r.param(std::string("WD_") + k, ""); !v.empty())
         wd[std::string(1, static_cast<char>(k[0] - 'A' + 'a'))] = record_param_int(f, r, std::string("WD_") + k, 0);
+    drop_m_split_beyond(wd, "m", cores);
     if (!wd.empty()) mm["attrs"] = {{"work_division", wd}};
     if (tiled) mm["compile"] = {{"tiles", {{o == "matmul_k_tiling" ? "K" : "M", tiles}}}};
   } else if (o == "bmm_wd" || o == "bmm_wd_3d2d" || o == "bmm_layout" || o == "bmm_k_tiling") {
@@ -164,6 +174,7 @@ Json record_graph(const DeviceRecords& f, const DeviceRecord& r, std::string* re
     Json& mm = b.op("matmul", {"a", "b"}, "y");
     Json comp = Json::object();
     Json split = split_of(f, r, {"B", "M", "N", "K"});
+    drop_m_split_beyond(split, "M", cores);
     if (!split.empty()) comp["split"] = split;
     // BENCH_TILES tiles K when no WD_* forces a split.
     if (tiled && split.empty()) comp["tiles"] = {{"K", tiles}};

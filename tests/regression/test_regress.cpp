@@ -284,9 +284,12 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // softmax 21.1 -> 13.0 (1 core 2048x512 untiled -34.2 -> -6.2 %, 2 cores 4096x2048 -52.0 -> -32.3 %).
   // cat along a non-stick dim is a select over the output: transport 27.9 -> 16.9 (cat0 -53.6
   // and -50.6 -> -4.0 and +1.5 %).
+  // 2026-12-05: the four skipped forced divisions are in (a batch split of a shared weight keeps
+  // the batches; a division beyond SENCORES drops WD_M as the card did): bmm 18 -> 22 records,
+  // 67.1 -> 65.0; all 106 -> 110, 30.8 -> 32.0 (the new records are -12 ... -65 %).
   const Pin pins[] = {{"pointwise", 25, 9.8}, {"broadcast", 11, 15.6}, {"reduction", 8, 17.4},
                       {"transport", 11, 16.9}, {"softmax", 10, 13.0},  {"matmul", 23, 18.0},
-                      {"bmm", 18, 67.1},       {"all", 106, 30.8}};
+                      {"bmm", 22, 65.0},       {"all", 110, 32.0}};
   for (const Pin& p : pins) {
     std::smatch m;
     REQUIRE(std::regex_search(r.out, m, std::regex(std::string("\n") + p.category + R"( +([0-9]+) +([0-9.]+) )")));

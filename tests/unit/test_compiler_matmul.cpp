@@ -161,6 +161,24 @@ TEST_CASE("matmul family: a projection folds the batch into M and transposed ope
   ExpandedGraph ea = expand_graph(ga, chip(2));
   CHECK(all_equal(coverage(ga, ea, "c", true), 1));
   CHECK(macs(ga) == 256u * 128 * 512);
+  // A forced split naming the batch keeps the batches (the card's WD_B on a shared 2-D weight):
+  // 4 batch groups of one core each, every group loading all of B for its own batch.
+  Json jb = matmul_graph("[4, 64, 256]", "[256, 128]", "[4, 64, 128]", "{}", 4);
+  jb["ops"][0]["compile"] = Json::parse(R"({"split": {"B": 4}})");
+  OpGraph ob = read_op_graph(jb, "w.json");
+  MatmulProblem pb = matmul_problem(ob, ob.ops[0]);
+  CHECK_FALSE(pb.folded);
+  CHECK(pb.batches == 4);
+  KernelGraph gb = compile_ops(ob, chip(4), 4);
+  CHECK(macs(gb) == 4u * 64 * 128 * 256);
+  CHECK(hbm_bytes(gb, "load", "a") == 4u * 64 * 256 * 2);
+  CHECK(hbm_bytes(gb, "load", "b") == 4u * 256 * 128 * 2);  // B once per batch group
+  ExpandedGraph ebx = expand_graph(gb, chip(4));
+  CHECK(all_equal(coverage(gb, ebx, "c", true), 1));
+  // B 1 is no batch split: the batch still folds into M.
+  jb["ops"][0]["compile"] = Json::parse(R"({"split": {"B": 1, "M": 4}})");
+  OpGraph o1 = read_op_graph(jb, "w.json");
+  CHECK(matmul_problem(o1, o1.ops[0]).folded);
 }
 
 TEST_CASE("matmul family: matmul_4096 on 48 cores keeps operand sharing and beats 32 cores") {
