@@ -100,7 +100,7 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   if (auto t = c.tiles.find("K"); t != c.tiles.end()) most.k = ceil_div(plan.kpart, t->second);
   OperandSharing sharing{cols, rows, ksplit > 1, p.a.transposed, p.b.transposed, static_cast<std::uint64_t>(chip.core.dma.stick_bytes)};
   const bool ta = p.a.transposed, tb = p.b.transposed;
-  const MatmulTile least{ta ? stick : 0, stick, !ta || tb ? stick : 0};
+  const MatmulTile least{ta ? stick : 0, stick, matmul_k_stick(ta, tb, stick)};
   // Loop-invariant operands kept in LX take their whole per-core block out of the tile budget
   // (half of it from each half): A when every batch shares it, B when there are several m tiles.
   const std::uint64_t a_block = dtype_bytes(in, static_cast<std::uint64_t>(plan.mshare * plan.kpart));

@@ -10,13 +10,16 @@ namespace dfsim {
 
 namespace {
 
-// extent, ceil(extent/2), ceil(extent/4), ..., 1
-std::vector<std::int64_t> halvings(std::int64_t extent) {
+// extent, ceil(extent/2), ceil(extent/4), ..., 1; along a stick dim (`align` elements per
+// stick, 0 otherwise) the halvings above one stick are rounded up to whole sticks, so that
+// 14 336 gives ..., 448, 256, 128 rather than 448, 224, 112.
+std::vector<std::int64_t> halvings(std::int64_t extent, std::int64_t align = 0) {
   std::vector<std::int64_t> out;
   for (std::int64_t d = 1;; d *= 2) {
-    std::int64_t v = (extent + d - 1) / d;
+    const std::int64_t raw = (extent + d - 1) / d;
+    const std::int64_t v = align > 0 && raw > align ? std::min(extent, (raw + align - 1) / align * align) : raw;
     if (out.empty() || out.back() != v) out.push_back(v);
-    if (v == 1) break;
+    if (raw == 1) break;
   }
   return out;
 }
@@ -32,6 +35,16 @@ std::vector<TileRange> split_even(std::int64_t extent, std::int64_t max_tile) {
     out.push_back(TileRange{begin, size});
     begin += size;
   }
+  return out;
+}
+
+std::vector<TileRange> split_sticks(std::int64_t extent, std::int64_t max_tile, std::int64_t align) {
+  if (align <= 0 || max_tile % align != 0) return split_even(extent, max_tile);
+  // As many tiles as split_even, each of whole sticks but the last.
+  std::int64_t n = (extent + max_tile - 1) / max_tile;
+  std::int64_t size = ((extent + n - 1) / n + align - 1) / align * align;
+  std::vector<TileRange> out;
+  for (std::int64_t begin = 0; begin < extent; begin += size) out.push_back(TileRange{begin, std::min(size, extent - begin)});
   return out;
 }
 
@@ -83,9 +96,11 @@ std::optional<MatmulTile> best_tile(std::int64_t m, std::int64_t n, std::int64_t
     const std::int64_t a_run = sh.a_transposed ? t.m : t.k, b_run = sh.b_transposed ? t.k : t.n;
     return std::make_tuple(t.m * t.n * t.k, std::min(a_run, b_run), t.k, t.m);
   };
+  const auto stick = static_cast<std::int64_t>(sh.stick_bytes / std::max<std::uint64_t>(dtype_bytes(in, 1), 1));
+  const std::vector<std::int64_t> ks = halvings(k, matmul_k_stick(sh.a_transposed, sh.b_transposed, stick));
   for (auto mt : halvings(m))
     for (auto nt : halvings(n))
-      for (auto kt : halvings(k)) {
+      for (auto kt : ks) {
         MatmulTile t{mt, nt, kt};
         if (mt < lo.m || nt < lo.n || kt < lo.k) continue;
         if ((most.m && mt > most.m) || (most.n && nt > most.n) || (most.k && kt > most.k)) continue;
@@ -101,6 +116,10 @@ std::optional<MatmulTile> best_tile(std::int64_t m, std::int64_t n, std::int64_t
 }
 
 }  // namespace
+
+std::int64_t matmul_k_stick(bool a_transposed, bool b_transposed, std::int64_t stick) {
+  return !a_transposed || b_transposed ? stick : 0;
+}
 
 std::optional<MatmulTile> plan_matmul_tile(std::int64_t m, std::int64_t n, std::int64_t k, Dtype in,
                                            std::uint64_t budget, OperandSharing sh, MatmulTile most,

@@ -17,6 +17,9 @@ struct TileRange {
 // Splits `extent` into ceil(extent / max_tile) tiles of near-equal size (earlier ones larger).
 std::vector<TileRange> split_even(std::int64_t extent, std::int64_t max_tile);
 
+// The same count of tiles along a stick dim (`align` elements per stick): each tile whole
+// sticks but the last, when `max_tile` is whole sticks (else split_even).
+std::vector<TileRange> split_sticks(std::int64_t extent, std::int64_t max_tile, std::int64_t align);
 // Tiles of a core's `share` units where each unit needs `unit_bytes` of LX and every tile
 // also needs `fixed_bytes`. nullopt if even one unit does not fit `budget`. With
 // `min_tiles` > 1 the share is cut into at least that many tiles as long as each keeps at
@@ -58,6 +61,10 @@ inline constexpr double kDramRunOverheadBytes = 256;
 // `row` elements: the bytes themselves for whole rows, else whole sticks plus the row overhead.
 double effective_run_bytes(double bytes, std::int64_t run, std::int64_t row, Dtype in, std::uint64_t stick_bytes);
 
+// `stick` (elements) when K is a stored operand's stick dim (A stored [M, K], or B stored
+// [N, K]), else 0. The tile search and the emitter keep k-steps whole sticks then: a 112-step
+// of K = 14 336 would read A in runs of 1.75 sticks.
+std::int64_t matmul_k_stick(bool a_transposed, bool b_transposed, std::int64_t stick);
 // Off-chip bytes of A and B that an m x n x k block loads when tiled by `t` (loop order m, n,
 // k), counting a shared load once per sharer group (divided by the sharers).
 std::uint64_t matmul_block_traffic(std::int64_t m, std::int64_t n, std::int64_t k, const MatmulTile& t, Dtype in,

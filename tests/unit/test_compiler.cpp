@@ -497,6 +497,47 @@ TEST_CASE("compiler: matmul tiles move the least off-chip traffic that fits") {
   CHECK(capped->k >= 64);
 }
 
+TEST_CASE("compiler: matmul k-steps are whole sticks when K is not a power of two") {
+  // The Llama-3.1-8B down projection's block on a 2 x 16 grid: 1024 x 128 x K 14 336. Halving
+  // 14 336 gives 448, 224, 112 (1.75 sticks: A read in 224-byte runs); rounded up to whole
+  // sticks the candidates are 448, 256, 128. All 1024 rows fitted 776 KiB only with k 112
+  // (A 224 KiB + B 28 KiB + accumulator 512 KiB = 764 KiB; with k 128, 800 KiB), so the tile
+  // is 512 rows (B read for 2 m tiles, shared by 2 cores) and the longest step that fits:
+  // 512 x 256 x 2 + 256 x 128 x 2 + 512 x 128 x 4 = 256 + 64 + 256 KiB. `least` as the plan
+  // passes it: whole sticks along n and k where one fits.
+  auto t = plan_matmul_tile(1024, 128, 14336, Dtype::fp16, 1589376 / 2, OperandSharing{16, 2}, MatmulTile{},
+                            MatmulTile{0, 64, 64});
+  REQUIRE(t);
+  CHECK(t->m == 512);
+  CHECK(t->n == 128);
+  CHECK(t->k == 256);
+  // K stored as B's stick dim only (A transposed, B not): k is no stick dim, halvings stay.
+  CHECK(matmul_k_stick(true, false, 64) == 0);
+  CHECK(matmul_k_stick(false, false, 64) == 64);
+  CHECK(matmul_k_stick(true, true, 64) == 64);
+  // The emitter's cut: as many steps as split_even, whole sticks but the last.
+  auto cut = split_sticks(1000, 256, 64);
+  REQUIRE(cut.size() == 4);
+  CHECK(cut[0].size == 256);
+  CHECK(cut[2].begin == 512);
+  CHECK(cut[3].size == 232);
+  CHECK(split_sticks(1000, 250, 64).size() == split_even(1000, 250).size());  // 250: not whole sticks
+  CHECK(split_sticks(1000, 250, 64)[0].size == 250);
+  // Compiled: every PT step of a [512, 14336] @ [14336, 512] on 4 cores is whole sticks of K,
+  // and the steps cover K once per output tile (MACs conserved).
+  KernelGraph g = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "k",
+      "tensors": {"a": {"shape": [512, 14336], "dtype": "fp16"}, "b": {"shape": [14336, 512], "dtype": "fp16"},
+                  "y": {"shape": [512, 512], "dtype": "fp16"}},
+      "inputs": ["a", "b"], "outputs": ["y"], "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["y"]}]})"), 4);
+  std::uint64_t macs = 0;
+  for (const auto& task : g.tasks)
+    if (task.unit == UnitKind::pt) {
+      CHECK(task.k % 64 == 0);
+      macs += task.m * task.n * task.k * static_cast<std::uint64_t>(task.core_count);
+    }
+  CHECK(macs == 512ull * 512 * 14336);
+}
+
 TEST_CASE("compiler: a reduction with few kept rows splits the reduced dim and combines over the ring") {
   KernelGraph g = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "r",
       "tensors": {"x": {"shape": [4, 262144], "dtype": "fp16"}, "y": {"shape": [4], "dtype": "fp16"}},
