@@ -76,8 +76,11 @@ TEST_CASE("device records: quoted params, and the op graphs of the record famili
                                  "c,mmwd,32,1024,2048,2048,,0,1,WD_M=16 WD_N=2 WD_K=1,500,\n"
                                  "d,add4,32,2048,1024,,,0,1,,100,\n"
                                  "e,transpose_outer,32,2048,2048,,,0,1,TO_MID=2,497.5,\n"
-                                 "f,bmm_wd,1,1024,2048,1024,,0,1,,900,\n");
-  REQUIRE(f.rows.size() == 6);
+                                 "f,bmm_wd,1,1024,2048,1024,,0,1,,900,\n"
+                                 "g,bmm_wd,8,1024,2048,1024,1,0,1,WD_B=1 WD_K=1 WD_M=4 WD_N=8,627.8,\n"
+                                 "h,mmwd,2,2048,2048,1024,,0,1,WD_M=2 WD_N=2,2021,\n"
+                                 "i,bmm_wd,2,1024,2048,1024,1,0,1,WD_M=1 WD_N=4,1,\n");
+  REQUIRE(f.rows.size() == 9);
   CHECK(f.rows[0].param("WD_LAYOUT_A", "") == "1,0,2");
   std::string why;
 
@@ -109,4 +112,14 @@ TEST_CASE("device records: quoted params, and the op graphs of the record famili
   Json bmm1 = record_graph(f, f.rows[5], &why);  // BENCH_B defaults to 8
   CHECK(bmm1["tensors"]["a"]["shape"] == Json::array({8, 1024, 2048}));
   CHECK_FALSE(bmm1["ops"][0].contains("compile"));
+
+  // A forced division needing more cores than the record has: the card dropped the M split
+  // (4 x 8 on 8 cores ran 1 x 8), and so does the harness; without an M split to drop, the
+  // split stays and the compiler refuses it (the record is skipped with its message).
+  Json over = record_graph(f, f.rows[6], &why);
+  CHECK(over["ops"][0]["compile"]["split"] == Json::parse(R"({"B": 1, "K": 1, "N": 8})"));
+  Json over2 = record_graph(f, f.rows[7], &why);
+  CHECK(over2["ops"][0]["attrs"]["work_division"] == Json::parse(R"({"n": 2})"));
+  Json over3 = record_graph(f, f.rows[8], &why);
+  CHECK(over3["ops"][0]["compile"]["split"] == Json::parse(R"({"N": 4})"));
 }
