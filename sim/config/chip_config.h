@@ -204,6 +204,7 @@ struct ChipConfig {
   std::string name;                        // from "name", else the file stem
   std::string file;                        // the file it was loaded from
   int cores = 32;                          // cores on the card
+  double kernel_launch_ns = 0;             // a kernel's tasks fire no earlier than this after its first is ready (spyre.json: 1500)
   CoreConfig core;
   MemoryConfig memory;
   RingConfig ring;

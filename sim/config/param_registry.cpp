@@ -92,6 +92,11 @@ std::vector<Param> build() {
       make("name", T::String, "", "config name shown in outputs; default the file stem; not inherited through extends",
            DFSIM_FIELD(name)),
       ints(make("card.cores", T::Int, "cores", "cores on the card", DFSIM_FIELD(cores)), 1, 1024),
+      nums(make("card.kernel_launch_ns", T::Double, "ns",
+                "launch of a kernel: its tasks on a card fire no earlier than this after the first of them is "
+                "ready there (program fetch and the cores' start barrier); 0 here so that hand-built configs time "
+                "one mechanism at a time, 1500 in configs/spyre.json",
+                DFSIM_FIELD(kernel_launch_ns)), 0, false, 1e9),
       nums(make("card.power_budget_w", T::Double, "W",
                 "card power budget: a run warns when its power averaged over card.power_window_ns exceeds it",
                 DFSIM_FIELD(energy.power_budget_w)), 0, true, 1e6),

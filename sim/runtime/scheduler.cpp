@@ -201,8 +201,9 @@ void Scheduler::start() {
     b.reserved = true;
     b.writers_done = b.writers;
   }
-  if (std::any_of(x_.not_before.begin(), x_.not_before.end(), [](Tick t) { return t > 0; }))
+  if (launch_ > 0 || std::any_of(x_.not_before.begin(), x_.not_before.end(), [](Tick t) { return t > 0; }))
     timer_ = std::make_unique<ReleaseTimer>("release_timer", [this](int inst, Tick now) { make_ready(inst, now); });
+  if (launch_ > 0) launched_at_.assign(g_.kernels.size() * static_cast<std::size_t>(std::max(g_.cards, 1)), kNever);
   for (std::size_t i = 0; i < x_.instances.size(); ++i)
     if (missing_[i] == 0 && stream_unfired_[i] == 0 && may_fire(static_cast<int>(i))) make_ready(static_cast<int>(i), 0);
 }
@@ -227,6 +228,19 @@ void Scheduler::make_ready(int inst, Tick now) {
   if (Tick t = x_.not_before_of(static_cast<std::size_t>(inst)); t > now) {
     timer_->at(t, inst);
     return;
+  }
+  if (launch_ > 0) {
+    const TaskInstance& ti = x_.instances[static_cast<std::size_t>(inst)];
+    const int kernel = g_.tasks[ti.task].kernel;
+    if (kernel >= 0) {
+      Tick& at = launched_at_[static_cast<std::size_t>(kernel) * static_cast<std::size_t>(std::max(g_.cards, 1)) +
+                              static_cast<std::size_t>(ti.card)];
+      if (at == kNever) at = now + launch_;
+      if (at > now) {
+        timer_->at(at, inst);
+        return;
+      }
+    }
   }
   rec_.tasks()[inst].ready = now;
   unit_of_[inst]->push_ready(inst);

@@ -32,6 +32,9 @@ class Scheduler : public TaskHost {
   void set_lx(int core, LxScratchpad* lx) override;
   // true: each core grants LX space to its buffers in program order (the default).
   void set_program_order_allocation(bool on) { in_order_ = on; }
+  // A kernel's launch (card.kernel_launch_ns): its instances on a card fire no earlier than
+  // `t` after the first of them is ready there. 0: none.
+  void set_kernel_launch(Tick t) { launch_ = t; }
   // Reserves preloaded LX buffers and hands every instance without dependencies to its unit
   // (at its not_before time, if later).
   void start();
@@ -93,7 +96,10 @@ class Scheduler : public TaskHost {
   std::map<int, std::string> never_ready_; // instance -> why it can never fire (usually empty)
   std::vector<char> done_;
   std::vector<std::pair<int, std::uint64_t>> need_;  // reserve_outputs: LX bytes per core
-  std::unique_ptr<ReleaseTimer> timer_;    // only when some instance has a not_before time
+  std::unique_ptr<ReleaseTimer> timer_;    // when some instance has a not_before time or kernels a launch
+  Tick launch_ = 0;
+  std::vector<Tick> launched_at_;          // per (kernel, card): when its tasks may fire; kNever: not yet
+  static constexpr Tick kNever = ~Tick{0};
   std::size_t completed_ = 0;
   Tick last_end_ = 0;
 };

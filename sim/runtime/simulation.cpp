@@ -59,6 +59,7 @@ Simulation::Simulation(const KernelGraph& g, const ExpandedGraph& x, const ChipC
   // SystemC's own informational messages (e.g. on sc_stop) are not for dfsim's users.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   sched_.set_program_order_allocation(cfg.core.lx.allocation == "program_order");
+  sched_.set_kernel_launch(ns_to_ticks(cfg.kernel_launch_ns));
   system_ = std::make_unique<System>("system", g.cards, cfg, sched_, rec_, hbm_base_);
   for (std::size_t i = 0; i < x.instances.size(); ++i) {
     const TaskInstance& t = x.instances[i];

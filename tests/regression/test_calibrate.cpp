@@ -127,14 +127,17 @@ TEST_CASE("calibrate: every simulated figure stays within 1 % of its pinned valu
   // (the SFP's rate, not the DMA's), matmul 4096^3 1219.2 -> 1225.3.
   // Issue 13, PT folds that pay their fill and drain (core.pt.fold_stream_limit 96): matmul
   // 4096^3 1225.3 -> 1053.6 (the card: 1140).
+  // Issue 13, a kernel's launch (card.kernel_launch_ns 1.5 us): every kernel 1.5 us longer;
+  // add 106.8 -> 108.2 us (the card: 108.0), read stream 144.9 -> 143.8 GB/s, copy 2048x4096
+  // 299.4 -> 300.8 us; the rest move by under 1 %.
   const std::vector<std::pair<const char*, double>> pinned = {
-      {"read stream 1:0, 32 cores", 144.9},       {"mix 3:1, 32 cores", 129.7},
-      {"copy 1:1, 32 cores", 112.0},              {"mix 1:3, 32 cores", 128.6},
-      {"write stream 0:1, 32 cores", 149.6},      {"copy 2048x4096 fp16, 32 cores", 299.4},
-      {"copy 16384x4096 fp16, 32 cores", 2529.5}, {"read bandwidth, 1 of 32 cores", 10.9},
-      {"read bandwidth, 2 of 32 cores", 21.5},    {"read bandwidth, 4 of 32 cores", 41.1},
-      {"read bandwidth, 8 of 32 cores", 51.7},    {"read bandwidth, 16 of 32 cores", 53.7},
-      {"add 2048x1024 fp16, 32 cores", 106.8},    {"matmul 4096^3 fp16, 32 cores", 1053.6},
+      {"read stream 1:0, 32 cores", 143.8},       {"mix 3:1, 32 cores", 129.4},
+      {"copy 1:1, 32 cores", 111.7},              {"mix 1:3, 32 cores", 128.3},
+      {"write stream 0:1, 32 cores", 148.7},      {"copy 2048x4096 fp16, 32 cores", 300.8},
+      {"copy 16384x4096 fp16, 32 cores", 2530.9}, {"read bandwidth, 1 of 32 cores", 10.9},
+      {"read bandwidth, 2 of 32 cores", 21.6},    {"read bandwidth, 4 of 32 cores", 41.3},
+      {"read bandwidth, 8 of 32 cores", 51.9},    {"read bandwidth, 16 of 32 cores", 53.9},
+      {"add 2048x1024 fp16, 32 cores", 108.2},    {"matmul 4096^3 fp16, 32 cores", 1053.4},
   };
   Output o = run("calibrate --config configs/spyre.json");
   REQUIRE(o.code == 0);

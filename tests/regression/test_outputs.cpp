@@ -278,12 +278,14 @@ TEST_CASE("cli: an op graph asking for more cores than the chip compiles for the
 
 TEST_CASE("outputs: DMA transfers still running when a limit stops the run count as busy") {
   fs::path out = scratch("cutoff");
-  // At 2 us every core's first loads of add_2048x1024 are still in flight (none has completed).
-  REQUIRE(dfsim("run -q workloads/add_2048x1024.json --max-sim-time 2000 -o " + out.string()).code == 1);
+  // The kernel launches at 1.5 us (card.kernel_launch_ns); at 3.5 us every core's first loads
+  // of add_2048x1024 are still in flight (none has completed).
+  REQUIRE(dfsim("run -q workloads/add_2048x1024.json --max-sim-time 3500 -o " + out.string()).code == 1);
   nlohmann::json s = nlohmann::json::parse(slurp(out / "summary.json"));
   REQUIRE(s["status"] == "limit");
   REQUIRE(s["units"]["by_kind"].contains("dma"));
-  // 32 inbound queues busy from 0 to the stop: 32 x 2000 ns (the outbound queues have not started).
+  // 32 inbound queues busy from the launch to the stop: 32 x 2000 ns (the outbound queues have
+  // not started).
   CHECK(s["units"]["by_kind"]["dma"]["busy_ns"].get<double>() == Approx(32 * 2000.0));
   for (const auto& u : s["units"]["units"])
     if (u["kind"] == "dma") CHECK(u["utilization"].get<double>() <= 1.0);

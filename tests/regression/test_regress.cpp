@@ -287,9 +287,12 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // 2026-12-05: the four skipped forced divisions are in (a batch split of a shared weight keeps
   // the batches; a division beyond SENCORES drops WD_M as the card did): bmm 18 -> 22 records,
   // 67.1 -> 65.0; all 106 -> 110, 30.8 -> 32.0 (the new records are -12 ... -65 %).
-  const Pin pins[] = {{"pointwise", 25, 9.8}, {"broadcast", 11, 15.6}, {"reduction", 8, 17.4},
-                      {"transport", 11, 16.9}, {"softmax", 10, 13.0},  {"matmul", 23, 18.0},
-                      {"bmm", 22, 65.0},       {"all", 110, 32.0}};
+  // 2026-12-05: a kernel's launch (card.kernel_launch_ns 1.5 us): pointwise 9.8 -> 6.9, broadcast
+  // 15.6 -> 13.3, reduction 17.4 -> 16.9, softmax 13.0 -> 12.8, matmul 18.0 -> 17.7, bmm 65.0 ->
+  // 64.8, all 32.0 -> 31.6 (small kernels and chains of kernels).
+  const Pin pins[] = {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 16.9},
+                      {"transport", 11, 16.9}, {"softmax", 10, 12.8},  {"matmul", 23, 17.7},
+                      {"bmm", 22, 64.8},       {"all", 110, 31.6}};
   for (const Pin& p : pins) {
     std::smatch m;
     REQUIRE(std::regex_search(r.out, m, std::regex(std::string("\n") + p.category + R"( +([0-9]+) +([0-9.]+) )")));

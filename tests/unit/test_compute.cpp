@@ -57,8 +57,8 @@ KernelGraph one_matmul(std::uint64_t m, std::uint64_t n, std::uint64_t k, const 
 TEST_CASE("compute: one core as a plain 32x32 weight-stationary array gives the textbook count", "[compute][pt]") {
   // The issue's settings; the op graph is compiled for 1 core as `dfsim run --cores 1` does.
   ChipConfig cfg = load_chip_config("configs/spyre.json",
-                                    {"core.corelets=1", "core.pt.simd.fp16=1", "core.pt.rows=32", "core.pt.cols=32",
-                                     "core.pt.dataflow=ws", "memory.ideal=true"});
+                                    {"card.kernel_launch_ns=0", "core.corelets=1", "core.pt.simd.fp16=1", "core.pt.rows=32",
+                                     "core.pt.cols=32", "core.pt.dataflow=ws", "memory.ideal=true"});
   OpGraph ops = read_op_graph(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "mm",
       "tensors": {"a": {"shape": [64, 32], "dtype": "fp16"}, "b": {"shape": [32, 32], "dtype": "fp16"},
                   "c": {"shape": [64, 32], "dtype": "fp16"}},
@@ -176,7 +176,7 @@ TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores stays at 80 percent of 
   // below peak. (Issue 4
   // pinned peak minus the last fold's fill and drain, 2 099 968 cycles; that figure is the
   // datasheet's, not the card's, and is kept below with the limit off.)
-  ChipConfig cfg = load_chip_config("configs/spyre.json", {"memory.ideal=true"});
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"card.kernel_launch_ns=0", "memory.ideal=true"});
   KernelGraph g = load_workload("workloads/matmul_4096.json", cfg, 0, nullptr);
   REQUIRE(g.cores == 32);
   ExpandedGraph x = expand_graph(g, cfg);
@@ -195,7 +195,8 @@ TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores stays at 80 percent of 
 }
 
 TEST_CASE("compute: ideal-memory 4096^3 fp16 without the fold limit is peak minus fill and drain", "[compute][pt][calibration]") {
-  ChipConfig cfg = load_chip_config("configs/spyre.json", {"memory.ideal=true", "core.pt.fold_stream_limit=0"});
+  ChipConfig cfg = load_chip_config("configs/spyre.json",
+                                    {"card.kernel_launch_ns=0", "memory.ideal=true", "core.pt.fold_stream_limit=0"});
   KernelGraph g = load_workload("workloads/matmul_4096.json", cfg, 0, nullptr);
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg);
@@ -207,7 +208,7 @@ TEST_CASE("compute: ideal-memory 4096^3 fp16 without the fold limit is peak minu
 }
 
 TEST_CASE("compute: ideal-memory 4096^3 fp8 runs at twice the fp16 rate with the fold limit", "[compute][pt][precision][calibration]") {
-  ChipConfig cfg = load_chip_config("configs/spyre.json", {"memory.ideal=true"});
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"card.kernel_launch_ns=0", "memory.ideal=true"});
   Json j = load_json_file("workloads/matmul_4096.json");
   for (auto& [name, t] : j["tensors"].items()) t["dtype"] = "fp8";
   OpGraph ops = read_op_graph(j, "matmul_4096_fp8.json");
@@ -237,7 +238,7 @@ TEST_CASE("compute: real-memory 4096^3 fp16 on 32 cores lands at 65 to 85 percen
   // The card sustains ~1140 MAC/ns per core, 74 % of 1536 (spyre-public-facts.md). With
   // LPDDR5, operand sharing and no derating constant, the gap comes from DMA not hiding behind
   // compute at tile boundaries, the LX feed and fill/drain (docs/calibration.md, "Compute").
-  ChipConfig cfg = load_chip_config("configs/spyre.json", {"sim.trace=false"});
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"card.kernel_launch_ns=0", "sim.trace=false"});
   KernelGraph g = load_workload("workloads/matmul_4096.json", cfg, 0, nullptr);
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg);

@@ -100,6 +100,33 @@ TEST_CASE("models: a chain of two dependent sfp tasks takes the sum", "[models][
   CHECK(rec_of(sim, g, "a").start == 72 * kCore);
 }
 
+TEST_CASE("models: a kernel's launch delays its tasks from the first of them being ready", "[models][launch]") {
+  // card.kernel_launch_ns = 1000 ns = 1 us. Kernel k1: exp (xl -> yl) and exp (xl -> wl) on
+  // core 0; kernel k2: add (yl -> zl). Both of k1's tasks are ready at 0 and wait for its
+  // launch: e1 [1 us, 1 us + 72 cycles), e2 after it on the same SFP (+72). k2's add is ready
+  // when e1 completes (1 us + 72 cycles) and waits for k2's own launch, 1 us later: it runs
+  // [2 us + 72, 2 us + 112 cycles). One launch per kernel, not per task: e2 pays none of its own.
+  ChipConfig cfg;
+  cfg.kernel_launch_ns = 1000;
+  const Tick launch = ns_to_ticks(1000);
+  std::string text = R"({"format": "dfsim.kernels", "version": 1, "name": "t", "cores": 1, "buffers": [)" +
+                     std::string(kLxBuffers) + R"(], "kernels": [{"name": "k1", "tasks": [)" +
+                     sfp("e1", "exp", "xl", "yl") + "," + sfp("e2", "exp", "xl", "wl") +
+                     R"(]}, {"name": "k2", "tasks": [)" + sfp("a", "add", "yl", "zl") + "]}]}";
+  KernelGraph g = read_kernel_graph(Json::parse(text), "test.json");
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  CHECK(rec_of(sim, g, "e1").ready == launch);
+  CHECK(rec_of(sim, g, "e1").start == launch);
+  CHECK(rec_of(sim, g, "e2").start == launch + 72 * kCore);
+  CHECK(rec_of(sim, g, "a").ready == 2 * launch + 72 * kCore);
+  CHECK(rec_of(sim, g, "a").start == 2 * launch + 72 * kCore);
+  // The SFP is free at 1 us + 144 cycles, before the add's launch ends: the end is the add's.
+  CHECK(r.end == 2 * launch + 112 * kCore);
+}
+
 TEST_CASE("models: two independent tasks on the same unit serialize", "[models][sfp]") {
   ChipConfig cfg;
   KernelGraph g = graph(1, kLxBuffers, sfp("e1", "exp", "xl", "yl") + "," + sfp("e2", "exp", "xl", "zl"));
@@ -169,7 +196,7 @@ TEST_CASE("models: a pt matmul pinned to one corelet", "[models][pt]") {
 
 TEST_CASE("models: a full LX makes a ready task wait and it still finishes", "[models][lx]") {
   // Usable LX 16 KiB: preloaded xl (8 KiB) plus one 8 KiB output at a time.
-  ChipConfig cfg = load_chip_config("configs/spyre.json", {"core.lx.usable_bytes=16384"});
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"card.kernel_launch_ns=0", "core.lx.usable_bytes=16384"});
   REQUIRE(cfg.core.lx.usable_bytes == 16384);
   KernelGraph g = graph(1, kLxBuffers, sfp("e", "exp", "xl", "yl") + "," + pt64());
   ExpandedGraph x = expand_graph(g, cfg);
@@ -227,7 +254,7 @@ TEST_CASE("models: outputs that never fit the LX deadlock with the LX named", "[
   // Usable 16 KiB. "e" (exp xl -> yl, 4 KiB each) runs; then "big" reads yl and writes two
   // 8 KiB buffers: it needs 16 KiB, but yl (4 KiB) stays reserved until "big" itself has read
   // it, so at most 12 KiB are ever free: "big" is ready and can never fire.
-  ChipConfig cfg = load_chip_config("configs/spyre.json", {"core.lx.usable_bytes=16384"});
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"card.kernel_launch_ns=0", "core.lx.usable_bytes=16384"});
   const char* buffers = R"(
     {"name": "xl", "space": "lx", "bytes": 4096, "preloaded": true},
     {"name": "yl", "space": "lx", "bytes": 4096},
