@@ -224,6 +224,15 @@ bool Scheduler::may_complete(int inst, TaskUnit* unit) {
   return false;
 }
 
+Tick Scheduler::launch_of(int inst) const {
+  if (launch_ == 0) return kNever;
+  const TaskInstance& ti = x_.instances[static_cast<std::size_t>(inst)];
+  const int kernel = g_.tasks[ti.task].kernel;
+  if (kernel < 0) return kNever;
+  return launched_at_[static_cast<std::size_t>(kernel) * static_cast<std::size_t>(std::max(g_.cards, 1)) +
+                      static_cast<std::size_t>(ti.card)];
+}
+
 void Scheduler::make_ready(int inst, Tick now) {
   if (Tick t = x_.not_before_of(static_cast<std::size_t>(inst)); t > now) {
     timer_->at(t, inst);
@@ -231,8 +240,7 @@ void Scheduler::make_ready(int inst, Tick now) {
   }
   if (launch_ > 0) {
     const TaskInstance& ti = x_.instances[static_cast<std::size_t>(inst)];
-    const int kernel = g_.tasks[ti.task].kernel;
-    if (kernel >= 0) {
+    if (const int kernel = g_.tasks[ti.task].kernel; kernel >= 0) {
       Tick& at = launched_at_[static_cast<std::size_t>(kernel) * static_cast<std::size_t>(std::max(g_.cards, 1)) +
                               static_cast<std::size_t>(ti.card)];
       if (at == kNever) at = now + launch_;
@@ -331,6 +339,9 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
       why = never_ready_.at(static_cast<int>(i));
     } else if (missing_[i] == 0 && stream_unfired_[i] == 0 && rr.ready < x_.not_before_of(i)) {
       why = "waits for its start time, " + std::to_string(ticks_to_ns(x_.not_before_of(i))) + " ns";
+    } else if (Tick at = launch_of(static_cast<int>(i));
+               missing_[i] == 0 && stream_unfired_[i] == 0 && at != kNever && rr.ready < at) {
+      why = "waits for its kernel's launch, done at " + std::to_string(ticks_to_ns(at)) + " ns";
     } else if (missing_[i] > 0 || stream_unfired_[i] > 0) {
       for (int d : x_.deps[i])
         if (!done_[d]) {

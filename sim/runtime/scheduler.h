@@ -73,6 +73,8 @@ class Scheduler : public TaskHost {
   int allocation_blocker(int inst, int core) const;
   void maybe_release(LxBuf& b);
   void make_ready(int inst, Tick now);
+  // When the kernel of `inst` is (or was) launched on its card; kNever when not yet or no launch.
+  Tick launch_of(int inst) const;
   void link_streaming();
   // false when the instance can never fire (a read nothing provides).
   bool may_fire(int inst) const { return never_ready_.empty() || never_ready_.count(inst) == 0; }

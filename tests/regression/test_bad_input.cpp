@@ -510,6 +510,19 @@ TEST_CASE("stuck run: LX reservations that wait on each other exit 1 naming the 
   CHECK(tr["traceEvents"].is_array());
 }
 
+TEST_CASE("stuck run: a run stopped before its kernel's launch says the tasks wait for it", "[bad]") {
+  // card.kernel_launch_ns 1.5 us on the spyre presets: at 1 us every task of the add is held.
+  TempDir t("before_launch");
+  Result r = dfsim("run -w workloads/add_2048x1024.json --max-sim-time 1000 -o " + t.str());
+  INFO(r.err);
+  REQUIRE(r.exited);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Contains("waits for its kernel's launch, done at 1500.000000 ns"));
+  json s = read_json(t.path / "summary.json");
+  CHECK(s["status"] == "limit");
+  CHECK(s["sim_time_ns"].get<double>() <= 1000);
+}
+
 TEST_CASE("stuck run: --max-events stops the run with exit 1 and the reason", "[bad]") {
   TempDir t("max_events");
   Result r = dfsim("run -c " + kSmall + " -w workloads/add_2048x1024.json --cores 2 --max-events 10 -o " + t.str());
