@@ -224,13 +224,18 @@ bool Scheduler::may_complete(int inst, TaskUnit* unit) {
   return false;
 }
 
-Tick Scheduler::launch_of(int inst) const {
-  if (launch_ == 0) return kNever;
+std::size_t Scheduler::launch_slot(int inst) const {
+  if (launch_ == 0) return kNoSlot;
   const TaskInstance& ti = x_.instances[static_cast<std::size_t>(inst)];
   const int kernel = g_.tasks[ti.task].kernel;
-  if (kernel < 0) return kNever;
-  return launched_at_[static_cast<std::size_t>(kernel) * static_cast<std::size_t>(std::max(g_.cards, 1)) +
-                      static_cast<std::size_t>(ti.card)];
+  if (kernel < 0) return kNoSlot;
+  return static_cast<std::size_t>(kernel) * static_cast<std::size_t>(std::max(g_.cards, 1)) +
+         static_cast<std::size_t>(ti.card);
+}
+
+Tick Scheduler::launch_of(int inst) const {
+  const std::size_t slot = launch_slot(inst);
+  return slot == kNoSlot ? kNever : launched_at_[slot];
 }
 
 void Scheduler::make_ready(int inst, Tick now) {
@@ -238,16 +243,12 @@ void Scheduler::make_ready(int inst, Tick now) {
     timer_->at(t, inst);
     return;
   }
-  if (launch_ > 0) {
-    const TaskInstance& ti = x_.instances[static_cast<std::size_t>(inst)];
-    if (const int kernel = g_.tasks[ti.task].kernel; kernel >= 0) {
-      Tick& at = launched_at_[static_cast<std::size_t>(kernel) * static_cast<std::size_t>(std::max(g_.cards, 1)) +
-                              static_cast<std::size_t>(ti.card)];
-      if (at == kNever) at = now + launch_;
-      if (at > now) {
-        timer_->at(at, inst);
-        return;
-      }
+  if (const std::size_t slot = launch_slot(inst); slot != kNoSlot) {
+    Tick& at = launched_at_[slot];
+    if (at == kNever) at = now + launch_;  // the kernel's first ready instance on this card
+    if (at > now) {
+      timer_->at(at, inst);
+      return;
     }
   }
   rec_.tasks()[inst].ready = now;

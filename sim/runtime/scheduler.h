@@ -73,6 +73,8 @@ class Scheduler : public TaskHost {
   int allocation_blocker(int inst, int core) const;
   void maybe_release(LxBuf& b);
   void make_ready(int inst, Tick now);
+  // The (kernel, card) slot of `inst` in launched_at_; kNoSlot without launches or kernel.
+  std::size_t launch_slot(int inst) const;
   // When the kernel of `inst` is (or was) launched on its card; kNever when not yet or no launch.
   Tick launch_of(int inst) const;
   void link_streaming();
@@ -102,6 +104,7 @@ class Scheduler : public TaskHost {
   Tick launch_ = 0;
   std::vector<Tick> launched_at_;          // per (kernel, card): when its tasks may fire; kNever: not yet
   static constexpr Tick kNever = ~Tick{0};
+  static constexpr std::size_t kNoSlot = ~std::size_t{0};
   std::size_t completed_ = 0;
   Tick last_end_ = 0;
 };
