@@ -15,7 +15,6 @@
 #include "sim/compiler/matmul_epilogue.h"
 #include "sim/compiler/matmul_plan.h"
 #include "sim/compiler/spmd_merge.h"
-#include "sim/config/chip_config.h"
 #include "sim/graph/op_shapes.h"
 
 namespace dfsim {
@@ -58,9 +57,8 @@ class MatmulEmitter {
     mt_ = split_even(plan.mshare, plan.tile.m);
     nt_ = split_even(plan.nshare, plan.tile.n);
     // K steps along a stored operand's stick dim are whole sticks (the last may be shorter).
-    const auto stick = static_cast<std::int64_t>(ctx.chip->core.dma.stick_bytes /
-                                                 std::max<std::uint64_t>(dtype_bytes(p.a.tensor->dtype, 1), 1));
-    kt_ = split_sticks(plan.kpart, plan.tile.k, matmul_k_stick(p.a.transposed, p.b.transposed, stick));
+    kt_ = split_sticks(plan.kpart, plan.tile.k,
+                       matmul_k_stick(p.a.transposed, p.b.transposed, stick_elements(ctx.stick_bytes, p.a.tensor->dtype)));
   }
 
   void emit() {

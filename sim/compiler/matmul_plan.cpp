@@ -81,7 +81,7 @@ double busiest_port_bytes(const ChipConfig& chip, const MatmulPlan& plan, double
 std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConfig& chip, const MatmulConstraints& c,
                                           int bsplit, int rows, int cols, int ksplit) {
   const Dtype in = p.a.tensor->dtype, out = p.c.tensor->dtype;
-  const auto stick = static_cast<std::int64_t>(chip.core.dma.stick_bytes / std::max<std::uint64_t>(dtype_bytes(in, 1), 1));
+  const std::int64_t stick = stick_elements(chip.core.dma.stick_bytes, in);
   MatmulPlan plan;
   plan.bsplit = bsplit;
   plan.rows = rows;

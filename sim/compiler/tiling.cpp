@@ -96,8 +96,8 @@ std::optional<MatmulTile> best_tile(std::int64_t m, std::int64_t n, std::int64_t
     const std::int64_t a_run = sh.a_transposed ? t.m : t.k, b_run = sh.b_transposed ? t.k : t.n;
     return std::make_tuple(t.m * t.n * t.k, std::min(a_run, b_run), t.k, t.m);
   };
-  const auto stick = static_cast<std::int64_t>(sh.stick_bytes / std::max<std::uint64_t>(dtype_bytes(in, 1), 1));
-  const std::vector<std::int64_t> ks = halvings(k, matmul_k_stick(sh.a_transposed, sh.b_transposed, stick));
+  const std::vector<std::int64_t> ks =
+      halvings(k, matmul_k_stick(sh.a_transposed, sh.b_transposed, stick_elements(sh.stick_bytes, in)));
   for (auto mt : halvings(m))
     for (auto nt : halvings(n))
       for (auto kt : ks) {
@@ -116,6 +116,10 @@ std::optional<MatmulTile> best_tile(std::int64_t m, std::int64_t n, std::int64_t
 }
 
 }  // namespace
+
+std::int64_t stick_elements(std::uint64_t stick_bytes, Dtype d) {
+  return static_cast<std::int64_t>(stick_bytes / std::max<std::uint64_t>(dtype_bytes(d, 1), 1));
+}
 
 std::int64_t matmul_k_stick(bool a_transposed, bool b_transposed, std::int64_t stick) {
   return !a_transposed || b_transposed ? stick : 0;

@@ -61,6 +61,8 @@ inline constexpr double kDramRunOverheadBytes = 256;
 // `row` elements: the bytes themselves for whole rows, else whole sticks plus the row overhead.
 double effective_run_bytes(double bytes, std::int64_t run, std::int64_t row, Dtype in, std::uint64_t stick_bytes);
 
+// Elements of dtype `d` in one stick of `stick_bytes` (at least 1).
+std::int64_t stick_elements(std::uint64_t stick_bytes, Dtype d);
 // `stick` (elements) when K is a stored operand's stick dim (A stored [M, K], or B stored
 // [N, K]), else 0. The tile search and the emitter keep k-steps whole sticks then: a 112-step
 // of K = 14 336 would read A in runs of 1.75 sticks.
