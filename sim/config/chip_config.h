@@ -33,7 +33,7 @@ struct PtConfig {
   // > 0: folds do not overlap, and a fold streams at most this many steps (rows of the streamed
   // operand in ws) before its accumulators drain; each part pays its fill and drain. 0: folds
   // overlap back to back (double-buffered) and only the last pays them.
-  int fold_stream_limit = 96;
+  int fold_stream_limit = 64;
 };
 
 // SFP function classes that have a cost in SfpConfig::cycles_per_vector.

@@ -290,9 +290,11 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // 2026-12-05: a kernel's launch (card.kernel_launch_ns 1.5 us): pointwise 9.8 -> 6.9, broadcast
   // 15.6 -> 13.3, reduction 17.4 -> 16.9, softmax 13.0 -> 12.8, matmul 18.0 -> 17.7, bmm 65.0 ->
   // 64.8, all 32.0 -> 31.6 (small kernels and chains of kernels).
+  // 2026-12-05: the fold stream limit refitted to the facts' 74 % of peak (96 -> 64): matmul
+  // 17.7 -> 16.0 (compute-bound records on 1-8 cores), bmm 64.8 -> 63.9, all 31.6 -> 31.0.
   const Pin pins[] = {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 16.9},
-                      {"transport", 11, 16.9}, {"softmax", 10, 12.8},  {"matmul", 23, 17.7},
-                      {"bmm", 22, 64.8},       {"all", 110, 31.6}};
+                      {"transport", 11, 16.9}, {"softmax", 10, 12.8},  {"matmul", 23, 16.0},
+                      {"bmm", 22, 63.9},       {"all", 110, 31.0}};
   for (const Pin& p : pins) {
     std::smatch m;
     REQUIRE(std::regex_search(r.out, m, std::regex(std::string("\n") + p.category + R"( +([0-9]+) +([0-9.]+) )")));

@@ -83,31 +83,31 @@ TEST_CASE("compute: an output-stationary PT stalls on the LX read port", "[compu
 }
 
 TEST_CASE("compute: ws with k folds writes back partial sums and stays compute bound", "[compute][pt][lx]") {
-  ChipConfig cfg;  // ws, 8x8, simd fp16 8, 2 corelets, LX 256 B/cycle each way, fold limit 96
+  ChipConfig cfg;  // ws, 8x8, simd fp16 8, 2 corelets, LX 256 B/cycle each way, fold limit 64
   // 256x256x1024 fp16: 128 steps = 16 k folds; n split: 128 per corelet = 16 n folds: 256 folds
-  // of Sr = Sc = 8, T = m = 256 = 3 parts of at most 96, each part 2*8 + 8 - 2 = 22 cycles:
-  // 256 x 3 x 22 + 256 x 256 = 16896 + 65536 = 82432 cycles (65536 at peak: 79.5 %)
+  // of Sr = Sc = 8, T = m = 256 = 4 parts of at most 64, each part 2*8 + 8 - 2 = 22 cycles:
+  // 256 x 4 x 22 + 256 x 256 = 22528 + 65536 = 88064 cycles (65536 at peak: 74.4 %)
   // LX read: feed (1024*256 + 256*1024*16) x 2 B = 8912896 + partial sums 15 x 256*256 x 4 = 3932160
   //   -> 12845056 / 256 = 50176 cycles; write: 3932160 + 131072 output = 15872 cycles. Both hidden.
-  CHECK(run(one_matmul(256, 256, 1024, "fp16"), cfg) == 82432 * kCore);
+  CHECK(run(one_matmul(256, 256, 1024, "fp16"), cfg) == 88064 * kCore);
 }
 
 // Precisions: one simulation per process, so each precision is its own case; the ratio is
 // checked on the closed forms those cases pin down.
-// 256x256x1024, 16 n folds per corelet, T = 256 = 3 parts, 22 cycles of fill and drain each:
-//   fp16 (8 ways):  128 steps = 16 k folds: 256 folds x (3 x 22 + 256) = 82432 cycles (case above)
-//   fp8/int8 (16):   64 steps =  8 k folds: 128 folds x 322 = 41216
-//   int4 (32):       32 steps =  4 k folds:  64 folds x 322 = 20608
+// 256x256x1024, 16 n folds per corelet, T = 256 = 4 parts, 22 cycles of fill and drain each:
+//   fp16 (8 ways):  128 steps = 16 k folds: 256 folds x (4 x 22 + 256) = 88064 cycles (case above)
+//   fp8/int8 (16):   64 steps =  8 k folds: 128 folds x 344 = 44032
+//   int4 (32):       32 steps =  4 k folds:  64 folds x 344 = 22016
 TEST_CASE("compute: fp8 matmul runs at twice the fp16 rate", "[compute][pt][precision]") {
-  CHECK(run(one_matmul(256, 256, 1024, "fp8"), ChipConfig{}) == 41216 * kCore);
+  CHECK(run(one_matmul(256, 256, 1024, "fp8"), ChipConfig{}) == 44032 * kCore);
 }
 
 TEST_CASE("compute: int8 matmul runs at twice the fp16 rate", "[compute][pt][precision]") {
-  CHECK(run(one_matmul(256, 256, 1024, "int8"), ChipConfig{}) == 41216 * kCore);
+  CHECK(run(one_matmul(256, 256, 1024, "int8"), ChipConfig{}) == 44032 * kCore);
 }
 
 TEST_CASE("compute: int4 matmul runs at twice the int8 rate", "[compute][pt][precision]") {
-  CHECK(run(one_matmul(256, 256, 1024, "int4"), ChipConfig{}) == 20608 * kCore);
+  CHECK(run(one_matmul(256, 256, 1024, "int4"), ChipConfig{}) == 22016 * kCore);
 }
 
 TEST_CASE("compute: PT throughput doubles from fp16 to fp8/int8 and again to int4", "[compute][pt][precision]") {
@@ -117,10 +117,10 @@ TEST_CASE("compute: PT throughput doubles from fp16 to fp8/int8 and again to int
     return static_cast<double>(
         pt_matmul_cycles(256, 256, 1024, pt.rows, pt.cols, pt.simd.at(d), 2, pt.dataflow, pt.fold_stream_limit));
   };
-  CHECK(cycles(Dtype::fp16) == 82432);
-  CHECK(cycles(Dtype::fp8) == 41216);
-  CHECK(cycles(Dtype::int8) == 41216);
-  CHECK(cycles(Dtype::int4) == 20608);
+  CHECK(cycles(Dtype::fp16) == 88064);
+  CHECK(cycles(Dtype::fp8) == 44032);
+  CHECK(cycles(Dtype::int8) == 44032);
+  CHECK(cycles(Dtype::int4) == 22016);
   CHECK(cycles(Dtype::fp16) / cycles(Dtype::fp8) == Approx(2.0).epsilon(0.005));
   CHECK(cycles(Dtype::fp16) / cycles(Dtype::int8) == Approx(2.0).epsilon(0.005));
   CHECK(cycles(Dtype::int8) / cycles(Dtype::int4) == Approx(2.0).epsilon(0.005));
@@ -169,11 +169,11 @@ TEST_CASE("compute: sfp row reduction pays one cross-lane pass per row", "[compu
   CHECK(run(g, cfg) == 558 * kCore);
 }
 
-TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores stays at 80 percent of peak", "[compute][pt][calibration]") {
+TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores stays at 74 percent of peak", "[compute][pt][calibration]") {
   // The card sustains ~74 % of the datasheet peak on compute-bound matmuls (facts); the preset's
-  // PT folds do not overlap and stream at most 96 rows (core.pt.fold_stream_limit, fitted on
-  // calibrate's 4096^3: docs/calibration.md, "Fold stream limit"), so even ideal memory stays
-  // below peak. (Issue 4
+  // PT folds do not overlap and stream at most 64 rows (core.pt.fold_stream_limit, fitted on
+  // that figure: docs/calibration.md, "Fold stream limit"), so even ideal memory stays below
+  // peak. (Issue 4
   // pinned peak minus the last fold's fill and drain, 2 099 968 cycles; that figure is the
   // datasheet's, not the card's, and is kept below with the limit off.)
   ChipConfig cfg = load_chip_config("configs/spyre.json", {"card.kernel_launch_ns=0", "memory.ideal=true"});
@@ -185,13 +185,13 @@ TEST_CASE("compute: ideal-memory 4096^3 fp16 on 32 cores stays at 80 percent of 
   REQUIRE(r.ok());
   // 4x8 grid, block 1024 x 512 per core: 2 m x 2 n tiles x 32 k steps = 128 PT tasks of
   // 512x256x128, each 2 k folds x 16 n folds (128 columns per corelet) = 32 folds, T = m = 512
-  // = 6 parts of at most 96, each part 2 x 8 + 8 - 2 = 22 cycles of fill and drain:
-  // 32 x 6 x 22 + 32 x 512 = 4224 + 16384 = 20608 cycles per task; x 128 = 2637824 cycles.
-  // Peak: 2^36 MACs / (1024 MAC/cycle x 32 cores) = 2097152 cycles: 79.5 %.
+  // = 8 parts of at most 64, each part 2 x 8 + 8 - 2 = 22 cycles of fill and drain:
+  // 32 x 8 x 22 + 32 x 512 = 5632 + 16384 = 22016 cycles per task; x 128 = 2818048 cycles.
+  // Peak: 2^36 MACs / (1024 MAC/cycle x 32 cores) = 2097152 cycles: 74.4 %.
   const double peak_cycles = 4096.0 * 4096 * 4096 / (cfg.pt_macs_per_cycle(Dtype::fp16) * 32);
   CHECK(peak_cycles == 2097152);
-  CHECK(peak_cycles / (static_cast<double>(r.end) / kCore) == Approx(512.0 / (512 + 6 * 22)).epsilon(0.01));
-  CHECK(r.end == 2637824 * kCore);
+  CHECK(peak_cycles / (static_cast<double>(r.end) / kCore) == Approx(512.0 / (512 + 8 * 22)).epsilon(0.01));
+  CHECK(r.end == 2818048 * kCore);
 }
 
 TEST_CASE("compute: ideal-memory 4096^3 fp16 without the fold limit is peak minus fill and drain", "[compute][pt][calibration]") {
@@ -218,10 +218,10 @@ TEST_CASE("compute: ideal-memory 4096^3 fp8 runs at twice the fp16 rate with the
   RunResult r = sim.run();
   REQUIRE(r.ok());
   // fp8 (16 ways) halves the folds of every task and each fold costs the same: if the compiler
-  // keeps the fp16 tiles, 128 x (16 folds x 6 x 22 + 16 x 512) = 128 x 10304 = 1318912 cycles
-  // = half of 2637824. The tiles may differ (fp8 operands are half the bytes), so the check is
+  // keeps the fp16 tiles, 128 x (16 folds x 8 x 22 + 16 x 512) = 128 x 11008 = 1409024 cycles
+  // = half of 2818048. The tiles may differ (fp8 operands are half the bytes), so the check is
   // the rate, within 2 %.
-  CHECK(static_cast<double>(r.end) / kCore == Approx(2637824.0 / 2).epsilon(0.02));
+  CHECK(static_cast<double>(r.end) / kCore == Approx(2818048.0 / 2).epsilon(0.02));
 }
 
 TEST_CASE("compute: sfp gelu runs in its function class", "[compute][sfp]") {
@@ -234,10 +234,12 @@ TEST_CASE("compute: sfp gelu runs in its function class", "[compute][sfp]") {
   CHECK(run(g, cfg) == 3136 * kCore);
 }
 
-TEST_CASE("compute: real-memory 4096^3 fp16 on 32 cores lands at 65 to 85 percent of peak", "[compute][pt][calibration]") {
-  // The card sustains ~1140 MAC/ns per core, 74 % of 1536 (spyre-public-facts.md). With
-  // LPDDR5, operand sharing and no derating constant, the gap comes from DMA not hiding behind
-  // compute at tile boundaries, the LX feed and fill/drain (docs/calibration.md, "Compute").
+TEST_CASE("compute: real-memory 4096^3 fp16 on 32 cores lands at 60 to 74 percent of peak", "[compute][pt][calibration]") {
+  // The card sustains ~1140 MAC/ns per core, 74 % of 1536, on compute-bound matmuls
+  // (spyre-public-facts.md): the PT's rate with the fold stream limit of 64, which ideal memory
+  // reaches (74.4 %, the test above). On 32 cores real memory comes on top: DMA not hiding
+  // behind compute at tile boundaries (docs/calibration.md, "Compute"), so the share is below
+  // the PT's own; the card's 32-core records run such shapes at 26-52 % (400-800 MAC/ns per core).
   ChipConfig cfg = load_chip_config("configs/spyre.json", {"card.kernel_launch_ns=0", "sim.trace=false"});
   KernelGraph g = load_workload("workloads/matmul_4096.json", cfg, 0, nullptr);
   ExpandedGraph x = expand_graph(g, cfg);
@@ -248,8 +250,8 @@ TEST_CASE("compute: real-memory 4096^3 fp16 on 32 cores lands at 65 to 85 percen
   const double peak_mac_per_ns = 1536.0 * 32;
   double share = macs / ticks_to_ns(r.end) / peak_mac_per_ns;
   INFO("share of datasheet peak: " << share);
-  CHECK(share >= 0.65);
-  CHECK(share <= 0.85);
+  CHECK(share >= 0.60);
+  CHECK(share <= 64.0 / (64 + 22));
   // Never faster than the ideal-memory run (2 099 968 cycles, the test above).
   CHECK(r.end >= 2099968 * kCore);
 }

@@ -155,7 +155,7 @@ TEST_CASE("models: tasks on different cores and different units run in parallel"
   REQUIRE(r.ok());
   // exp on cores 0 and 1 at once: 72 cycles each; the PT of core 0 alongside:
   // 64x64x64 ws on 2 corelets = 32 columns each -> 4 n folds of Sr = Sc = 8, T = 64 (one part
-  // of at most core.pt.fold_stream_limit = 96), folds not overlapping: 4 x (2*8 + 8 - 2 + 64)
+  // of at most core.pt.fold_stream_limit = 64), folds not overlapping: 4 x (2*8 + 8 - 2 + 64)
   // = 344 cycles (LX feed (4096 + 64*64*4) x 2 B = 40960 B / 256 = 160, 8192 B written / 256 = 32).
   // End = max(72, 344) = 344.
   CHECK(rec_of(sim, g, "e", 0).start == 0);

@@ -117,13 +117,13 @@ TEST_CASE("timing: pt back-to-back folds overlap down to the preload", "[timing]
 }
 
 TEST_CASE("timing: pt folds limited to a stream of 64 rows pay their fill and drain", "[timing][pt]") {
-  // core.pt.fold_stream_limit = 64 (the spyre preset has 96): folds do not overlap and a fold streams
+  // core.pt.fold_stream_limit = 64 (the spyre preset's): folds do not overlap and a fold streams
   // at most 64 steps; each part costs 2 Sr + Sc - 2 + its stream.
   // ws 512x256x128 fp16 on 2 corelets (matmul_4096's task): 16 steps = 2 k folds of 8, 128
   // columns per corelet = 16 n folds of 8: 32 folds, T = 512 = 8 parts of 64:
   // 32 x 8 x (2*8 + 8 - 2) + 32 x 512 = 5632 + 16384 = 22016 cycles (16384 at peak: 74.4 %)
   CHECK(pt_matmul_cycles(512, 256, 128, 8, 8, 8, 2, WS, 64) == 22016);
-  // the spyre preset's 96: 6 parts: 32 x 6 x 22 + 16384 = 20608 (79.5 %)
+  // 96 (the preset's before issue 13 refitted it): 6 parts: 32 x 6 x 22 + 16384 = 20608 (79.5 %)
   CHECK(pt_matmul_cycles(512, 256, 128, 8, 8, 8, 2, WS, 96) == 20608);
   // without the limit: 31 x 512 + (2*8 + 8 + 512 - 2) = 16406
   CHECK(pt_matmul_cycles(512, 256, 128, 8, 8, 8, 2, WS, 0) == 16406);
