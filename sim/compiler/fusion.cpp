@@ -35,8 +35,20 @@ int stored_intermediate(const OpGraph& g, const KernelPlan& k, const Op& next) {
   return -1;
 }
 
-// An op that may share a kernel with its neighbours at all.
-bool fusable(const OpGraph& g, const Op& op) { return op_fuses(g, op) && op.split.empty() && op.tiles.empty(); }
+// Forced coarse tiles a fused kernel can run: none, or a loop over the dim the op's output is
+// divided along (lower_fused's coarse-tile loop, which the card's num_tiles_per_dim hint puts
+// around a whole chain). Tiles over another dim (a reduction's row chunks) keep the op's own
+// lowering.
+bool coarse_tiles_fuse(const OpGraph& g, const Op& op, int cores) {
+  if (op.tiles.empty()) return true;
+  const auto s = rowwise_split(g, op, op.outputs[0], cores);
+  return s && op.tiles.size() == 1 && op.tiles.begin()->first == "d" + std::to_string(s->dim);
+}
+
+// An op that may share a kernel with its neighbours at all (a forced split keeps its own).
+bool fusable(const OpGraph& g, const Op& op, int cores) {
+  return op_fuses(g, op) && op.split.empty() && coarse_tiles_fuse(g, op, cores);
+}
 
 // Whether rowwise op `next` may join the rowwise kernel `k`.
 bool joins_rowwise(const OpGraph& g, const TensorUses& uses, const KernelPlan& k, const Op& next, int cores,
@@ -46,7 +58,7 @@ bool joins_rowwise(const OpGraph& g, const TensorUses& uses, const KernelPlan& k
   for (int t : next.inputs)
     for (int oi : k.ops) {
       const Op& other = g.ops[static_cast<std::size_t>(oi)];
-      const auto mine = tensor_split(g, next, t, cores), theirs = tensor_split(g, other, t, cores);
+      const auto mine = rowwise_split(g, next, t, cores), theirs = rowwise_split(g, other, t, cores);
       if (other.outputs[0] == t) {  // produced in the kernel: divided the same way
         if (!same_split(theirs, mine)) return false;
         linked = true;
@@ -70,7 +82,7 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, const TensorUses& uses, i
   for (int oi : g.order) {
     const Op& op = g.ops[static_cast<std::size_t>(oi)];
     std::string not_fused;
-    if (open && fusable(g, op) && out.back().ops.size() < kMaxFusedOps) {
+    if (open && fusable(g, op, cores) && out.back().ops.size() < kMaxFusedOps) {
       KernelPlan& k = out.back();
       const Op& head = g.ops[static_cast<std::size_t>(k.ops.front())];
       const bool matmul = find_op_info(head.op)->kind == OpKind::matmul;
@@ -79,9 +91,12 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, const TensorUses& uses, i
       // A matmul epilogue stores only its last output: the tensors before it must not be
       // needed elsewhere.
       const int stored = stored_intermediate(g, k, op);
+      // The ops of a rowwise kernel run under one coarse-tile loop: the same tiles, or none.
+      const bool same_tiles = head.tiles == op.tiles;
       const bool joins = stored >= 0 ? false
-                         : matmul ? !uses.read_elsewhere(last, oi) && matmul_epilogue_ok(g, uses, head, epilogue, op)
-                                  : joins_rowwise(g, uses, k, op, cores, tile_budget);
+                         : matmul ? op.tiles.empty() && !uses.read_elsewhere(last, oi) &&
+                                        matmul_epilogue_ok(g, uses, head, epilogue, op)
+                                  : same_tiles && joins_rowwise(g, uses, k, op, cores, tile_budget);
       if (joins) {
         k.ops.push_back(oi);
         k.matmul_epilogue = matmul;
@@ -90,12 +105,14 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, const TensorUses& uses, i
       if (stored >= 0)
         not_fused = "not fused with the kernel before: " + g.tensors[static_cast<std::size_t>(stored)].name +
                     " is produced under lx_planning \"off\" (nothing stays in LX), so it is stored and loaded again";
+      else if (!matmul && !same_tiles && joins_rowwise(g, uses, k, op, cores, tile_budget))
+        not_fused = "not fused with the kernel before: its coarse tiles differ (one kernel runs one coarse-tile loop)";
     }
     out.push_back(KernelPlan{{oi}, false, not_fused});
     const OpKind kind = find_op_info(op.op)->kind;
     // A kernel stays open for fusion when its op fuses and is rowwise (and not a split
     // reduction, whose output lands on one core) or a matmul (for its epilogue).
-    open = op_fuses(g, op) && ((is_rowwise(op) && fusable(g, op) && tensor_split(g, op, op.outputs[0], cores)) ||
+    open = op_fuses(g, op) && ((is_rowwise(op) && fusable(g, op, cores) && rowwise_split(g, op, op.outputs[0], cores)) ||
                                kind == OpKind::matmul);
   }
   return out;

@@ -22,8 +22,10 @@ struct KernelPlan {
 // elementwise op, a reduction, a norm, rope) joins the kernel before it when it reads a
 // tensor that kernel produces, divided over the cores the same way, and the joined kernel's
 // tile still fits `tile_budget` bytes of LX; an elementwise op joins a matmul's kernel as
-// its epilogue when matmul_epilogue_ok() agrees. Ops with fuse false, a forced split or
-// tiles keep a kernel of their own (a matmul with tiles still takes its epilogue).
+// its epilogue when matmul_epilogue_ok() agrees. Ops with fuse false or a forced split keep a
+// kernel of their own; rowwise ops with coarse tiles on their split dim fuse with ops under
+// the same tiles (one coarse-tile loop around the chain), other tiles keep their own kernel
+// (a matmul with tiles still takes an untiled epilogue).
 std::vector<KernelPlan> form_kernels(const OpGraph& g, const TensorUses& uses, int cores, std::uint64_t tile_budget);
 
 // Per tensor: true when it is produced and consumed only inside one kernel (never stored).

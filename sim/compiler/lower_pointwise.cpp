@@ -116,8 +116,12 @@ PointwisePlan plan_pointwise(const OpGraph& g, const Op& op, int cores) {
 }
 
 std::optional<TensorSplit> tensor_split(const OpGraph& g, const Op& op, int tensor, int cores) {
-  // (An op with a coarse-tile loop visits its units out of core order: never kept or fused.)
-  if (!is_rowwise(op) || !op.tiles.empty() || split_reduction_applies(g, op, cores)) return std::nullopt;
+  if (!op.tiles.empty()) return std::nullopt;
+  return rowwise_split(g, op, tensor, cores);
+}
+
+std::optional<TensorSplit> rowwise_split(const OpGraph& g, const Op& op, int tensor, int cores) {
+  if (!is_rowwise(op) || split_reduction_applies(g, op, cores)) return std::nullopt;
   PointwisePlan p = plan_pointwise(g, op, cores);
   if (op.outputs[0] == tensor) return TensorSplit{p.out.dim, p.extent, p.cores};
   for (std::size_t i = 0; i < op.inputs.size(); ++i)

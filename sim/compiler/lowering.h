@@ -38,9 +38,13 @@ struct TensorSplit {
   std::int64_t extent = 0;
   int cores = 1;
 };
-// nullopt when the op reads the tensor whole or broadcasts it, is a matmul, or splits a
-// reduced dim (a split reduction).
+// nullopt when the op reads the tensor whole or broadcasts it, is a matmul, splits a reduced
+// dim (a split reduction), or runs a coarse-tile loop (it visits its units out of core order,
+// so what it produces is never kept in LX for another kernel).
 std::optional<TensorSplit> tensor_split(const OpGraph& g, const Op& op, int tensor, int cores);
+// The same, whatever the op's coarse tiles: how the ops of one fused kernel, which run one
+// coarse-tile loop together, divide the tensors they share.
+std::optional<TensorSplit> rowwise_split(const OpGraph& g, const Op& op, int tensor, int cores);
 bool split_reduction_applies(const OpGraph& g, const Op& op, int cores);
 
 // How a pointwise op, reduction or norm is sliced: the slicers of its inputs and output, the

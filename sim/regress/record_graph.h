@@ -1,6 +1,7 @@
 #pragma once
 // The op graph (dfsim.ops) of one measured kernel of the device records: the per-row builder
-// of `dfsim accuracy`. One branch per record family; docs/accuracy.md has the table.
+// of `dfsim accuracy`. One builder per record family, in a table keyed by the record op;
+// docs/accuracy.md lists them.
 #include <string>
 
 #include "sim/common/json_io.h"

@@ -329,6 +329,41 @@ TEST_CASE("tiles: a coarse-tile loop over the rows runs its iterations one after
   CHECK(ok_to_load(g));
 }
 
+TEST_CASE("tiles: a chain under the same coarse tiles is one kernel with one coarse-tile loop") {
+  // softmax without its exp (torch-spyre's softmax_noexp_row_tiling): amax, sub, mul by a
+  // scalar, sum, div over [512, 1024], all under tiles d0=8 (the graph's, as the card's
+  // num_tiles_per_dim hint wraps the chain).
+  G b;
+  b.t("x", {512, 1024}).t("m", {512, 1}).t("t", {512, 1024}).t("z", {512, 1024}).t("s", {512, 1});
+  b.t("y", {512, 1024}).in({"x"}).out({"y"});
+  b.op("amax", {"x"}, {"m"}, {{"dim", -1}, {"keepdim", true}}).op("sub", {"x", "m"}, {"t"});
+  b.op("mul", {"t"}, {"z"}, {{"scalar", 0.5}}).op("sum", {"z"}, {"s"}, {{"dim", -1}, {"keepdim", true}});
+  b.op("div", {"z", "s"}, {"y"});
+  b.j["compile"] = {{"tiles", {{"d0", 8}}}};
+  KernelGraph g = b.compile(32);
+  REQUIRE(g.kernels.size() == 1);
+  // One loop of 8 iterations of 64 rows over 32 cores: x loaded once and y stored once, each
+  // 512 x 1024 x 2 B (the intermediates stay in LX); 8 loads, one per iteration.
+  CHECK(dma(g, "load") == 512u * 1024 * 2);
+  CHECK(dma(g, "store") == 512u * 1024 * 2);
+  int loads = 0;
+  for (const auto& t : g.tasks) loads += t.op == "load";
+  CHECK(loads == 8);
+  CHECK(ok_to_load(g));
+  // Different tiles on one op: it keeps a kernel of its own, and --explain says why.
+  b.j["ops"][2]["compile"] = {{"tiles", {{"d0", 4}}}};
+  auto kernels = form_kernels(b.graph(), TensorUses(b.graph()), 32, kUsable / 2);
+  REQUIRE(kernels.size() == 3);
+  CHECK_THAT(kernels[1].not_fused, Contains("its coarse tiles differ"));
+  // Tiles over a reduction's reduced dim (row chunks) are not a loop over its split dim: the
+  // sum keeps its own kernel.
+  G c;
+  c.t("x", {256, 4096}).t("e", {256, 4096}).t("s", {256, 1}).in({"x"}).out({"s"});
+  c.op("exp", {"x"}, {"e"}).op("sum", {"e"}, {"s"}, {{"dim", 1}, {"keepdim", true}});
+  c.j["ops"][1]["compile"] = {{"tiles", {{"d1", 4}}}};
+  CHECK(c.compile(8).kernels.size() == 2);
+}
+
 TEST_CASE("tiles: a sum with tiles over its reduced dim carries a partial chunk to chunk (ctsum)") {
   G b;
   b.t("x", {256, 4096}).t("s", {256, 1}).in({"x"}).out({"s"}).op("sum", {"x"}, {"s"}, {{"dim", 1}, {"keepdim", true}});

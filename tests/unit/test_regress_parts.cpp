@@ -114,12 +114,63 @@ TEST_CASE("device records: quoted params, and the op graphs of the record famili
   CHECK_FALSE(bmm1["ops"][0].contains("compile"));
 
   // A forced division needing more cores than the record has: the card dropped the M split
-  // (4 x 8 on 8 cores ran 1 x 8), and so does the harness; without an M split to drop, the
-  // split stays and the compiler refuses it (the record is skipped with its message).
+  // (4 x 8 on 8 cores ran 1 x 8), and so does the harness: taken in the order N, M, B, K, a
+  // split that would take the product past the record's cores is skipped.
   Json over = record_graph(f, f.rows[6], &why);
   CHECK(over["ops"][0]["compile"]["split"] == Json::parse(R"({"B": 1, "K": 1, "N": 8})"));
   Json over2 = record_graph(f, f.rows[7], &why);
   CHECK(over2["ops"][0]["attrs"]["work_division"] == Json::parse(R"({"n": 2})"));
-  Json over3 = record_graph(f, f.rows[8], &why);
-  CHECK(over3["ops"][0]["compile"]["split"] == Json::parse(R"({"N": 4})"));
+  Json over3 = record_graph(f, f.rows[8], &why);  // N 4 on 2 cores is skipped too
+  CHECK(over3["ops"][0]["compile"]["split"] == Json::parse(R"({"M": 1})"));
+}
+
+TEST_CASE("device records: every op of torch-spyre's benchmark harness has an op graph", "[accuracy]") {
+  DeviceRecords f = records_from(std::string(kHeader) +
+                                 "a,mul,32,512,1024,,,0,1,,1,\n"
+                                 "b,add8,32,512,1024,,,0,1,,1,\n"
+                                 "c,add5_sep,32,512,1024,,,0,1,,1,\n"
+                                 "d,sumall,32,512,1024,,,0,1,,1,\n"
+                                 "e,ctamin,32,512,1024,,,4,1,BENCH_TILES=4,1,\n"
+                                 "f,softmax_stages,32,512,1024,,,4,1,BENCH_TILES=4 BENCH_STAGES=2,1,\n"
+                                 "g,softmax_unrolled,32,512,1024,,,4,1,BENCH_TILES=4,1,\n"
+                                 "h,mm_nested_m_k,32,512,1024,256,,4,1,BENCH_TILES=4,1,\n"
+                                 "i,bmm_nested_b_k,32,512,1024,256,4,4,1,BENCH_B=4 BENCH_TILES=4,1,\n"
+                                 "j,mmwd,4,512,1024,256,,0,1,WD_M=2 WD_N=2 WD_K=2,1,\n"
+                                 "k,mm,32,512,1024,256,,4,1,BENCH_TILES=4 WD_M=2,1,\n"
+                                 "l,add17,32,512,1024,,,0,1,,1,\n"
+                                 "m,flash_attn,32,512,1024,,,0,1,,1,\n");
+  std::string why;
+  auto graph = [&](int row) { return record_graph(f, f.rows[static_cast<std::size_t>(row)], &why); };
+  CHECK(graph(0)["ops"][0]["op"] == "mul");
+  CHECK(record_category("mul") == "pointwise");
+  CHECK(graph(1)["ops"].size() == 7);  // t0 + ... + t7
+  CHECK(graph(1)["compile"]["fuse"] == true);
+  CHECK(graph(2)["ops"].size() == 4);
+  CHECK(graph(2)["compile"]["fuse"] == false);
+  // x.sum(): a free reshape to one dim and its sum (split over the cores, partials combined).
+  Json sumall = graph(3);
+  CHECK(sumall["ops"][1]["op"] == "sum");
+  CHECK(sumall["tensors"]["flat"]["shape"] == Json::array({512 * 1024}));
+  CHECK(record_category("sumall") == "reduction");
+  Json ctamin = graph(4);  // amax's cost: the same compare per element
+  CHECK(ctamin["ops"][0]["op"] == "amax");
+  CHECK(ctamin["ops"][0]["compile"]["tiles"] == Json::parse(R"({"d0": 4})"));
+  // amax, sub, 2 sigmoids, exp, sum, div under the graph's tiles (one fused loop).
+  Json stages = graph(5);
+  CHECK(stages["ops"].size() == 7);
+  CHECK(stages["ops"][2]["op"] == "sigmoid");
+  CHECK(stages["ops"][4]["op"] == "exp");
+  CHECK(stages["compile"]["tiles"] == Json::parse(R"({"d0": 4})"));
+  CHECK(record_category("softmax_stages") == "softmax");
+  CHECK(graph(6)["compile"]["cores"] == 1);  // the card's harness runs it on one core
+  CHECK(graph(7)["ops"][0]["compile"]["tiles"] == Json::parse(R"({"M": 2, "K": 4})"));
+  CHECK(graph(8)["ops"][0]["compile"]["tiles"] == Json::parse(R"({"B": 2, "K": 4})"));
+  // 2 x 2 x 2 on 4 cores: N and M fit, K would make 8 and is skipped.
+  CHECK(graph(9)["ops"][0]["attrs"]["work_division"] == Json::parse(R"({"m": 2, "n": 2})"));
+  // mm is the compiler's own choice: no tiles, no forced division (as the card's harness).
+  CHECK_FALSE(graph(10)["ops"][0].contains("compile"));
+  CHECK_FALSE(graph(10)["ops"][0].contains("attrs"));
+  CHECK(graph(11).is_null());  // add17: beyond the chains the harness builds
+  CHECK(graph(12).is_null());
+  CHECK_THAT(why, Catch::Contains("flash_attn"));
 }
