@@ -153,7 +153,7 @@ int cmd_accuracy(const std::vector<std::string>& args) {
       "simulated_offchip_bytes\n";
   for (const Row& r : rows)
     csv += fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{},{},{}\n", r.rec->at("id"), r.rec->at("op"), r.category,
-                       r.rec->at("cores"), r.shape, r.rec->at("measured_kernel_us"), r.simulated,
+                       record_config(records, *r.rec).cores, r.shape, r.rec->at("measured_kernel_us"), r.simulated,
                        100.0 * (r.simulated - r.measured) / r.measured, r.rec->at("analytical_model_us"),
                        r.rec->at("hbm_bytes"), r.offchip);
   std::sort(skipped.begin(), skipped.end(), [](const Skipped& a, const Skipped& b) { return a.rec->line < b.rec->line; });
@@ -181,7 +181,7 @@ int cmd_accuracy(const std::vector<std::string>& args) {
                              "dfsim us", "err %", "cost model err %");
     for (const Row& r : rows)
       std::cout << fmt::format("{:<18} {:>5} {:>18} {:>12.1f} {:>12.1f} {:>8.1f} {:>16}\n", r.rec->at("op"),
-                               r.rec->at("cores"), r.shape, r.measured, r.simulated,
+                               record_config(records, *r.rec).cores, r.shape, r.measured, r.simulated,
                                100.0 * (r.simulated - r.measured) / r.measured,
                                fixed(100.0 * (r.model - r.measured) / r.measured, 1));
     std::cout << "\n";

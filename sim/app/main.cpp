@@ -25,7 +25,7 @@ const char* kUsage =
     "  compile   compile an op graph into a kernel graph\n"
     "  validate  check configs, graphs, suites, sweeps, placements and model files without running\n"
     "  info      print a config's derived figures (and --params: every parameter)\n"
-    "  calibrate run the memory microbenchmarks and compare with the measured card\n"
+    "  calibrate run the calibration microbenchmarks (memory, an add, a matmul) against the measured card\n"
     "  regress   run regression suites: expected metrics with tolerances, JUnit output\n"
     "  diff      compare two runs metric by metric and kernel by kernel\n"
     "  accuracy  simulate the kernels measured on a card and report the error per category\n"

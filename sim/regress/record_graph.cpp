@@ -48,7 +48,7 @@ struct Rec {
   const DeviceRecords& f;
   const DeviceRecord& r;
   const std::string& op;
-  long long cores, R, C, N, tiles;
+  long long cores, R, C, N, B, tiles;
   bool tiled;  // BENCH_TILES >= 2: the card runs a coarse-tile loop (0 and 1: untiled)
   GraphBuilder& b;
   Dims rc() const { return {R, C}; }
@@ -192,7 +192,7 @@ void matmul(Rec& x) {
 // otherwise BENCH_TILES >= 2 loops over K (bmm_nested_b_k: over B in 2, K inside).
 // WD_LAYOUT_A / WD_LAYOUT_B become the graph's compile.layouts.
 void batched_matmul(Rec& x) {
-  const long long B = record_int(x.f, x.r, "B", record_param_int(x.f, x.r, "BENCH_B", 8));
+  const long long B = x.B;
   const bool shared_weight = x.op == "bmm_wd_3d2d" || x.op == "bmm_3d2d_k_tiling";
   x.b.input("a", {B, x.R, x.C}).input("b", shared_weight ? Dims{x.C, x.N} : Dims{B, x.C, x.N});
   x.b.output("y", {B, x.R, x.N});
@@ -340,10 +340,29 @@ std::string record_category(const std::string& op) {
   return it == table.end() ? "other" : it->second;
 }
 
+RecordConfig record_config(const DeviceRecords& f, const DeviceRecord& r) {
+  RecordConfig c;
+  auto pick = [&](const char* column, const char* param, long long dflt) {
+    return record_int(f, r, column, record_param_int(f, r, param, dflt));
+  };
+  c.cores = std::max(1LL, pick("cores", "SENCORES", 32));
+  c.R = pick("rows", "BENCH_ROWS", 512);
+  c.C = pick("cols", "BENCH_COLS", 16384);
+  c.N = pick("N", "BENCH_N", c.C);
+  c.B = pick("B", "BENCH_B", 8);
+  c.tiles = pick("tiles", "BENCH_TILES", 0);
+  const std::string& lx = r.at("lx_planning");
+  c.lx_planning = (lx.empty() ? r.param("LX_PLANNING", "1") : lx) != "0";
+  return c;
+}
+
 std::string record_shape(const DeviceRecords& f, const DeviceRecord& r) {
-  std::string s = fmt::format("{}x{}", r.at("rows"), r.at("cols"));
-  if (!r.at("N").empty()) s += fmt::format("x{}", r.at("N"));
-  if (r.at("op").rfind("bmm", 0) == 0) s = fmt::format("{}x{}", record_int(f, r, "B", 8), s);
+  const RecordConfig c = record_config(f, r);
+  const std::string& op = r.at("op");
+  const bool matmul = op.rfind("mm", 0) == 0 || op.rfind("matmul", 0) == 0 || op.rfind("bmm", 0) == 0;
+  std::string s = fmt::format("{}x{}", c.R, c.C);
+  if (matmul) s += fmt::format("x{}", c.N);
+  if (op.rfind("bmm", 0) == 0) s = fmt::format("{}x{}", c.B, s);
   return s;
 }
 
@@ -356,13 +375,11 @@ Json record_graph(const DeviceRecords& f, const DeviceRecord& r, std::string* re
     *reason = "op \"" + o + "\" has no op graph builder (sim/regress/record_graph.cpp)";
     return nullptr;
   }
-  const long long cores = std::max(1LL, record_int(f, r, "cores", 32));
-  const long long R = record_int(f, r, "rows", 0), C = record_int(f, r, "cols", 0);
-  const long long tiles = record_int(f, r, "tiles", 0);
+  const RecordConfig c = record_config(f, r);
   // The card's scratchpad planning (LX_PLANNING=1) keeps reduction outputs in LX; with it off
   // (0) no tensor stays in LX, not even inside a fused kernel (lx_planning "off").
-  GraphBuilder b(o, cores, r.at("lx_planning") == "1" ? Json(true) : Json("off"));
-  Rec x{f, r, o, cores, R, C, record_int(f, r, "N", C), tiles, tiles >= 2, b};
+  GraphBuilder b(o, c.cores, c.lx_planning ? Json(true) : Json("off"));
+  Rec x{f, r, o, c.cores, c.R, c.C, c.N, c.B, c.tiles, c.tiles >= 2, b};
   build(x);
   return b.g;
 }

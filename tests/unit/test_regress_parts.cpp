@@ -138,7 +138,9 @@ TEST_CASE("device records: every op of torch-spyre's benchmark harness has an op
                                  "j,mmwd,4,512,1024,256,,0,1,WD_M=2 WD_N=2 WD_K=2,1,\n"
                                  "k,mm,32,512,1024,256,,4,1,BENCH_TILES=4 WD_M=2,1,\n"
                                  "l,add17,32,512,1024,,,0,1,,1,\n"
-                                 "m,flash_attn,32,512,1024,,,0,1,,1,\n");
+                                 "m,flash_attn,32,512,1024,,,0,1,,1,\n"
+                                 "n,bmm_wd,,,,,,,,BENCH_ROWS=256 BENCH_COLS=128 BENCH_N=64 BENCH_B=2 "
+                                 "SENCORES=4 LX_PLANNING=0,1,\n");
   std::string why;
   auto graph = [&](int row) { return record_graph(f, f.rows[static_cast<std::size_t>(row)], &why); };
   CHECK(graph(0)["ops"][0]["op"] == "mul");
@@ -173,4 +175,12 @@ TEST_CASE("device records: every op of torch-spyre's benchmark harness has an op
   CHECK(graph(11).is_null());  // add17: beyond the chains the harness builds
   CHECK(graph(12).is_null());
   CHECK_THAT(why, Catch::Contains("flash_attn"));
+  // Empty columns: the harness's own parameters stand in for them.
+  Json params_only = graph(13);
+  CHECK(params_only["tensors"]["a"]["shape"] == Json::array({2, 256, 128}));
+  CHECK(params_only["tensors"]["b"]["shape"] == Json::array({2, 128, 64}));
+  CHECK(params_only["compile"]["cores"] == 4);
+  CHECK(params_only["compile"]["lx_planning"] == "off");
+  CHECK(record_shape(f, f.rows[13]) == "2x256x128x64");
+  CHECK(record_shape(f, f.rows[0]) == "512x1024");
 }
