@@ -133,10 +133,11 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   if (builder.graph().tasks.empty())
     throw InputError(ops.file, "/ops", "every op is free (reshapes that alias their input): nothing moves, nothing to simulate");
   KernelGraph g = builder.take();
-  if (uses_stick_layout(ops)) {
+  if (const std::string mode = ops.compile.hbm_layout.value_or("row_major"); mode != "row_major") {
     std::vector<std::optional<StickLayout>> layouts(g.buffers.size());
     for (std::size_t t = 0; t < ops.tensors.size(); ++t)
-      if (alias[t] < 0) layouts[static_cast<std::size_t>(ctx.hbm[t])] = stick_layout(ops, static_cast<int>(t), ctx.stick_bytes);
+      if (alias[t] < 0 && (mode == "stick" || batched_matmul_tensor(ops, static_cast<int>(t))))
+        layouts[static_cast<std::size_t>(ctx.hbm[t])] = stick_layout(ops, static_cast<int>(t), ctx.stick_bytes);
     apply_stick_layout(g, layouts);
   }
   g.cards = ops.compile.cards;

@@ -18,6 +18,16 @@ std::uint64_t StickLayout::device(std::uint64_t x) const {
 
 bool uses_stick_layout(const OpGraph& g) { return g.compile.hbm_layout.value_or("row_major") == "stick"; }
 
+bool batched_matmul_tensor(const OpGraph& g, int t) {
+  if (g.tensors[static_cast<std::size_t>(t)].shape.size() < 3) return false;
+  for (const Op& op : g.ops) {
+    if (find_op_info(op.op)->kind != OpKind::matmul) continue;
+    if (std::count(op.inputs.begin(), op.inputs.end(), t) || std::count(op.outputs.begin(), op.outputs.end(), t))
+      return true;
+  }
+  return false;
+}
+
 std::optional<StickLayout> stick_layout(const OpGraph& g, int t, std::uint64_t stick_bytes) {
   const OpTensor& x = g.tensors[static_cast<std::size_t>(t)];
   const std::size_t n = x.shape.size();

@@ -30,6 +30,10 @@ struct StickLayout {
 // memory.hbm_layout when the graph does not say).
 bool uses_stick_layout(const OpGraph& g);
 
+// Whether tensor `t` is in the card's layout under compile.hbm_layout "batched": rank 3 or
+// more and read or written by a matmul (a batched matmul's operands and output).
+bool batched_matmul_tensor(const OpGraph& g, int t);
+
 // The stick layout of tensor `t`, or nullopt when its bytes stay row-major: rank 1 or a first
 // stored dim of 1 (both layouts agree), or a stick dim that is not whole sticks (the card pads
 // it to whole sticks; dfsim keeps such a tensor row-major rather than move padding).

@@ -206,10 +206,11 @@ std::vector<Param> build() {
                 DFSIM_FIELD(memory.port_request_ns)), 0, false, 1e6),
       choices(make("memory.hbm_layout", T::String, "",
                    "how the compiler lays tensors out in off-chip memory unless the op graph's compile.hbm_layout "
-                   "says otherwise: row_major (the dims in compile.layouts order, row-major) or stick (the card's "
-                   "generic stick layout: docs/compiler.md, \"HBM layout\")",
+                   "says otherwise: row_major (the dims in compile.layouts order, row-major), batched (the card's "
+                   "generic stick layout for the batched tensors of matmuls, rank 3 and more, the rest row-major) or "
+                   "stick (the card's generic stick layout for every tensor: docs/compiler.md, \"HBM layout\")",
                    DFSIM_FIELD(memory.hbm_layout)),
-              {"row_major", "stick"}),
+              {"row_major", "batched", "stick"}),
       ints(make("memory.lpddr5.bank_groups", T::Int, "banks", "lpddr5: bank groups per channel",
                 DFSIM_FIELD(memory.lpddr5.bank_groups)), 1, 64),
       ints(make("memory.lpddr5.banks_per_group", T::Int, "banks", "lpddr5: banks per bank group",

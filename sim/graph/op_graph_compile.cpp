@@ -146,8 +146,9 @@ void read_graph_compile(OpGraph& g, const JsonView& c) {
   if (c.has("layouts")) read_layouts(g, c.at("layouts"));
   if (c.has("hbm_layout")) {
     const Json& j = c.at("hbm_layout").json();
-    if (!j.is_string() || (j.get<std::string>() != "row_major" && j.get<std::string>() != "stick"))
-      c.at("hbm_layout").fail("expected \"row_major\" or \"stick\"");
+    if (!j.is_string() || (j.get<std::string>() != "row_major" && j.get<std::string>() != "batched" &&
+                           j.get<std::string>() != "stick"))
+      c.at("hbm_layout").fail("expected \"row_major\", \"batched\" or \"stick\"");
     g.compile.hbm_layout = j.get<std::string>();
   }
   // Graph-level split and tiles: defaults for the ops whose dims they name (an op's own

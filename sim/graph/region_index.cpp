@@ -26,7 +26,28 @@ bool regions_overlap(const Region& a, const Region& b) {
   if (region_begin(a) >= region_end(b) || region_begin(b) >= region_end(a)) return false;
   if (a.rows <= 1 && b.rows <= 1) return true;  // two contiguous runs whose bounds meet
   std::uint64_t s = a.rows > 1 ? a.stride : b.stride;
-  if (a.rows > 1 && b.rows > 1 && a.stride != b.stride) return true;  // bounding ranges only
+  if (a.rows > 1 && b.rows > 1 && a.stride != b.stride) {
+    // Two strides: each row of the pattern with fewer rows that lies within the other's
+    // bounding range against the other, as one run (the card's stick layout makes patterns of
+    // single sticks with different strides interleave, e.g. two cores' stores of one batched
+    // tensor). Past kMaxRows such rows the answer is the bounding ranges' (conservative).
+    constexpr std::uint64_t kMaxRows = 4096;
+    const Region& few = a.rows <= b.rows ? a : b;
+    const Region& many = a.rows <= b.rows ? b : a;
+    if (few.stride == 0) return true;
+    const std::uint64_t lo = region_begin(many), hi = region_end(many);
+    const std::uint64_t first = few.offset + few.bytes > lo ? 0 : (lo - few.offset - few.bytes) / few.stride + 1;
+    const std::uint64_t last = std::min(few.rows - 1, (hi - 1 - std::min(hi - 1, few.offset)) / few.stride);
+    if (last >= first && last - first >= kMaxRows) return true;
+    for (std::uint64_t i = first; i <= last && i < few.rows; ++i) {
+      Region row = few;
+      row.offset = few.offset + i * few.stride;
+      row.rows = 1;
+      row.stride = 0;
+      if (regions_overlap(row, many)) return true;
+    }
+    return false;
+  }
   if (s == 0) return true;
   // Row i of a: [oa + i*s, oa + i*s + ba); row j of b: [ob + j*s, ob + j*s + bb).
   // They meet iff d + t*s lies in (-ba, bb) with d = oa - ob, t = i - j.

@@ -12,8 +12,9 @@ namespace dfsim {
 std::uint64_t region_begin(const Region& r);
 std::uint64_t region_end(const Region& r);
 
-// Whether two regions of the same buffer instance share a byte. Exact when both have the
-// same stride or either is a single run; otherwise by bounding ranges (conservative).
+// Whether two regions of the same buffer instance share a byte. Exact, but for two patterns of
+// different strides with more than 4096 rows of one inside the other's bounding range, which
+// count as overlapping when their bounding ranges do (conservative).
 bool regions_overlap(const Region& a, const Region& b);
 
 // Written regions of every buffer instance, sorted by start, queried by overlap. One flat

@@ -292,9 +292,11 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // 64.8, all 32.0 -> 31.6 (small kernels and chains of kernels).
   // 2026-12-05: the fold stream limit refitted to the facts' 74 % of peak (96 -> 64): matmul
   // 17.7 -> 16.0 (compute-bound records on 1-8 cores), bmm 64.8 -> 63.9, all 31.6 -> 31.0.
+  // 2026-12-05: the tensors of batched matmuls in the card's layout (memory.hbm_layout
+  // "batched"): bmm 63.9 -> 53.3, all 31.0 -> 26.7; no other category moves.
   const Pin pins[] = {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 16.9},
                       {"transport", 11, 16.9}, {"softmax", 10, 12.8},  {"matmul", 23, 16.0},
-                      {"bmm", 22, 63.9},       {"all", 110, 31.0}};
+                      {"bmm", 22, 53.3},       {"all", 110, 26.7}};
   for (const Pin& p : pins) {
     std::smatch m;
     REQUIRE(std::regex_search(r.out, m, std::regex(std::string("\n") + p.category + R"( +([0-9]+) +([0-9.]+) )")));

@@ -294,9 +294,19 @@ TEST_CASE("graph: strided regions overlap exactly when strides match") {
   CHECK(regions_overlap(R(0, 64, 4, 128), R(300, 64, 1, 0)));
   // Row ranges that do not meet (rows 0-1 against rows 2-3 of the same columns).
   CHECK_FALSE(regions_overlap(R(0, 64, 2, 128), R(256, 64, 2, 128)));
-  // Different strides: bounding ranges (conservative).
-  CHECK(regions_overlap(R(0, 64, 4, 128), R(64, 32, 2, 256)));
+  // Different strides: row by row. [64, 96) and [320, 352) both fall in the gaps of rows of
+  // 64 bytes 128 apart ([0, 64), [128, 192), [256, 320), [384, 448)): no byte shared.
+  CHECK_FALSE(regions_overlap(R(0, 64, 4, 128), R(64, 32, 2, 256)));
+  CHECK(regions_overlap(R(0, 64, 4, 128), R(100, 32, 2, 256)));  // [100, 132) meets [128, 192)
   CHECK_FALSE(regions_overlap(R(0, 64, 4, 128), R(448, 32, 2, 256)));
+  // Two cores' stores of a batched tensor in the card's layout: single sticks, 512 apart for
+  // one, two sticks 4992 apart for the other (sticks 3 and 42); they interleave, never meet.
+  CHECK_FALSE(regions_overlap(R(0, 128, 4, 512), R(384, 128, 2, 4992)));
+  CHECK(regions_overlap(R(0, 128, 4, 512), R(1024, 128, 2, 4992)));
+  // More than 4096 rows of one inside the other's bounding range: bounding ranges (the even
+  // bytes against the odd ones meet nowhere, but are not compared row by row).
+  CHECK(regions_overlap(R(0, 1, 10000, 2), R(1, 1, 10000, 4)));
+  CHECK_FALSE(regions_overlap(R(0, 1, 100, 2), R(1, 1, 100, 4)));
 }
 
 TEST_CASE("graph: expansion with strided writers and readers") {

@@ -175,7 +175,7 @@ TEST_CASE("hbm layout: the chip's memory.hbm_layout is the default, the op graph
   j["compile"]["hbm_layout"] = "row_major";
   CHECK(load_rows(compile_ops(read_op_graph(j, "w.json"), chip, 1)) == 1);
   j["compile"]["hbm_layout"] = "sticks";
-  CHECK_THROWS_WITH(read_op_graph(j, "w.json"), Catch::Contains("w.json: /compile/hbm_layout: expected \"row_major\" or \"stick\""));
+  CHECK_THROWS_WITH(read_op_graph(j, "w.json"), Catch::Contains("w.json: /compile/hbm_layout: expected \"row_major\", \"batched\" or \"stick\""));
 }
 
 TEST_CASE("hbm layout: a 3-D add split along d0 or d1 writes every byte once", "[compiler][layout]") {
@@ -192,4 +192,60 @@ TEST_CASE("hbm layout: a 3-D add split along d0 or d1 writes every byte once", "
     CHECK(all_equal(coverage(k, e, "y", true), 1));
     for (const char* t : {"a", "b"}) CHECK(all_equal(coverage(k, e, t, false), 1));
   }
+}
+
+TEST_CASE("hbm layout: batched lays out the tensors of batched matmuls only, bytes conserved", "[compiler][layout]") {
+  // bmm [4, 256, 128] @ [4, 128, 256] -> [4, 256, 256] on 4 cores, and a 3-D add nobody
+  // multiplies. Under "batched" the bmm's tensors are in the card's layout: a is device
+  // [256, 2, 4, 64] (M, K/64, B, 64), so any part of one batch's rows is single sticks
+  // (128 B), 4 x 128 = 512 B apart; row-major, a batch's rows are runs of at least a k-step.
+  // The add's tensors stay row-major: its loads are the same as under "row_major".
+  auto compile = [](const std::string& mode) {
+    Json j = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "bmm",
+      "tensors": {"a": {"shape": [4, 256, 128], "dtype": "fp16"}, "b": {"shape": [4, 128, 256], "dtype": "fp16"},
+                  "y": {"shape": [4, 256, 256], "dtype": "fp16"}, "p": {"shape": [4, 64, 128], "dtype": "fp16"},
+                  "q": {"shape": [4, 64, 128], "dtype": "fp16"}, "z": {"shape": [4, 64, 128], "dtype": "fp16"}},
+      "inputs": ["a", "b", "p", "q"], "outputs": ["y", "z"],
+      "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["y"]}, {"op": "add", "inputs": ["p", "q"], "outputs": ["z"]}],
+      "compile": {"cores": 4}})");
+    j["compile"]["hbm_layout"] = mode;
+    return compile_ops(read_op_graph(j, "w.json"), ChipConfig{}, 4);
+  };
+  KernelGraph row = compile("row_major"), batched = compile("batched");
+  auto buffer = [](const KernelGraph& k, const std::string& name) {
+    for (std::size_t i = 0; i < k.buffers.size(); ++i)
+      if (k.buffers[i].name == name) return static_cast<int>(i);
+    return -1;
+  };
+  auto load_runs = [&](const KernelGraph& k, const std::string& name) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;  // (bytes, stride) of each load of `name`
+    for (const Task& t : k.tasks)
+      if (t.unit == UnitKind::dma && t.op == "load")
+        for (const Access& r : t.reads)
+          if (r.buffer == buffer(k, name)) runs.emplace_back(r.bytes, r.rows > 1 ? r.stride : 0);
+    return runs;
+  };
+  const auto a_batched = load_runs(batched, "a"), a_row = load_runs(row, "a");
+  REQUIRE_FALSE(a_batched.empty());
+  for (const auto& [bytes, stride] : a_batched) {
+    CHECK(bytes == 128);
+    CHECK(stride == 512);
+  }
+  bool longer = false;
+  for (const auto& [bytes, stride] : a_row) longer = longer || bytes > 128;
+  CHECK(longer);
+  CHECK(load_runs(batched, "p") == load_runs(row, "p"));
+  // Conservation: every byte of y written once, the add's z too.
+  ChipConfig chip;
+  ExpandedGraph e = expand_graph(batched, chip);
+  CHECK(all_equal(coverage(batched, e, "y", true), 1));
+  CHECK(all_equal(coverage(batched, e, "z", true), 1));
+  // A 3-D input times a 2-D weight: the 3-D tensors are the card's, the weight stays row-major.
+  OpGraph l = read_op_graph(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "l",
+      "tensors": {"x": {"shape": [2, 8, 64], "dtype": "fp16"}, "w": {"shape": [64, 64], "dtype": "fp16"},
+                  "y": {"shape": [2, 8, 64], "dtype": "fp16"}},
+      "inputs": ["x", "w"], "outputs": ["y"], "ops": [{"op": "matmul", "inputs": ["x", "w"], "outputs": ["y"]}]})"),
+                            "l.json");
+  for (std::size_t t = 0; t < l.tensors.size(); ++t)
+    CHECK(batched_matmul_tensor(l, static_cast<int>(t)) == (l.tensors[t].name != "w"));
 }
