@@ -310,7 +310,7 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
 TEST_CASE("validate: the shipped suites check, a bad one exits 2 with its JSON path", "[regress]") {
   Result ok = dfsim("validate tests/regression/workloads-spyre.suite.json tests/regression/workloads-small.suite.json");
   CHECK(ok.code == 0);
-  CHECK_THAT(ok.out, Contains("tests/regression/workloads-spyre.suite.json: ok (dfsim.suite, 15 cases)"));
+  CHECK_THAT(ok.out, Contains("tests/regression/workloads-spyre.suite.json: ok (dfsim.suite, 16 cases)"));
   TempDir d("validate");
   ojson s = small_suite();
   s["cases"][1]["name"] = "add";
