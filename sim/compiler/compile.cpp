@@ -138,6 +138,7 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
     for (std::size_t t = 0; t < ops.tensors.size(); ++t)
       if (alias[t] < 0 && (mode == "stick" || batched_matmul_tensor(ops, static_cast<int>(t))))
         layouts[static_cast<std::size_t>(ctx.hbm[t])] = stick_layout(ops, static_cast<int>(t), ctx.stick_bytes);
+    if (report) describe_layouts(g, layouts, mode, *report);
     apply_stick_layout(g, layouts);
   }
   g.cards = ops.compile.cards;

@@ -55,7 +55,8 @@ Json CompileReport::to_json() const {
   for (const KernelReport& k : kernels) {
     Json j = {{"kernel", k.kernel},       {"ops", k.ops},           {"split", k.split},
               {"why", k.why},             {"loops", k.loops},       {"lx_resident", k.lx_resident},
-              {"sharing", k.sharing},     {"macs", k.macs},         {"roofline_ns", k.roofline_ns},
+              {"sharing", k.sharing},     {"layout", k.layout},     {"macs", k.macs},
+              {"roofline_ns", k.roofline_ns},
               {"bound", k.bound},         {"estimate_ns", k.estimate_ns}, {"warnings", k.warnings}};
     Json bytes = Json::object();
     for (const auto& [b, n] : k.offchip_bytes) bytes[b] = n;
@@ -79,6 +80,7 @@ std::string CompileReport::text() const {
     for (const auto& l : k.loops) s += fmt::format("  loop: {}\n", l);
     for (const auto& l : k.lx_resident) s += fmt::format("  in LX: {}\n", l);
     if (!k.sharing.empty()) s += fmt::format("  sharing: {}\n", k.sharing);
+    if (!k.layout.empty()) s += fmt::format("  layout: {}\n", k.layout);
     for (const auto& [b, n] : k.offchip_bytes) s += fmt::format("  off-chip {}: {} bytes\n", b, n);
     s += fmt::format("  roofline: {:.1f} us ({} bound){}\n", k.roofline_ns / 1000.0, k.bound,
                      k.estimate_ns > 0 ? fmt::format(", compiler estimate {:.1f} us", k.estimate_ns / 1000.0) : "");

@@ -21,6 +21,7 @@ struct KernelReport {
   std::vector<std::string> loops;               // tile loops, outermost first
   std::vector<std::string> lx_resident;         // buffers kept in LX across a loop
   std::string sharing;                          // operand sharing: on/off and why
+  std::string layout;                           // HBM tensors in the card's stick layout, if any
   std::map<std::string, std::uint64_t> offchip_bytes;  // per HBM buffer: bytes loaded + stored
   std::uint64_t macs = 0;
   double roofline_ns = 0;                       // max(compute at peak, off-chip bytes at peak)

@@ -2,6 +2,8 @@
 // chain through tensors split the same way become one kernel.
 #include "sim/compiler/fusion.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "sim/compiler/fused_plan.h"
@@ -42,7 +44,7 @@ int stored_intermediate(const OpGraph& g, const KernelPlan& k, const Op& next) {
 bool coarse_tiles_fuse(const OpGraph& g, const Op& op, int cores) {
   if (op.tiles.empty()) return true;
   const auto s = rowwise_split(g, op, op.outputs[0], cores);
-  return s && op.tiles.size() == 1 && op.tiles.begin()->first == "d" + std::to_string(s->dim);
+  return s && op.tiles.size() == 1 && op.tiles.begin()->first == fmt::format("d{}", s->dim);
 }
 
 // An op that may share a kernel with its neighbours at all (a forced split keeps its own).

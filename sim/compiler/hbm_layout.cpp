@@ -2,6 +2,7 @@
 #include "sim/compiler/hbm_layout.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "sim/compiler/spmd_merge.h"
@@ -205,6 +206,24 @@ bool touches_layout(const KernelGraph& g, const Task& t, const std::vector<std::
 }
 
 }  // namespace
+
+void describe_layouts(const KernelGraph& g, const std::vector<std::optional<StickLayout>>& layouts,
+                      const std::string& mode, CompileReport& report) {
+  for (const Kernel& k : g.kernels) {
+    std::set<std::string> names;
+    for (int ti : k.tasks)
+      for (const auto* acc : {&g.tasks[static_cast<std::size_t>(ti)].reads, &g.tasks[static_cast<std::size_t>(ti)].writes})
+        for (const Access& a : *acc) {
+          const Buffer& b = g.buffers[static_cast<std::size_t>(a.buffer)];
+          if (b.space == Space::hbm && layouts[static_cast<std::size_t>(a.buffer)]) names.insert(b.name);
+        }
+    if (names.empty()) continue;
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    report.kernel(k.name).layout =
+        list + " in the card's stick layout (hbm_layout \"" + mode + "\"); the estimate above reads them row-major";
+  }
+}
 
 void apply_stick_layout(KernelGraph& g, const std::vector<std::optional<StickLayout>>& layouts) {
   std::vector<Task> tasks;

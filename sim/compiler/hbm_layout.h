@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/compiler/compile_report.h"
 #include "sim/compiler/tiling.h"
 #include "sim/graph/kernel_graph.h"
 #include "sim/graph/op_graph.h"
@@ -56,6 +57,12 @@ struct DeviceRuns {
 // stride grouped. Their bytes add up to the pattern's.
 std::vector<DeviceRuns> device_runs(const StickLayout& l, std::uint64_t offset, std::uint64_t bytes, std::uint64_t rows,
                                     std::uint64_t stride);
+
+// Names, in each kernel's --explain report, the HBM buffers it touches that `layouts` lays out
+// in the card's stick layout (compile.hbm_layout `mode`): the compiler's estimates read them
+// row-major, so a kernel slower than its estimate says why here.
+void describe_layouts(const KernelGraph& g, const std::vector<std::optional<StickLayout>>& layouts,
+                      const std::string& mode, CompileReport& report);
 
 // Rewrites every HBM access of `g` whose buffer has a layout in `layouts` (per buffer; nullopt:
 // unchanged) into its device runs: a DMA load gathers them, a store scatters them (one access

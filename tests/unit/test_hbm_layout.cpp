@@ -200,7 +200,7 @@ TEST_CASE("hbm layout: batched lays out the tensors of batched matmuls only, byt
   // [256, 2, 4, 64] (M, K/64, B, 64), so any part of one batch's rows is single sticks
   // (128 B), 4 x 128 = 512 B apart; row-major, a batch's rows are runs of at least a k-step.
   // The add's tensors stay row-major: its loads are the same as under "row_major".
-  auto compile = [](const std::string& mode) {
+  auto compile = [](const std::string& mode, CompileReport* report = nullptr) {
     Json j = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "bmm",
       "tensors": {"a": {"shape": [4, 256, 128], "dtype": "fp16"}, "b": {"shape": [4, 128, 256], "dtype": "fp16"},
                   "y": {"shape": [4, 256, 256], "dtype": "fp16"}, "p": {"shape": [4, 64, 128], "dtype": "fp16"},
@@ -209,7 +209,7 @@ TEST_CASE("hbm layout: batched lays out the tensors of batched matmuls only, byt
       "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["y"]}, {"op": "add", "inputs": ["p", "q"], "outputs": ["z"]}],
       "compile": {"cores": 4}})");
     j["compile"]["hbm_layout"] = mode;
-    return compile_ops(read_op_graph(j, "w.json"), ChipConfig{}, 4);
+    return compile_ops(read_op_graph(j, "w.json"), ChipConfig{}, 4, report);
   };
   KernelGraph row = compile("row_major"), batched = compile("batched");
   auto buffer = [](const KernelGraph& k, const std::string& name) {
@@ -235,6 +235,12 @@ TEST_CASE("hbm layout: batched lays out the tensors of batched matmuls only, byt
   for (const auto& [bytes, stride] : a_row) longer = longer || bytes > 128;
   CHECK(longer);
   CHECK(load_runs(batched, "p") == load_runs(row, "p"));
+  // --explain names them on the matmul's kernel, and nothing on the add's.
+  CompileReport report;
+  compile("batched", &report);
+  REQUIRE(report.kernels.size() == 2);
+  CHECK_THAT(report.kernels[0].layout, Catch::Contains("a, b, y in the card's stick layout (hbm_layout \"batched\")"));
+  CHECK(report.kernels[1].layout.empty());
   // Conservation: every byte of y written once, the add's z too.
   ChipConfig chip;
   ExpandedGraph e = expand_graph(batched, chip);
