@@ -113,10 +113,7 @@ int chain_length(const std::string& op) {
 // --- the families (torch-spyre's profile_ops.py names the ops; bench-ops.md) ---
 
 // neg, copy (x + 1.0), gelu, relu, sigmoid, exp: the unary op over [R, C].
-void unary(Rec& x) {
-  const std::string kind = x.op == "copy" ? "copy" : x.op;
-  x.b.input("x", x.rc()).output("y", x.rc()).op(kind, {"x"}, "y");
-}
+void unary(Rec& x) { x.b.input("x", x.rc()).output("y", x.rc()).op(x.op, {"x"}, "y"); }
 
 // add, mul: a binary op of two [R, C].
 void binary(Rec& x) { x.b.input("a", x.rc()).input("b", x.rc()).output("y", x.rc()).op(x.op, {"a", "b"}, "y"); }
@@ -192,15 +189,14 @@ void matmul(Rec& x) {
 // otherwise BENCH_TILES >= 2 loops over K (bmm_nested_b_k: over B in 2, K inside).
 // WD_LAYOUT_A / WD_LAYOUT_B become the graph's compile.layouts.
 void batched_matmul(Rec& x) {
-  const long long B = x.B;
   const bool shared_weight = x.op == "bmm_wd_3d2d" || x.op == "bmm_3d2d_k_tiling";
-  x.b.input("a", {B, x.R, x.C}).input("b", shared_weight ? Dims{x.C, x.N} : Dims{B, x.C, x.N});
-  x.b.output("y", {B, x.R, x.N});
+  x.b.input("a", {x.B, x.R, x.C}).input("b", shared_weight ? Dims{x.C, x.N} : Dims{x.B, x.C, x.N});
+  x.b.output("y", {x.B, x.R, x.N});
   Json& mm = x.b.op("matmul", {"a", "b"}, "y");
   Json comp = Json::object();
   Json split = fitted_split(x, {{"B", "B"}, {"M", "M"}, {"N", "N"}, {"K", "K"}});
-  const bool forced = !split.empty() || !x.r.param("WD_B", "").empty() || !x.r.param("WD_M", "").empty() ||
-                      !x.r.param("WD_N", "").empty() || !x.r.param("WD_K", "").empty();
+  bool forced = false;  // any WD_* set, even one the fit skipped
+  for (const char* k : {"WD_B", "WD_M", "WD_N", "WD_K"}) forced = forced || !x.r.param(k, "").empty();
   if (!split.empty()) comp["split"] = split;
   if (x.tiled && !forced)
     comp["tiles"] = x.op == "bmm_nested_b_k" ? Json{{"B", 2}, {"K", x.tiles}} : Json{{"K", x.tiles}};
