@@ -46,6 +46,12 @@ int cmd_info(const std::vector<std::string>& args) {
   std::cout << fmt::format("  off-chip         {} model, {} channels x {}-bit x {} MT/s = {:.1f} GB/s peak{}\n",
                            c.memory.impl, c.memory.channels, c.memory.bus_bits, c.memory.data_rate_mtps,
                            c.memory_peak_gbps(), c.memory.ideal ? " (ideal: no time)" : "");
+  const std::string& hbm = c.memory.hbm_layout;
+  std::cout << fmt::format("  tensor layout    {}\n",
+                           hbm == "stick"     ? "the card's stick layout for every off-chip tensor (hbm_layout stick)"
+                           : hbm == "batched" ? "the card's stick layout for the tensors of batched matmuls, the rest "
+                                                "row-major (hbm_layout batched)"
+                                              : "row-major (hbm_layout row_major)");
   std::cout << fmt::format("  ring             {} B/cycle per direction per link = {:.1f} GB/s, {} cycles per hop\n",
                            c.ring.bytes_per_cycle, c.ring_gbps_per_direction(), c.ring.hop_cycles);
   if (c.memory.ports > 0)

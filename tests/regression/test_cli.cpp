@@ -239,9 +239,11 @@ TEST_CASE("cli: info prints the spyre figures", "[cli]") {
   CHECK_THAT(r.out, Contains("81.0 GB/s per direction"));  // memory port: 54 B/cycle x 1.5 GHz
   CHECK_THAT(r.out, Contains("2 queues per core"));
   CHECK_THAT(r.out, Contains("allocated in program order"));
-  Result s = dfsim("info -c configs/spyre.json --set memory.channels=4");
+  CHECK_THAT(r.out, Contains("tensor layout    the card's stick layout for the tensors of batched matmuls"));
+  Result s = dfsim("info -c configs/spyre.json --set memory.channels=4 --set memory.hbm_layout=row_major");
   CHECK(s.code == 0);
   CHECK_THAT(s.out, Contains("102.4"));
+  CHECK_THAT(s.out, Contains("tensor layout    row-major (hbm_layout row_major)"));
 }
 
 TEST_CASE("cli: --lx-planning overrides the op graph and is checked", "[cli]") {
