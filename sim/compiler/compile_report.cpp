@@ -53,11 +53,11 @@ void CompileReport::measure(const KernelGraph& g, const ChipConfig& chip) {
 Json CompileReport::to_json() const {
   Json out = Json::array();
   for (const KernelReport& k : kernels) {
-    Json j = {{"kernel", k.kernel},       {"ops", k.ops},           {"split", k.split},
-              {"why", k.why},             {"loops", k.loops},       {"lx_resident", k.lx_resident},
-              {"sharing", k.sharing},     {"layout", k.layout},     {"macs", k.macs},
-              {"roofline_ns", k.roofline_ns},
-              {"bound", k.bound},         {"estimate_ns", k.estimate_ns}, {"warnings", k.warnings}};
+    Json j = {{"kernel", k.kernel},           {"ops", k.ops},           {"split", k.split},
+              {"why", k.why},                 {"loops", k.loops},       {"lx_resident", k.lx_resident},
+              {"sharing", k.sharing},         {"layout", k.layout},     {"macs", k.macs},
+              {"roofline_ns", k.roofline_ns}, {"bound", k.bound},       {"estimate_ns", k.estimate_ns},
+              {"warnings", k.warnings}};
     Json bytes = Json::object();
     for (const auto& [b, n] : k.offchip_bytes) bytes[b] = n;
     j["offchip_bytes"] = bytes;
