@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sim/common/error.h"
 #include "sim/compiler/compile_report.h"
 #include "sim/compiler/fusion.h"
@@ -136,10 +138,13 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   if (const std::string mode = ops.compile.hbm_layout.value_or("row_major"); mode != "row_major") {
     std::vector<std::optional<StickLayout>> layouts(g.buffers.size());
     for (std::size_t t = 0; t < ops.tensors.size(); ++t)
-      if (alias[t] < 0 && (mode == "stick" || batched_matmul_tensor(ops, static_cast<int>(t))))
+      if (alias[t] < 0 && (mode == "stick" || batched_matmul_tensor(ops, uses, static_cast<int>(t))))
         layouts[static_cast<std::size_t>(ctx.hbm[t])] = stick_layout(ops, static_cast<int>(t), ctx.stick_bytes);
-    if (report) describe_layouts(g, layouts, mode, *report);
-    apply_stick_layout(g, layouts);
+    // (No tensor laid out, e.g. every batch of 1: nothing to map.)
+    if (std::any_of(layouts.begin(), layouts.end(), [](const auto& l) { return l.has_value(); })) {
+      if (report) describe_layouts(g, layouts, mode, *report);
+      apply_stick_layout(g, layouts);
+    }
   }
   g.cards = ops.compile.cards;
   g.description = "compiled by dfsim from " + (ops.file.empty() ? ops.name : ops.file) + " for " +

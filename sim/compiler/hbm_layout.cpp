@@ -19,14 +19,11 @@ std::uint64_t StickLayout::device(std::uint64_t x) const {
 
 bool uses_stick_layout(const OpGraph& g) { return g.compile.hbm_layout.value_or("row_major") == "stick"; }
 
-bool batched_matmul_tensor(const OpGraph& g, int t) {
+bool batched_matmul_tensor(const OpGraph& g, const TensorUses& uses, int t) {
   if (g.tensors[static_cast<std::size_t>(t)].shape.size() < 3) return false;
-  for (const Op& op : g.ops) {
-    if (find_op_info(op.op)->kind != OpKind::matmul) continue;
-    if (std::count(op.inputs.begin(), op.inputs.end(), t) || std::count(op.outputs.begin(), op.outputs.end(), t))
-      return true;
-  }
-  return false;
+  auto matmul = [&](int op) { return op >= 0 && find_op_info(g.ops[static_cast<std::size_t>(op)].op)->kind == OpKind::matmul; };
+  const std::vector<int>& readers = uses.readers(t);
+  return matmul(uses.producer(t)) || std::any_of(readers.begin(), readers.end(), matmul);
 }
 
 std::optional<StickLayout> stick_layout(const OpGraph& g, int t, std::uint64_t stick_bytes) {

@@ -11,6 +11,7 @@
 #include "sim/compiler/tiling.h"
 #include "sim/graph/kernel_graph.h"
 #include "sim/graph/op_graph.h"
+#include "sim/graph/tensor_uses.h"
 
 namespace dfsim {
 
@@ -33,7 +34,7 @@ bool uses_stick_layout(const OpGraph& g);
 
 // Whether tensor `t` is in the card's layout under compile.hbm_layout "batched": rank 3 or
 // more and read or written by a matmul (a batched matmul's operands and output).
-bool batched_matmul_tensor(const OpGraph& g, int t);
+bool batched_matmul_tensor(const OpGraph& g, const TensorUses& uses, int t);
 
 // The stick layout of tensor `t`, or nullopt when its bytes stay row-major: rank 1 or a first
 // stored dim of 1 (both layouts agree), or a stick dim that is not whole sticks (the card pads

@@ -39,7 +39,7 @@ bool regions_overlap(const Region& a, const Region& b) {
     const std::uint64_t first = few.offset + few.bytes > lo ? 0 : (lo - few.offset - few.bytes) / few.stride + 1;
     const std::uint64_t last = std::min(few.rows - 1, (hi - 1 - std::min(hi - 1, few.offset)) / few.stride);
     if (last >= first && last - first >= kMaxRows) return true;
-    for (std::uint64_t i = first; i <= last && i < few.rows; ++i) {
+    for (std::uint64_t i = first; i <= last; ++i) {
       Region row = few;
       row.offset = few.offset + i * few.stride;
       row.rows = 1;

@@ -252,6 +252,7 @@ TEST_CASE("hbm layout: batched lays out the tensors of batched matmuls only, byt
                   "y": {"shape": [2, 8, 64], "dtype": "fp16"}},
       "inputs": ["x", "w"], "outputs": ["y"], "ops": [{"op": "matmul", "inputs": ["x", "w"], "outputs": ["y"]}]})"),
                             "l.json");
+  const TensorUses uses(l);
   for (std::size_t t = 0; t < l.tensors.size(); ++t)
-    CHECK(batched_matmul_tensor(l, static_cast<int>(t)) == (l.tensors[t].name != "w"));
+    CHECK(batched_matmul_tensor(l, uses, static_cast<int>(t)) == (l.tensors[t].name != "w"));
 }
