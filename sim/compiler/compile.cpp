@@ -107,6 +107,8 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   }
   for (std::size_t t = 0; t < ops.tensors.size(); ++t)
     if (alias[t] >= 0) ctx.hbm[t] = ctx.hbm[static_cast<std::size_t>(alias[t])];
+  const std::vector<std::optional<StickLayout>> planned = planned_layouts(ops, uses, ctx.hbm, alias, ctx.stick_bytes);
+  ctx.layouts = &planned;
   std::vector<bool> cloned = residency.cloned;  // still to load
   for (const KernelPlan& k : kernels) {
     const Op& op = ops.ops[static_cast<std::size_t>(k.ops.front())];
@@ -135,16 +137,12 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   if (builder.graph().tasks.empty())
     throw InputError(ops.file, "/ops", "every op is free (reshapes that alias their input): nothing moves, nothing to simulate");
   KernelGraph g = builder.take();
-  if (const std::string mode = ops.compile.hbm_layout.value_or("row_major"); mode != "row_major") {
-    std::vector<std::optional<StickLayout>> layouts(g.buffers.size());
-    for (std::size_t t = 0; t < ops.tensors.size(); ++t)
-      if (alias[t] < 0 && (mode == "stick" || batched_matmul_tensor(ops, uses, static_cast<int>(t))))
-        layouts[static_cast<std::size_t>(ctx.hbm[t])] = stick_layout(ops, static_cast<int>(t), ctx.stick_bytes);
-    // (No tensor laid out, e.g. every batch of 1: nothing to map.)
-    if (std::any_of(layouts.begin(), layouts.end(), [](const auto& l) { return l.has_value(); })) {
-      if (report) describe_layouts(g, layouts, mode, *report);
-      apply_stick_layout(g, layouts);
-    }
+  // (No tensor laid out, e.g. row-major or every batch of 1: nothing to map.)
+  if (std::any_of(planned.begin(), planned.end(), [](const auto& l) { return l.has_value(); })) {
+    std::vector<std::optional<StickLayout>> layouts = planned;
+    layouts.resize(g.buffers.size());
+    if (report) describe_layouts(g, layouts, ops.compile.hbm_layout.value_or("row_major"), *report);
+    apply_stick_layout(g, layouts);
   }
   g.cards = ops.compile.cards;
   g.description = "compiled by dfsim from " + (ops.file.empty() ? ops.name : ops.file) + " for " +

@@ -10,13 +10,6 @@
 
 namespace dfsim {
 
-std::uint64_t StickLayout::device(std::uint64_t x) const {
-  const std::uint64_t row = x / row_bytes, within = x % row_bytes;
-  const std::uint64_t i0 = row / middle, mid = row % middle;
-  const std::uint64_t s = within / stick, lane = within % stick;
-  return ((mid * (row_bytes / stick) + s) * first + i0) * stick + lane;
-}
-
 bool uses_stick_layout(const OpGraph& g) { return g.compile.hbm_layout.value_or("row_major") == "stick"; }
 
 bool batched_matmul_tensor(const OpGraph& g, const TensorUses& uses, int t) {
@@ -42,6 +35,20 @@ std::optional<StickLayout> stick_layout(const OpGraph& g, int t, std::uint64_t s
   return l;
 }
 
+std::vector<std::optional<StickLayout>> planned_layouts(const OpGraph& g, const TensorUses& uses, const std::vector<int>& hbm,
+                                                        const std::vector<int>& alias, std::uint64_t stick_bytes) {
+  const std::string mode = g.compile.hbm_layout.value_or("row_major");
+  std::vector<std::optional<StickLayout>> layouts;
+  if (mode == "row_major") return layouts;
+  for (std::size_t t = 0; t < g.tensors.size(); ++t) {
+    if (alias[t] >= 0 || hbm[t] < 0 || !(mode == "stick" || batched_matmul_tensor(g, uses, static_cast<int>(t)))) continue;
+    const auto b = static_cast<std::size_t>(hbm[t]);
+    if (layouts.size() <= b) layouts.resize(b + 1);
+    layouts[b] = stick_layout(g, static_cast<int>(t), stick_bytes);
+  }
+  return layouts;
+}
+
 std::optional<std::vector<TileRange>> layout_tiles(const OpGraph& g, const OpTensor& out, int dim, std::int64_t share,
                                                    std::uint64_t unit, std::uint64_t fixed, std::uint64_t budget,
                                                    int min_tiles) {
@@ -57,45 +64,6 @@ std::optional<std::vector<TileRange>> layout_tiles(const OpGraph& g, const OpTen
     return tiles;
   }
   return tile_units(share, unit, fixed, budget, static_cast<int>(std::clamp<std::int64_t>(share / kBurstSticks, 1, min_tiles)));
-}
-
-std::vector<DeviceRuns> device_runs(const StickLayout& l, std::uint64_t offset, std::uint64_t bytes, std::uint64_t rows,
-                                    std::uint64_t stride) {
-  // Every piece of the pattern within one stick, at its device byte.
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> pieces;
-  for (std::uint64_t r = 0; r < rows; ++r) {
-    std::uint64_t x = offset + r * stride, end = x + bytes;
-    while (x < end) {
-      const std::uint64_t n = std::min(end, (x / l.stick + 1) * l.stick) - x;
-      pieces.emplace_back(l.device(x), n);
-      x += n;
-    }
-  }
-  std::sort(pieces.begin(), pieces.end());
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> merged;
-  for (const auto& [at, n] : pieces) {
-    if (!merged.empty() && merged.back().first + merged.back().second == at) merged.back().second += n;
-    else merged.emplace_back(at, n);
-  }
-  // Equal runs at a constant stride become one pattern.
-  std::vector<DeviceRuns> out;
-  for (const auto& [at, n] : merged) {
-    if (!out.empty()) {
-      DeviceRuns& g = out.back();
-      const std::uint64_t step = at - g.offset;
-      if (g.bytes == n && g.rows == 1) {
-        g.rows = 2;
-        g.stride = step;
-        continue;
-      }
-      if (g.bytes == n && g.rows > 1 && at == g.offset + g.rows * g.stride) {
-        ++g.rows;
-        continue;
-      }
-    }
-    out.push_back(DeviceRuns{at, n, 1, 0});
-  }
-  return out;
 }
 
 namespace {
@@ -218,7 +186,7 @@ void describe_layouts(const KernelGraph& g, const std::vector<std::optional<Stic
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
     report.kernel(k.name).layout =
-        list + " in the card's stick layout (hbm_layout \"" + mode + "\"); the estimate above reads them row-major";
+        list + " in the card's stick layout (hbm_layout \"" + mode + "\")";
   }
 }
 

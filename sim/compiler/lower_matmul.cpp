@@ -400,6 +400,11 @@ void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, co
   const OpGraph& g = ctx.ops;
   if (!ctx.chip) throw std::logic_error("lower_matmul: LowerContext::chip is not set");
   MatmulProblem p = matmul_problem(g, op);
+  if (ctx.layouts)  // the layouts the pass after lowering stores them in, for the plan's estimate
+    for (StoredMatrix* m : {&p.a, &p.b, &p.c}) {
+      const auto buffer = static_cast<std::size_t>(ctx.hbm[static_cast<std::size_t>(m->index)]);
+      if (buffer < ctx.layouts->size()) m->layout = (*ctx.layouts)[buffer];
+    }
   std::vector<EpilogueStep> steps = epilogue_steps(g, p, op, epilogue);
   const int stored = epilogue.empty() ? op.outputs[0] : g.ops[static_cast<std::size_t>(epilogue.back())].outputs[0];
   MatmulConstraints c;

@@ -6,6 +6,7 @@
 
 #include "sim/compiler/graph_builder.h"
 #include "sim/compiler/slicing.h"
+#include "sim/compiler/stick_layout.h"
 #include "sim/compiler/tiling.h"
 #include "sim/compiler/work_division.h"
 #include "sim/graph/op_graph.h"
@@ -29,6 +30,9 @@ struct LowerContext {
   const ChipConfig* chip = nullptr;  // for the lowerings' own estimates (matmul family)
   CompileReport* report = nullptr;   // what the lowerings decided, when asked for
   const TensorUses* uses = nullptr;  // readers and producers of ops' tensors (set by compile_ops)
+  // Per HBM buffer, the card's stick layout the layout pass will store it in (compile.hbm_layout;
+  // nullopt: row-major), for the lowerings' estimates (set by compile_ops).
+  const std::vector<std::optional<StickLayout>>* layouts = nullptr;
 };
 
 // How a pointwise op or reduction divides one of its tensors over the cores: the tensor's

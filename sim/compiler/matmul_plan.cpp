@@ -76,6 +76,55 @@ double busiest_port_bytes(const ChipConfig& chip, const MatmulPlan& plan, double
   return std::max(*std::max_element(in.begin(), in.end()), *std::max_element(out.begin(), out.end()));
 }
 
+// A run of a tile in the card's stick layout: its runs are a few sticks apart (a default-order
+// batched operand's single sticks are B sticks apart), mostly in DRAM rows other runs of the
+// tile have open, so a run costs less than kDramRunOverheadBytes. Fitted on dfsim's own runs:
+// workloads/bmm_32x512x128.json (every operand single sticks) moves 24 MiB in 288.5 us, about
+// 1.5 x the time of whole-burst runs at the rate the estimate assumes.
+constexpr double kLayoutRunOverheadBytes = 64;
+
+// How one operand's loads or stores meet memory: the bytes off-chip memory spends on them, and
+// their mean request (one run of a tile, at most a burst).
+struct Moved {
+  double bytes = 0, request = 0;
+};
+
+// `bytes` of matrix `m` moved in tiles of `rows` x `cols` logical elements. Row-major: runs of
+// `run` elements of a stored row of `row` elements (effective_run_bytes; whole rows make one
+// run of the tile's stored rows, `stored_rows`). In the card's stick layout: the device runs
+// of one tile (batch 0, its first kMaxRows rows: the runs repeat with the rows), each whole
+// sticks plus kLayoutRunOverheadBytes, unless the tile is one run (a default-order batched
+// operand is single sticks: 1.5 x its bytes, requests of one stick).
+Moved moved_bytes(const StoredMatrix& m, std::uint64_t bytes, std::int64_t rows, std::int64_t cols, std::int64_t run,
+                  std::int64_t row, std::int64_t stored_rows, const DmaConfig& dma) {
+  const Dtype dt = m.tensor->dtype;
+  const auto sb = static_cast<double>(dma.stick_bytes);
+  const double burst = sb * dma.burst_sticks;
+  auto whole_sticks = [&](double b) { return std::max(sb, std::ceil(b / sb) * sb); };
+  if (!m.layout) {
+    const auto run_bytes = static_cast<double>(dtype_bytes(dt, static_cast<std::uint64_t>(run < row ? run : row * stored_rows)));
+    return {effective_run_bytes(static_cast<double>(bytes), run, row, dt, dma.stick_bytes),
+            std::min(burst, whole_sticks(run_bytes))};
+  }
+  constexpr std::int64_t kMaxRows = 128;
+  const SlicePattern t = m.block(0, 0, std::min({rows, m.rows, kMaxRows}), 0, std::min(cols, m.cols));
+  const RunCount n = count_runs(device_runs(*m.layout, t.offset, t.bytes, t.rows, t.stride));
+  const double mean = static_cast<double>(n.bytes) / static_cast<double>(std::max<std::uint64_t>(n.runs, 1));
+  if (n.runs <= 1) return {static_cast<double>(bytes), std::min(burst, whole_sticks(mean))};
+  return {static_cast<double>(bytes) * (whole_sticks(mean) + kLayoutRunOverheadBytes) / mean, std::min(burst, whole_sticks(mean))};
+}
+
+// One DMA queue keeps max_outstanding requests in flight, each about kDmaBaseLatencyNs plus
+// its bytes at kDmaRequestGbps from issue to completion on a loaded memory (dfsim's own runs:
+// ~735 ns for single sticks, ~1.6 us for 4 KiB bursts, i.e. ~20 GB/s per queue in bursts, the
+// "read bandwidth, 1 of 32 cores" of dfsim calibrate). The time a core's queue needs for
+// `bytes` in requests of `request` bytes.
+constexpr double kDmaBaseLatencyNs = 700, kDmaRequestGbps = 4.3;
+double in_flight_ns(double bytes, double request, int outstanding) {
+  if (bytes <= 0 || request <= 0) return 0;
+  return bytes / request * (kDmaBaseLatencyNs + request / kDmaRequestGbps) / std::max(outstanding, 1);
+}
+
 }  // namespace
 
 std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConfig& chip, const MatmulConstraints& c,
@@ -150,12 +199,13 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
     plan.compute_ns += std::ceil(std::log2(ksplit)) * static_cast<double>(plan.bshare * plan.mshare * plan.nshare * 4) /
                        chip.ring.bytes_per_cycle / ghz;
   const double gbps = chip.memory_peak_gbps();
-  auto whole_sticks = [&](std::uint64_t bytes, std::int64_t run, std::int64_t full) {
-    return effective_run_bytes(static_cast<double>(bytes), run, full, in, chip.core.dma.stick_bytes);
-  };
-  const double a_eff = whole_sticks(a_bytes, ta ? plan.tile.m : plan.tile.k, ta ? p.M : p.K);
-  const double b_eff = whole_sticks(b_bytes, tb ? plan.tile.k : plan.tile.n, tb ? p.K : p.N);
-  const double c_eff = whole_sticks(c_bytes, plan.tile.n, p.N);
+  const DmaConfig& dma = chip.core.dma;
+  const Moved am = moved_bytes(p.a, a_bytes, plan.tile.m, plan.tile.k, ta ? plan.tile.m : plan.tile.k, ta ? p.M : p.K,
+                               ta ? plan.tile.k : plan.tile.m, dma);
+  const Moved bm = moved_bytes(p.b, b_bytes, plan.tile.k, plan.tile.n, tb ? plan.tile.k : plan.tile.n, tb ? p.K : p.N,
+                               tb ? plan.tile.n : plan.tile.k, dma);
+  const Moved cm = moved_bytes(p.c, c_bytes, plan.tile.m, plan.tile.n, plan.tile.n, p.N, plan.tile.m, dma);
+  const double a_eff = am.bytes, b_eff = bm.bytes, c_eff = cm.bytes;
   const double other = static_cast<double>(plan.offchip_bytes - a_bytes - b_bytes - c_bytes);
   plan.memory_ns = (a_eff + b_eff + c_eff + other) / gbps;
   if (chip.memory.ports > 0) {
@@ -164,15 +214,18 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
     const double port_gbps = chip.memory.port_bytes_per_cycle * ghz;
     plan.memory_ns = std::max(plan.memory_ns, busiest_port_bytes(chip, plan, a_eff, b_eff, c_eff, other) / port_gbps);
   }
-  // One core's DMA: word generation, and the bytes its queue keeps in flight (max_outstanding
-  // bursts per loaded-memory latency: about kCoreDmaGbps, "read bandwidth, 1 of 32 cores" in
-  // dfsim calibrate). Inbound and outbound have queues of their own.
-  constexpr double kCoreDmaGbps = 20;
-  const double per_core_in = a_eff / (rows * bsplit * ksplit * cols) + b_eff / (cols * bsplit * ksplit * rows);
-  const double per_core_out = c_eff / (rows * cols * bsplit);
-  const double sticks = per_core_in / static_cast<double>(chip.core.dma.stick_bytes);
-  plan.dma_ns = std::max({sticks * chip.core.dma.stick_issue_cycles / ghz, per_core_in / kCoreDmaGbps,
-                          per_core_out / kCoreDmaGbps});
+  // One core's DMA: word generation (per request and per stick), and the requests its queues
+  // keep in flight (in_flight_ns). Inbound and outbound have queues of their own. A grid's
+  // shared tile is loaded in bands by its sharers: each core loads its share of every load.
+  const double cores_all = static_cast<double>(plan.cores());
+  const double a_core = static_cast<double>(a_bytes) / cores_all, b_core = static_cast<double>(b_bytes) / cores_all;
+  const double c_core = static_cast<double>(c_bytes) / (rows * cols * bsplit);
+  const double requests_in = a_core / am.request + b_core / bm.request;
+  const double sticks = (a_core + b_core) / static_cast<double>(dma.stick_bytes);
+  const int queue = dma.max_outstanding;
+  plan.dma_ns = std::max({(sticks * dma.stick_issue_cycles + requests_in * dma.issue_cycles) / ghz,
+                          in_flight_ns(a_core, am.request, queue) + in_flight_ns(b_core, bm.request, queue),
+                          in_flight_ns(c_core, cm.request, queue)});
   plan.estimate_ns = std::max({plan.compute_ns, plan.memory_ns, plan.dma_ns});
   return plan;
 }

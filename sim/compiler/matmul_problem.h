@@ -3,9 +3,11 @@
 // operands are row-major matrices in HBM, each possibly stored transposed, at per-batch
 // offsets that follow torch.matmul broadcasting (an operand without a batch dim is shared).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/compiler/slicing.h"
+#include "sim/compiler/stick_layout.h"
 #include "sim/graph/op_graph.h"
 
 namespace dfsim {
@@ -19,6 +21,9 @@ struct StoredMatrix {
   bool transposed = false;
   std::int64_t row_stride = 0;          // elements between stored rows (0: stored_cols(), row-major)
   std::vector<std::uint64_t> batch_elems;  // element offset of each batch's matrix
+  // The card's stick layout its HBM buffer is stored in (compile.hbm_layout), when it has one:
+  // the offsets above stay row-major, the plan's estimate reads the device runs through it.
+  std::optional<StickLayout> layout;
   std::int64_t stored_rows() const { return transposed ? cols : rows; }
   std::int64_t stored_cols() const { return transposed ? rows : cols; }
   // Byte pattern of stored rows [r, r+nr) x stored cols [c, c+nc) of batch b.

@@ -294,9 +294,12 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // 17.7 -> 16.0 (compute-bound records on 1-8 cores), bmm 64.8 -> 63.9, all 31.6 -> 31.0.
   // 2026-12-05: the tensors of batched matmuls in the card's layout (memory.hbm_layout
   // "batched"): bmm 63.9 -> 53.3, all 31.0 -> 26.7; no other category moves.
+  // 2026-12-05: the matmul estimate reads the laid-out operands' device runs and counts a core's
+  // DMA requests in flight: the compiler's own divisions of the 8 unforced bmm records run 2 %
+  // faster in all, further from the card: bmm 53.3 -> 54.1, all 26.7 -> 27.0.
   const Pin pins[] = {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 16.9},
                       {"transport", 11, 16.9}, {"softmax", 10, 12.8},  {"matmul", 23, 16.0},
-                      {"bmm", 22, 53.3},       {"all", 110, 26.7}};
+                      {"bmm", 22, 54.1},       {"all", 110, 27.0}};
   for (const Pin& p : pins) {
     std::smatch m;
     REQUIRE(std::regex_search(r.out, m, std::regex(std::string("\n") + p.category + R"( +([0-9]+) +([0-9.]+) )")));

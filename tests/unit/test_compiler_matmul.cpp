@@ -5,6 +5,7 @@
 #include "sim/common/error.h"
 #include "sim/compiler/compile.h"
 #include "sim/compiler/compile_report.h"
+#include "sim/compiler/hbm_layout.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/matmul_plan.h"
 #include "sim/config/chip_config.h"
@@ -133,6 +134,37 @@ TEST_CASE("matmul family: a bmm splits the batch first and moves each operand by
   ExpandedGraph eg = expand_graph(g, chip(8));
   CHECK(all_equal(coverage(g, eg, "c", true), 1));
   CHECK(all_equal(coverage(g, eg, "a", false), 1));
+}
+
+TEST_CASE("matmul family: the plan's estimate reads operands in the card's stick layout by their device runs") {
+  // [4, 256, 128] @ [4, 128, 256] on 1 core, forced unsplit: one tile per batch (A 64 KiB, B
+  // 64 KiB, fp32 C 256 KiB fit half the LX). Row-major, every tile is whole rows: one run per
+  // tile, 4 KiB requests. In the card's stick layout a default-order [B, M, K] is stored
+  // [M, K/64, B, 64]: a batch's tile is single sticks B = 4 sticks apart.
+  Json j = matmul_graph("[4, 256, 128]", "[4, 128, 256]", "[4, 256, 256]", R"({"work_division": {"m": 1}})");
+  OpGraph og = read_op_graph(j, "w.json");
+  MatmulConstraints con;
+  con.cores = 1;
+  con.budget = 1589376 / 2;
+  con.split = {{"M", 1}};
+  const MatmulProblem rm = matmul_problem(og, og.ops[0]);
+  MatmulProblem laid = rm;
+  for (StoredMatrix* m : {&laid.a, &laid.b, &laid.c}) m->layout = stick_layout(og, m->index, 128);
+  REQUIRE(laid.a.layout);
+  const ChipConfig c = chip();
+  auto x = matmul_plan_for(rm, c, con, 1, 1, 1, 1), y = matmul_plan_for(laid, c, con, 1, 1, 1, 1);
+  REQUIRE(x);
+  REQUIRE(y);
+  REQUIRE(x->m_tiles() * x->n_tiles() * x->k_tiles() == 1);
+  CHECK(y->offchip_bytes == x->offchip_bytes);  // the same bytes move...
+  // ...but in runs of one stick, each whole sticks plus 64 bytes of DRAM row: 1.5 x the memory time.
+  CHECK(y->memory_ns == Approx(1.5 * x->memory_ns));
+  // One core's queues keep 8 requests in flight, each ~700 ns + its bytes at 4.3 GB/s:
+  // A and B in: 2 x 256 KiB / 128 B = 4096 requests, C out: 512 KiB / 128 B = 4096 requests,
+  // each 4096 x (700 + 128 / 4.3) / 8 ns; row-major, in 4 KiB requests: (256 KiB / 4 KiB) x
+  // (700 + 4096 / 4.3) / 8 ns per 256 KiB, C twice that.
+  CHECK(y->dma_ns == Approx(4096 * (700 + 128 / 4.3) / 8));
+  CHECK(x->dma_ns == Approx(128 * (700 + 4096 / 4.3) / 8));
 }
 
 TEST_CASE("matmul family: a projection folds the batch into M and transposed operands read the stored layout") {
