@@ -199,6 +199,9 @@ class MatmulEmitter {
       t.m = static_cast<std::uint64_t>(m);
       t.n = static_cast<std::uint64_t>(n);
       t.k = static_cast<std::uint64_t>(k);
+      // A matmul whose K is split over cores runs on one corelet of each (the card's backend
+      // leaves an op with a cross-core reduction on one corelet: half the PT throughput).
+      if (plan_.ksplit > 1) t.corelet = 0;
       t.reads = {whole(a, dtype_bytes(p_.a.tensor->dtype, static_cast<std::uint64_t>(m * k))),
                  whole(b, dtype_bytes(p_.b.tensor->dtype, static_cast<std::uint64_t>(k * n)))};
       if (cur[x] >= 0) t.reads.push_back(whole(cur[x], dtype_bytes(Dtype::fp32, elems)));

@@ -186,12 +186,12 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   const std::uint64_t c_bytes = nb * dtype_bytes(out, static_cast<std::uint64_t>(p.M * p.N));
   plan.offchip_bytes = a_bytes + b_bytes + c_bytes +
                        static_cast<std::uint64_t>(c.extra_bytes_per_output * static_cast<double>(nb * p.M * p.N));
-  // Time bounds: the busiest core's PT, the memory, the busiest core's DMA word generation.
+  // Time bounds: the busiest core's PT (one corelet when K is split), the memory, the busiest core's DMA.
   const double ghz = chip.core.clock_mhz / 1000.0;
   const int simd = chip.core.pt.simd.count(in) ? chip.core.pt.simd.at(in) : 1;
   const std::uint64_t tile_cycles = pt_matmul_cycles(static_cast<std::uint64_t>(plan.tile.m), static_cast<std::uint64_t>(plan.tile.n),
                                                      static_cast<std::uint64_t>(plan.tile.k), chip.core.pt.rows, chip.core.pt.cols,
-                                                     simd, chip.core.corelets, chip.core.pt.dataflow,
+                                                     simd, ksplit > 1 ? 1 : chip.core.corelets, chip.core.pt.dataflow,
                                                      chip.core.pt.fold_stream_limit);
   const auto steps = static_cast<double>(plan.bshare * plan.m_tiles() * plan.n_tiles() * plan.k_tiles());
   plan.compute_ns = steps * static_cast<double>(tile_cycles) / ghz;

@@ -297,8 +297,11 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // 2026-12-05: the matmul estimate reads the laid-out operands' device runs and counts a core's
   // DMA requests in flight: the compiler's own divisions of the 8 unforced bmm records run 2 %
   // faster in all, further from the card: bmm 53.3 -> 54.1, all 26.7 -> 27.0.
+  // 2026-12-05: a matmul with a K split runs on one corelet of each core (the card's backend):
+  // matmul 16.0 -> 15.8 (mmwd 4096x2048x4096 K=4 -15.0 -> -7.0 %, 2048x4096x2048 K=4 -16.7 ->
+  // +18.5 %).
   const Pin pins[] = {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 16.9},
-                      {"transport", 11, 16.9}, {"softmax", 10, 12.8},  {"matmul", 23, 16.0},
+                      {"transport", 11, 16.9}, {"softmax", 10, 12.8},  {"matmul", 23, 15.8},
                       {"bmm", 22, 54.1},       {"all", 110, 27.0}};
   for (const Pin& p : pins) {
     std::smatch m;

@@ -167,6 +167,40 @@ TEST_CASE("matmul family: the plan's estimate reads operands in the card's stick
   CHECK(x->dma_ns == Approx(128 * (700 + 4096 / 4.3) / 8));
 }
 
+TEST_CASE("matmul family: a matmul whose K is split runs on one corelet of each core") {
+  // [256, 512] @ [512, 256], K split over 2 cores: each core a 256 x 256 x 256 tile. The card's
+  // backend leaves an op with a cross-core reduction on one corelet (torch-spyre
+  // work_division.py), so every PT task of the split is pinned to corelet 0 and the plan's
+  // compute is one corelet's. Weight-stationary 8 x 8 arrays, 8 fp16 ways, folds of at most 64
+  // streamed rows (each part 2 Sr + Sc - 2 = 22 cycles on top of its stream): one corelet has
+  // ceil(256 / 8 / 8) = 4 row folds x 256 / 8 = 32 column folds = 128 folds of 4 parts, 128 x
+  // (4 x 22 + 256) = 44 032 cycles, twice the 22 016 of two corelets (16 column folds each).
+  // The partials' tree adds one ring copy of the fp32 tile, 256 x 256 x 4 B / 128 B per cycle =
+  // 2 048 cycles: (44 032 + 2 048) / 1.5 GHz = 30 720 ns.
+  Json j = matmul_graph("[256, 512]", "[512, 256]", "[256, 256]", R"({"work_division": {"k": 2}})", 2);
+  OpGraph og = read_op_graph(j, "w.json");
+  KernelGraph g = compile_ops(og, chip(2), 2);
+  int pt = 0;
+  for (const Task& t : g.tasks)
+    if (t.unit == UnitKind::pt) {
+      ++pt;
+      CHECK(t.corelet == 0);
+    }
+  CHECK(pt > 0);
+  MatmulConstraints con;
+  con.cores = 2;
+  con.budget = 1589376 / 2;
+  con.split = {{"K", 2}};
+  auto plan = matmul_plan_for(matmul_problem(og, og.ops[0]), chip(2), con, 1, 1, 1, 2);
+  REQUIRE(plan);
+  REQUIRE(plan->m_tiles() * plan->n_tiles() * plan->k_tiles() == 1);
+  CHECK(plan->compute_ns == Approx(30720));
+  // Unsplit, the PT tasks spread over both corelets.
+  KernelGraph whole = compile_ops(read_op_graph(matmul_graph("[256, 512]", "[512, 256]", "[256, 256]"), "w.json"), chip(1), 1);
+  for (const Task& t : whole.tasks)
+    if (t.unit == UnitKind::pt) CHECK(t.corelet == -1);
+}
+
 TEST_CASE("matmul family: a projection folds the batch into M and transposed operands read the stored layout") {
   // [4, 64, 256] @ [256, 128]: B is shared by every batch, so the product is [256, 256] @ [256, 128].
   Json j = matmul_graph("[4, 64, 256]", "[256, 128]", "[4, 64, 128]");
