@@ -12,6 +12,8 @@ class GraphBuilder {
   GraphBuilder(std::string name, int cores);
 
   int add_buffer(const std::string& name, Space space, std::uint64_t bytes, Dtype dtype, bool preloaded = false);
+  // LX buffer `buffer` takes over the space of the earlier LX buffer `after` (Buffer::after).
+  void set_after(int buffer, int after) { g_.buffers.at(static_cast<std::size_t>(buffer)).after = after; }
   void begin_kernel(const std::string& name);
   int add_task(Task t);  // sets t.kernel; returns its index
 

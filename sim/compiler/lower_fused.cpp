@@ -129,7 +129,14 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
     step_names.push_back(st.name + (n ? fmt::format(".{}", n) : ""));
   }
   const bool lone_reduction = ops.size() == 1 && find_op_info(first.op)->kind == OpKind::reduce;
+  // A coarse-tile loop runs its iterations one after another on each core, as the card's loop
+  // body does (every op of iteration i completes before iteration i + 1 starts): iteration
+  // i + 1's loads take over the space of the last buffer iteration i stores (Buffer::after), so
+  // they start once that store has drained it. Per core group: that buffer of the iteration before.
+  std::map<std::size_t, int> drained, next_drained;
   for (std::size_t ri = 0; ri < ranges.size(); ++ri) {
+    drained.swap(next_drained);
+    next_drained.clear();
     const TileRange& range = ranges[ri];
     auto groups = divide_work(range.size, p.cores);
     std::string loop = ranges.size() > 1 ? fmt::format("/i{}", ri) : "";
@@ -169,8 +176,10 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
             tl.at[i] = whole(emit_load(ctx, tl.prefix + "/load_" + s.name, tl.prefix + "/" + s.name, ctx.hbm[s.tensor],
                                        t.dtype, sp, s.slicer.unit_offset(), grp),
                              sp.total_bytes());
+            if (auto d = drained.find(gi); d != drained.end()) ctx.builder.set_after(tl.at[i].buffer, d->second);
           } else if (!s.external_in) {  // a spilled input has no buffer of its own: each step loads it
             tl.at[i] = whole(ctx.builder.add_buffer(tl.prefix + "/" + s.name, Space::lx, bytes, s.dtype), bytes);
+            if (s.stored && ranges.size() > 1) next_drained[gi] = tl.at[i].buffer;
           }
         }
         return tl;

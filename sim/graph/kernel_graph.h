@@ -36,6 +36,10 @@ struct Buffer {
   std::uint64_t bytes = 0;      // per instance (LX buffers have one instance per core)
   Dtype dtype = Dtype::fp16;
   bool preloaded = false;       // holds its data before the run (graph inputs, weights)
+  // LX: an earlier LX buffer whose space this one takes over on each core: it gets its space
+  // only once that one is free there (a coarse-tile loop's iteration reuses the space of the
+  // one before). -1: none.
+  int after = -1;
 };
 
 // A byte range of one buffer instance read or written by a task.

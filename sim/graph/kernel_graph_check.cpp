@@ -175,6 +175,13 @@ void check_unit_rules(const KernelGraph& g, const Task& t, const std::string& pa
 
 void check_kernel_graph(const KernelGraph& g) {
   if (g.tasks.empty()) throw InputError(g.file, "/kernels", "the graph has no tasks");
+  for (std::size_t i = 0; i < g.buffers.size(); ++i) {  // (the reader checks a file's the same way)
+    const int a = g.buffers[i].after;
+    if (a >= 0 && (g.buffers[i].space != Space::lx || a >= static_cast<int>(i) ||
+                   g.buffers[static_cast<std::size_t>(a)].space != Space::lx))
+      throw InputError(g.file, "/buffers/" + std::to_string(i) + "/after",
+                       "expected an LX buffer listed before this one, taken over by an LX buffer");
+  }
   // Each task's position in its kernel's list, found once: task_path searches the list, which
   // per task would make the check quadratic in a kernel's tasks (a prefill has kernels of
   // tens of thousands).

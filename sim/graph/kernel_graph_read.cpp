@@ -38,7 +38,7 @@ struct BufferNames {
 };
 
 Buffer read_buffer(const JsonView& v) {
-  v.only_keys({"name", "space", "bytes", "dtype", "preloaded", "description"});
+  v.only_keys({"name", "space", "bytes", "dtype", "preloaded", "after", "description"});
   Buffer b;
   b.name = read_name(v.at("name"));
   std::string sp = v.at("space").as_string();
@@ -145,6 +145,17 @@ KernelGraph read_kernel_graph(const Json& j, const std::string& file) {
     if (names.index.count(b.name)) bufs.at(i).at("name").fail("duplicate buffer name \"" + b.name + "\"");
     names.index[b.name] = static_cast<int>(i);
     names.names.push_back(b.name);
+    if (bufs.at(i).has("after")) {  // an earlier LX buffer, so that no chain of them loops
+      const JsonView a = bufs.at(i).at("after");
+      const std::string an = a.as_string();
+      if (b.space != Space::lx) a.fail("only an LX buffer takes over another's space; \"" + b.name + "\" is in HBM");
+      auto it = names.index.find(an);
+      if (an == b.name || it == names.index.end())
+        a.fail("expected the name of an LX buffer listed before \"" + b.name + "\", got \"" + an + "\"");
+      if (g.buffers[static_cast<std::size_t>(it->second)].space != Space::lx)
+        a.fail("expected an LX buffer; \"" + an + "\" is in HBM");
+      b.after = it->second;
+    }
     g.buffers.push_back(std::move(b));
   }
 

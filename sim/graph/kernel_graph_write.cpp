@@ -62,8 +62,10 @@ Json write_kernel_graph(const KernelGraph& g) {
   if (g.model) j["model"] = model_step_json(*g.model);
   Json bufs = Json::array();
   for (const auto& b : g.buffers) {
-    bufs.push_back(Json{{"name", b.name}, {"space", space_name(b.space)}, {"bytes", b.bytes},
-                        {"dtype", std::string(dtype_name(b.dtype))}, {"preloaded", b.preloaded}});
+    Json jb{{"name", b.name}, {"space", space_name(b.space)}, {"bytes", b.bytes},
+            {"dtype", std::string(dtype_name(b.dtype))}, {"preloaded", b.preloaded}};
+    if (b.after >= 0) jb["after"] = g.buffers[static_cast<std::size_t>(b.after)].name;
+    bufs.push_back(std::move(jb));
   }
   j["buffers"] = bufs;
   Json kernels = Json::array();

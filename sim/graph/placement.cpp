@@ -120,6 +120,7 @@ KernelGraph merge_placement(const Placement& p, const std::vector<KernelGraph>& 
     const std::string prefix = pw.name + "/";
     for (Buffer b : g.buffers) {
       b.name = prefix + b.name;
+      if (b.after >= 0) b.after += buffer_base;
       m.buffers.push_back(std::move(b));
     }
     for (Task t : g.tasks) {

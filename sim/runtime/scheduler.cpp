@@ -99,6 +99,13 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
     for (int b : writes_lx) ++lxbufs_[b].writers;
     for (int b : reads_lx) ++lxbufs_[b].readers;
   }
+  // A buffer that takes over another's space waits for that one's instance on the same
+  // scratchpad (none there: no wait).
+  for (LxBuf& b : lxbufs_) {
+    const int a = g.buffers[static_cast<std::size_t>(b.buffer)].after;
+    if (a >= 0 && block[static_cast<std::size_t>(a)] != SIZE_MAX)
+      b.after = index[block[static_cast<std::size_t>(a)] + static_cast<std::size_t>(b.core)];
+  }
   link_streaming();
   build_allocation_order();
 }
@@ -268,6 +275,11 @@ bool Scheduler::reserve_outputs(int inst, TaskUnit* waiter) {
     else it->second += lxbufs_[b].bytes;
   }
   std::sort(need.begin(), need.end());
+  for (int b : outs)  // (woken when that one is released: its scratchpad wakes its waiters)
+    if (!lxbufs_[b].reserved && waits_for_space_of(b)) {
+      lx_[lxbufs_[b].core]->add_waiter(waiter);
+      return false;
+    }
   for (auto [core, bytes] : need)
     if (bytes > lx_[core]->free() || allocation_blocker(inst, core) >= 0) {
       lx_[core]->add_waiter(waiter);
@@ -356,6 +368,14 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
       for (int b : writes_lx_[i])
         if (!lxbufs_[b].reserved) need[lxbufs_[b].core] += lxbufs_[b].bytes;
       why = "ready, waits for its " + std::string(unit_name(g_.tasks[t.task].unit)) + " unit, busy with other tasks";
+      for (int b : writes_lx_[i])
+        if (!lxbufs_[b].reserved && waits_for_space_of(b)) {
+          need.clear();
+          why = "waits for buffer \"" + g_.buffers[lxbufs_[lxbufs_[b].after].buffer].name + "\" on core " +
+                std::to_string(lxbufs_[b].core) + " to be freed (\"" + g_.buffers[lxbufs_[b].buffer].name +
+                "\" takes over its LX space)";
+          break;
+        }
       for (auto [core, bytes] : need) {
         if (bytes > lx_[core]->free()) {
           why = "waits for " + std::to_string(bytes) + " B of LX on core " + std::to_string(core) + " (" +

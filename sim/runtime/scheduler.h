@@ -65,7 +65,10 @@ class Scheduler : public TaskHost {
     std::uint64_t bytes = 0;
     int writers = 0, writers_done = 0, readers = 0, readers_done = 0;
     bool reserved = false, released = false;
+    int after = -1;  // the LxBuf whose space this one takes over (Buffer::after), -1: none
   };
+  // Whether LxBuf b waits for the one whose space it takes over to be released.
+  bool waits_for_space_of(int b) const { return lxbufs_[b].after >= 0 && !lxbufs_[lxbufs_[b].after].released; }
   int lx_index(int buffer, int core);
   void build_allocation_order();
   // The first buffer on `core` that must get space before the unreserved outputs of `inst`

@@ -300,8 +300,11 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // 2026-12-05: a matmul with a K split runs on one corelet of each core (the card's backend):
   // matmul 16.0 -> 15.8 (mmwd 4096x2048x4096 K=4 -15.0 -> -7.0 %, 2048x4096x2048 K=4 -16.7 ->
   // +18.5 %).
+  // 2026-12-05: a coarse-tile loop's iterations run one after another on each core (iteration
+  // k's loads take over the space of what iteration k - 1 stores): softmax 12.8 -> 11.7 (the
+  // tiled 1- and 2-core records 4-5 points closer; the 32-core ones within 1 point).
   const Pin pins[] = {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 16.9},
-                      {"transport", 11, 16.9}, {"softmax", 10, 12.8},  {"matmul", 23, 15.8},
+                      {"transport", 11, 16.9}, {"softmax", 10, 11.7},  {"matmul", 23, 15.8},
                       {"bmm", 22, 54.1},       {"all", 110, 27.0}};
   for (const Pin& p : pins) {
     std::smatch m;

@@ -327,6 +327,22 @@ TEST_CASE("tiles: a coarse-tile loop over the rows runs its iterations one after
   CHECK(dma(g, "load") == 512u * 1024 * 2);
   CHECK(dma(g, "store") == 512u * 1024 * 2);
   CHECK(ok_to_load(g));
+  // On each core an iteration starts once the one before has stored its output: iteration
+  // i's load buffer takes over the space of iteration i - 1's stored output (Buffer::after),
+  // which its store frees. The first iteration waits for nothing.
+  for (const auto& t : g.tasks) {
+    if (t.op != "load") continue;
+    const Buffer& into = g.buffers[static_cast<std::size_t>(t.writes[0].buffer)];
+    const bool first = t.name.find("/i0/") != std::string::npos;
+    INFO(t.name);
+    REQUIRE((into.after >= 0) == !first);
+    if (first) continue;
+    const std::string before = g.buffers[static_cast<std::size_t>(into.after)].name;
+    bool stored = false;  // the buffer taken over is what the previous iteration stores
+    for (const auto& s : g.tasks)
+      if (s.op == "store" && s.reads[0].buffer == into.after) stored = s.name.find(before.substr(0, before.find("/t"))) == 0;
+    CHECK(stored);
+  }
 }
 
 TEST_CASE("tiles: a chain under the same coarse tiles is one kernel with one coarse-tile loop") {

@@ -199,6 +199,21 @@ TEST_CASE("graph: loader rejections name the file and the JSON path") {
     j["kernels"] = Json::array();
     REQUIRE_THROWS_WITH(load(j), Contains("k.json: /kernels: the graph has no tasks"));
   }
+  SECTION("a buffer taking over another's space") {
+    j["buffers"][4]["after"] = "yl";
+    REQUIRE(load(j).buffers[4].after == 3);
+    REQUIRE(write_kernel_graph(load(j))["buffers"][4]["after"] == "yl");  // written back
+    j["buffers"][4]["after"] = "zl";
+    REQUIRE_THROWS_WITH(load(j), Contains("/buffers/4/after: expected the name of an LX buffer listed before \"zl\", got \"zl\""));
+    j["buffers"][3]["after"] = "zl";  // listed later
+    j["buffers"][4].erase("after");
+    REQUIRE_THROWS_WITH(load(j), Contains("/buffers/3/after: expected the name of an LX buffer listed before \"yl\", got \"zl\""));
+    j["buffers"][3]["after"] = "x";
+    REQUIRE_THROWS_WITH(load(j), Contains("/buffers/3/after: expected an LX buffer; \"x\" is in HBM"));
+    j = base();
+    j["buffers"][1]["after"] = "x";
+    REQUIRE_THROWS_WITH(load(j), Contains("/buffers/1/after: only an LX buffer takes over another's space; \"y\" is in HBM"));
+  }
   SECTION("duplicate names") {
     j["buffers"][1]["name"] = "x";
     REQUIRE_THROWS_WITH(load(j), Contains("/buffers/1/name: duplicate buffer name \"x\""));

@@ -127,6 +127,30 @@ TEST_CASE("models: a kernel's launch delays its tasks from the first of them bei
   CHECK(r.end == 2 * launch + 112 * kCore);
 }
 
+TEST_CASE("models: a buffer that takes over another's space waits until that one is freed", "[models][lx]") {
+  // zl takes over yl's space (Buffer::after). e1: exp xl -> yl [0, 72); a: add yl -> wl, ready at
+  // 72, [72, 112) (32 vectors x 1 + 8); yl is freed when a completes, at 112 cycles. The load
+  // x -> zl on the core's DMA is ready at 0 but gets zl's space only then (without the
+  // takeover it would start at 0).
+  ChipConfig cfg;
+  cfg.kernel_launch_ns = 0;
+  std::string buffers = std::string(R"({"name": "x", "space": "hbm", "bytes": 8192, "preloaded": true},)") + kLxBuffers;
+  buffers.replace(buffers.find(R"("zl", "space": "lx", "bytes": 8192})"), std::string(R"("zl", "space": "lx", "bytes": 8192})").size(),
+                  R"("zl", "space": "lx", "bytes": 8192, "after": "yl"})");
+  const std::string load = R"({"name": "ld", "unit": "dma", "op": "load", "core": 0,
+      "reads": [{"buffer": "x", "bytes": 8192}], "writes": [{"buffer": "zl", "bytes": 8192}]})";
+  KernelGraph g = graph(1, buffers, sfp("e1", "exp", "xl", "yl") + "," + sfp("a", "add", "yl", "wl") + "," + load);
+  REQUIRE(g.buffers[3].after == 2);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  CHECK(rec_of(sim, g, "a").start == 72 * kCore);
+  CHECK(rec_of(sim, g, "ld").ready == 0);
+  CHECK(rec_of(sim, g, "ld").start == 112 * kCore);
+  CHECK(rec_of(sim, g, "ld").lx_wait == 112 * kCore);
+}
+
 TEST_CASE("models: two independent tasks on the same unit serialize", "[models][sfp]") {
   ChipConfig cfg;
   KernelGraph g = graph(1, kLxBuffers, sfp("e1", "exp", "xl", "yl") + "," + sfp("e2", "exp", "xl", "zl"));
