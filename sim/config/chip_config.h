@@ -205,6 +205,7 @@ struct ChipConfig {
   std::string file;                        // the file it was loaded from
   int cores = 32;                          // cores on the card
   double kernel_launch_ns = 0;             // a kernel's tasks fire no earlier than this after its first is ready (spyre.json: 1500)
+  double loop_iteration_ns = 0;            // a coarse-tile loop iteration starts this long after the one before is done (spyre.json: 688)
   CoreConfig core;
   MemoryConfig memory;
   RingConfig ring;

@@ -97,6 +97,11 @@ std::vector<Param> build() {
                 "ready there (program fetch and the cores' start barrier); 0 here so that hand-built configs time "
                 "one mechanism at a time, 1500 in configs/spyre.json",
                 DFSIM_FIELD(kernel_launch_ns)), 0, false, 1e9),
+      nums(make("card.loop_iteration_ns", T::Double, "ns",
+                "start of a coarse-tile loop iteration: a buffer that takes over another's LX space (the next "
+                "iteration's loads) gets it no earlier than this after that one is freed (the loop relaunching its "
+                "body); 0 here so that hand-built configs time one mechanism at a time, 688 in configs/spyre.json",
+                DFSIM_FIELD(loop_iteration_ns)), 0, false, 1e9),
       nums(make("card.power_budget_w", T::Double, "W",
                 "card power budget: a run warns when its power averaged over card.power_window_ns exceeds it",
                 DFSIM_FIELD(energy.power_budget_w)), 0, true, 1e6),

@@ -208,6 +208,8 @@ void Scheduler::start() {
     b.reserved = true;
     b.writers_done = b.writers;
   }
+  if (loop_iteration_ > 0 && std::any_of(lxbufs_.begin(), lxbufs_.end(), [](const LxBuf& b) { return b.after >= 0; }))
+    wake_timer_ = std::make_unique<ReleaseTimer>("loop_iteration_timer", [this](int slot, Tick) { lx_[slot]->wake_waiters(); });
   if (launch_ > 0 || std::any_of(x_.not_before.begin(), x_.not_before.end(), [](Tick t) { return t > 0; }))
     timer_ = std::make_unique<ReleaseTimer>("release_timer", [this](int inst, Tick now) { make_ready(inst, now); });
   if (launch_ > 0) launched_at_.assign(g_.kernels.size() * static_cast<std::size_t>(std::max(g_.cards, 1)), kNever);
@@ -275,11 +277,16 @@ bool Scheduler::reserve_outputs(int inst, TaskUnit* waiter) {
     else it->second += lxbufs_[b].bytes;
   }
   std::sort(need.begin(), need.end());
-  for (int b : outs)  // (woken when that one is released: its scratchpad wakes its waiters)
-    if (!lxbufs_[b].reserved && waits_for_space_of(b)) {
+  for (int b : outs) {  // (woken when that one is released: its scratchpad wakes its waiters)
+    if (lxbufs_[b].reserved || lxbufs_[b].after < 0) continue;
+    const LxBuf& taken = lxbufs_[lxbufs_[b].after];
+    const Tick due = taken.released_at + loop_iteration_;
+    if (!taken.released || due > sim_now()) {
       lx_[lxbufs_[b].core]->add_waiter(waiter);
+      if (taken.released) wake_timer_->at(due, lxbufs_[b].core);
       return false;
     }
+  }
   for (auto [core, bytes] : need)
     if (bytes > lx_[core]->free() || allocation_blocker(inst, core) >= 0) {
       lx_[core]->add_waiter(waiter);
@@ -297,9 +304,10 @@ bool Scheduler::reserve_outputs(int inst, TaskUnit* waiter) {
   return true;
 }
 
-void Scheduler::maybe_release(LxBuf& b) {
+void Scheduler::maybe_release(LxBuf& b, Tick now) {
   if (b.released || !b.reserved || b.writers_done < b.writers || b.readers_done < b.readers) return;
   b.released = true;
+  b.released_at = now;
   lx_[b.core]->release(b.bytes);
 }
 
@@ -310,8 +318,8 @@ void Scheduler::complete(int inst, Tick now) {
   const auto i = static_cast<std::size_t>(inst);
   for (int b : writes_lx_[i]) ++lxbufs_[b].writers_done;
   for (int b : reads_lx_[i]) ++lxbufs_[b].readers_done;
-  for (int b : writes_lx_[i]) maybe_release(lxbufs_[b]);
-  for (int b : reads_lx_[i]) maybe_release(lxbufs_[b]);
+  for (int b : writes_lx_[i]) maybe_release(lxbufs_[b], now);
+  for (int b : reads_lx_[i]) maybe_release(lxbufs_[b], now);
   const IdLists::Span cons = x_.consumers[i];
   const char* streams = stream_edge_.data() + x_.consumers.first(i);
   for (std::size_t k = 0; k < cons.size(); ++k) {

@@ -35,6 +35,9 @@ class Scheduler : public TaskHost {
   // A kernel's launch (card.kernel_launch_ns): its instances on a card fire no earlier than
   // `t` after the first of them is ready there. 0: none.
   void set_kernel_launch(Tick t) { launch_ = t; }
+  // A coarse-tile loop iteration's start (card.loop_iteration_ns): a buffer that takes over
+  // another's space gets it no earlier than `t` after that one is released. 0: at once.
+  void set_loop_iteration(Tick t) { loop_iteration_ = t; }
   // Reserves preloaded LX buffers and hands every instance without dependencies to its unit
   // (at its not_before time, if later).
   void start();
@@ -66,6 +69,7 @@ class Scheduler : public TaskHost {
     int writers = 0, writers_done = 0, readers = 0, readers_done = 0;
     bool reserved = false, released = false;
     int after = -1;  // the LxBuf whose space this one takes over (Buffer::after), -1: none
+    Tick released_at = 0;
   };
   // Whether LxBuf b waits for the one whose space it takes over to be released.
   bool waits_for_space_of(int b) const { return lxbufs_[b].after >= 0 && !lxbufs_[lxbufs_[b].after].released; }
@@ -74,7 +78,7 @@ class Scheduler : public TaskHost {
   // The first buffer on `core` that must get space before the unreserved outputs of `inst`
   // there, or -1 if it is their turn.
   int allocation_blocker(int inst, int core) const;
-  void maybe_release(LxBuf& b);
+  void maybe_release(LxBuf& b, Tick now);
   void make_ready(int inst, Tick now);
   // The (kernel, card) slot of `inst` in launched_at_; kNoSlot without launches or kernel.
   std::size_t launch_slot(int inst) const;
@@ -103,6 +107,8 @@ class Scheduler : public TaskHost {
   std::map<int, std::string> never_ready_; // instance -> why it can never fire (usually empty)
   std::vector<char> done_;
   std::vector<std::pair<int, std::uint64_t>> need_;  // reserve_outputs: LX bytes per core
+  Tick loop_iteration_ = 0;
+  std::unique_ptr<ReleaseTimer> wake_timer_;  // wakes a scratchpad's waiters when a taken-over space is due
   std::unique_ptr<ReleaseTimer> timer_;    // when some instance has a not_before time or kernels a launch
   Tick launch_ = 0;
   std::vector<Tick> launched_at_;          // per (kernel, card): when its tasks may fire; kNever: not yet

@@ -60,6 +60,7 @@ Simulation::Simulation(const KernelGraph& g, const ExpandedGraph& x, const ChipC
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   sched_.set_program_order_allocation(cfg.core.lx.allocation == "program_order");
   sched_.set_kernel_launch(ns_to_ticks(cfg.kernel_launch_ns));
+  sched_.set_loop_iteration(ns_to_ticks(cfg.loop_iteration_ns));
   system_ = std::make_unique<System>("system", g.cards, cfg, sched_, rec_, hbm_base_);
   for (std::size_t i = 0; i < x.instances.size(); ++i) {
     const TaskInstance& t = x.instances[i];

@@ -88,7 +88,7 @@ TEST_CASE("config: spyre.json holds the public Spyre figures", "[config]") {
 
 TEST_CASE("config: the spyre preset equals the registry defaults", "[config]") {
   // spyre.json spells out every parameter; the defaults (chip_config.h) are the same chip, but
-  // for the kernel launch, 0 by default so that hand-built configs time one mechanism at a time,
+  // for the kernel launch and the loop iteration, 0 by default so that hand-built configs time one mechanism at a time,
   // and the HBM layout, row-major by default so that they keep the lowerings' addresses.
   ChipConfig c = load_chip_config(kSpyre);
   Json defaults = param_defaults();
@@ -100,6 +100,10 @@ TEST_CASE("config: the spyre preset equals the registry defaults", "[config]") {
   CHECK(defaults["card"]["kernel_launch_ns"] == 0);
   resolved["card"].erase("kernel_launch_ns");
   defaults["card"].erase("kernel_launch_ns");
+  CHECK(resolved["card"]["loop_iteration_ns"] == 688);
+  CHECK(defaults["card"]["loop_iteration_ns"] == 0);
+  resolved["card"].erase("loop_iteration_ns");
+  defaults["card"].erase("loop_iteration_ns");
   CHECK(resolved["memory"]["hbm_layout"] == "batched");
   CHECK(defaults["memory"]["hbm_layout"] == "row_major");
   resolved["memory"].erase("hbm_layout");

@@ -49,6 +49,16 @@ std::string pt64(const std::string& extra = "") {
              "writes": [{"buffer": "zl", "bytes": 8192}]})";
 }
 
+// zl takes over yl's space: e1 exp xl -> yl, a add yl -> wl, ld a DMA load x -> zl.
+KernelGraph takeover_graph() {
+  std::string buffers = std::string(R"({"name": "x", "space": "hbm", "bytes": 8192, "preloaded": true},)") + kLxBuffers;
+  const std::string zl = R"("zl", "space": "lx", "bytes": 8192})";
+  buffers.replace(buffers.find(zl), zl.size(), R"("zl", "space": "lx", "bytes": 8192, "after": "yl"})");
+  const std::string load = R"({"name": "ld", "unit": "dma", "op": "load", "core": 0,
+      "reads": [{"buffer": "x", "bytes": 8192}], "writes": [{"buffer": "zl", "bytes": 8192}]})";
+  return graph(1, buffers, sfp("e1", "exp", "xl", "yl") + "," + sfp("a", "add", "yl", "wl") + "," + load);
+}
+
 const TaskRecord& rec_of(Simulation& sim, const KernelGraph& g, const std::string& task, int core = 0) {
   int t = g.find_task(task);
   REQUIRE(t >= 0);
@@ -134,12 +144,7 @@ TEST_CASE("models: a buffer that takes over another's space waits until that one
   // takeover it would start at 0).
   ChipConfig cfg;
   cfg.kernel_launch_ns = 0;
-  std::string buffers = std::string(R"({"name": "x", "space": "hbm", "bytes": 8192, "preloaded": true},)") + kLxBuffers;
-  buffers.replace(buffers.find(R"("zl", "space": "lx", "bytes": 8192})"), std::string(R"("zl", "space": "lx", "bytes": 8192})").size(),
-                  R"("zl", "space": "lx", "bytes": 8192, "after": "yl"})");
-  const std::string load = R"({"name": "ld", "unit": "dma", "op": "load", "core": 0,
-      "reads": [{"buffer": "x", "bytes": 8192}], "writes": [{"buffer": "zl", "bytes": 8192}]})";
-  KernelGraph g = graph(1, buffers, sfp("e1", "exp", "xl", "yl") + "," + sfp("a", "add", "yl", "wl") + "," + load);
+  KernelGraph g = takeover_graph();
   REQUIRE(g.buffers[3].after == 2);
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg);
@@ -149,6 +154,20 @@ TEST_CASE("models: a buffer that takes over another's space waits until that one
   CHECK(rec_of(sim, g, "ld").ready == 0);
   CHECK(rec_of(sim, g, "ld").start == 112 * kCore);
   CHECK(rec_of(sim, g, "ld").lx_wait == 112 * kCore);
+}
+
+TEST_CASE("models: a taken-over buffer's space comes card.loop_iteration_ns after it is freed", "[models][lx]") {
+  // The graph of the case above with card.loop_iteration_ns = 500: yl is freed at 112 cycles,
+  // so the load into zl starts 500 ns later (the loop relaunching its body for the next iteration).
+  ChipConfig cfg;
+  cfg.kernel_launch_ns = 0;
+  cfg.loop_iteration_ns = 500;
+  KernelGraph g = takeover_graph();
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  CHECK(rec_of(sim, g, "ld").start == 112 * kCore + ns_to_ticks(500));
 }
 
 TEST_CASE("models: two independent tasks on the same unit serialize", "[models][sfp]") {
