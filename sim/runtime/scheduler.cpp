@@ -101,10 +101,14 @@ Scheduler::Scheduler(const KernelGraph& g, const ExpandedGraph& x, Recorder& rec
   }
   // A buffer that takes over another's space waits for that one's instance on the same
   // scratchpad (none there: no wait).
-  for (LxBuf& b : lxbufs_) {
-    const int a = g.buffers[static_cast<std::size_t>(b.buffer)].after;
-    if (a >= 0 && block[static_cast<std::size_t>(a)] != SIZE_MAX)
-      b.after = index[block[static_cast<std::size_t>(a)] + static_cast<std::size_t>(b.core)];
+  if (std::any_of(g.buffers.begin(), g.buffers.end(), [](const Buffer& b) { return b.after >= 0; })) {
+    after_.assign(lxbufs_.size(), -1);
+    released_at_.assign(lxbufs_.size(), 0);
+    for (std::size_t i = 0; i < lxbufs_.size(); ++i) {
+      const int a = g.buffers[static_cast<std::size_t>(lxbufs_[i].buffer)].after;
+      if (a >= 0 && block[static_cast<std::size_t>(a)] != SIZE_MAX)
+        after_[i] = index[block[static_cast<std::size_t>(a)] + static_cast<std::size_t>(lxbufs_[i].core)];
+    }
   }
   link_streaming();
   build_allocation_order();
@@ -208,7 +212,7 @@ void Scheduler::start() {
     b.reserved = true;
     b.writers_done = b.writers;
   }
-  if (loop_iteration_ > 0 && std::any_of(lxbufs_.begin(), lxbufs_.end(), [](const LxBuf& b) { return b.after >= 0; }))
+  if (loop_iteration_ > 0 && !after_.empty())
     wake_timer_ = std::make_unique<ReleaseTimer>("loop_iteration_timer", [this](int slot, Tick) { lx_[slot]->wake_waiters(); });
   if (launch_ > 0 || std::any_of(x_.not_before.begin(), x_.not_before.end(), [](Tick t) { return t > 0; }))
     timer_ = std::make_unique<ReleaseTimer>("release_timer", [this](int inst, Tick now) { make_ready(inst, now); });
@@ -278,9 +282,10 @@ bool Scheduler::reserve_outputs(int inst, TaskUnit* waiter) {
   }
   std::sort(need.begin(), need.end());
   for (int b : outs) {  // (woken when that one is released: its scratchpad wakes its waiters)
-    if (lxbufs_[b].reserved || lxbufs_[b].after < 0) continue;
-    const LxBuf& taken = lxbufs_[lxbufs_[b].after];
-    const Tick due = taken.released_at + loop_iteration_;
+    const int a = after_of(b);
+    if (lxbufs_[b].reserved || a < 0) continue;
+    const LxBuf& taken = lxbufs_[a];
+    const Tick due = released_at_[static_cast<std::size_t>(a)] + loop_iteration_;
     if (!taken.released || due > sim_now()) {
       lx_[lxbufs_[b].core]->add_waiter(waiter);
       if (taken.released) wake_timer_->at(due, lxbufs_[b].core);
@@ -307,7 +312,7 @@ bool Scheduler::reserve_outputs(int inst, TaskUnit* waiter) {
 void Scheduler::maybe_release(LxBuf& b, Tick now) {
   if (b.released || !b.reserved || b.writers_done < b.writers || b.readers_done < b.readers) return;
   b.released = true;
-  b.released_at = now;
+  if (!released_at_.empty()) released_at_[static_cast<std::size_t>(&b - lxbufs_.data())] = now;
   lx_[b.core]->release(b.bytes);
 }
 
@@ -379,7 +384,7 @@ std::vector<std::string> Scheduler::blocked_report(std::size_t max_lines) const 
       for (int b : writes_lx_[i])
         if (!lxbufs_[b].reserved && waits_for_space_of(b)) {
           need.clear();
-          why = "waits for buffer \"" + g_.buffers[lxbufs_[lxbufs_[b].after].buffer].name + "\" on core " +
+          why = "waits for buffer \"" + g_.buffers[lxbufs_[after_of(b)].buffer].name + "\" on core " +
                 std::to_string(lxbufs_[b].core) + " to be freed (\"" + g_.buffers[lxbufs_[b].buffer].name +
                 "\" takes over its LX space)";
           break;

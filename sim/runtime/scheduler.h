@@ -68,11 +68,12 @@ class Scheduler : public TaskHost {
     std::uint64_t bytes = 0;
     int writers = 0, writers_done = 0, readers = 0, readers_done = 0;
     bool reserved = false, released = false;
-    int after = -1;  // the LxBuf whose space this one takes over (Buffer::after), -1: none
-    Tick released_at = 0;
   };
+  // The LxBuf whose space b takes over (Buffer::after), -1: none. after_ and released_at_ (per
+  // LxBuf) are empty unless the graph has such buffers: LxBuf stays 40 bytes for the others.
+  int after_of(int b) const { return after_.empty() ? -1 : after_[static_cast<std::size_t>(b)]; }
   // Whether LxBuf b waits for the one whose space it takes over to be released.
-  bool waits_for_space_of(int b) const { return lxbufs_[b].after >= 0 && !lxbufs_[lxbufs_[b].after].released; }
+  bool waits_for_space_of(int b) const { return after_of(b) >= 0 && !lxbufs_[after_of(b)].released; }
   int lx_index(int buffer, int core);
   void build_allocation_order();
   // The first buffer on `core` that must get space before the unreserved outputs of `inst`
@@ -108,6 +109,8 @@ class Scheduler : public TaskHost {
   std::vector<char> done_;
   std::vector<std::pair<int, std::uint64_t>> need_;  // reserve_outputs: LX bytes per core
   Tick loop_iteration_ = 0;
+  std::vector<int> after_;         // per LxBuf, when some buffer takes over another's space
+  std::vector<Tick> released_at_;  // per LxBuf, the same
   std::unique_ptr<ReleaseTimer> wake_timer_;  // wakes a scratchpad's waiters when a taken-over space is due
   std::unique_ptr<ReleaseTimer> timer_;    // when some instance has a not_before time or kernels a launch
   Tick launch_ = 0;
