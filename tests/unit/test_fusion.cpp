@@ -337,10 +337,13 @@ TEST_CASE("tiles: a coarse-tile loop over the rows runs its iterations one after
     INFO(t.name);
     REQUIRE((into.after >= 0) == !first);
     if (first) continue;
+    // It is what iteration k - 1 (task names <kernel>/i<k>/...) stores.
+    const std::size_t at = t.name.find("/i") + 2;
+    const int k = std::stoi(t.name.substr(at, t.name.find('/', at) - at));
     const std::string before = g.buffers[static_cast<std::size_t>(into.after)].name;
-    bool stored = false;  // the buffer taken over is what the previous iteration stores
-    for (const auto& s : g.tasks)
-      if (s.op == "store" && s.reads[0].buffer == into.after) stored = s.name.find(before.substr(0, before.find("/t"))) == 0;
+    CHECK(before.find("/i" + std::to_string(k - 1) + "/") != std::string::npos);
+    bool stored = false;
+    for (const auto& s : g.tasks) stored = stored || (s.op == "store" && s.reads[0].buffer == into.after);
     CHECK(stored);
   }
 }
