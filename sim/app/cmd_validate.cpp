@@ -1,5 +1,6 @@
 // `dfsim validate`: checks configs, op graphs, compiled graphs and regression suites against their
 // formats, every file given (exit 2 if any is bad).
+#include <algorithm>
 #include <iostream>
 
 #include "sim/app/cli.h"
@@ -12,6 +13,7 @@
 #include "sim/graph/op_graph.h"
 #include "sim/graph/placement.h"
 #include "sim/regress/suite.h"
+#include "sim/runtime/scheduler.h"
 #include "sim/sweep/sweep_spec.h"
 
 namespace dfsim {
@@ -73,6 +75,12 @@ int cmd_validate(const std::vector<std::string>& args) {
       ChipConfig cfg = load_chip_config(config);
       KernelGraph g = load_workload(f, cfg, 0, &format);
       ExpandedGraph x = expand_graph(g, cfg);
+      if (std::any_of(g.buffers.begin(), g.buffers.end(), [](const Buffer& b) { return b.after >= 0; })) {
+        Recorder rec(1);  // (the scheduler's bookkeeping only: nothing runs)
+        Scheduler sched(g, x, rec);
+        sched.set_program_order_allocation(cfg.core.lx.allocation == "program_order");
+        sched.check_takeovers();
+      }
       std::cout << f << ": ok (" << format << ", " << x.instances.size() << " task instances)\n";
     } catch (const InputError& e) {
       std::cout.flush();

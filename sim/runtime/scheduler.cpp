@@ -201,6 +201,7 @@ void Scheduler::set_lx(int core, LxScratchpad* lx) {
 }
 
 void Scheduler::start() {
+  check_takeovers();
   for (LxBuf& b : lxbufs_) {
     if (!g_.buffers[b.buffer].preloaded) continue;
     // Preloaded data occupies LX from the start. The loader checked it fits; if several

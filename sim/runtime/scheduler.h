@@ -38,6 +38,9 @@ class Scheduler : public TaskHost {
   // A coarse-tile loop iteration's start (card.loop_iteration_ns): a buffer that takes over
   // another's space gets it no earlier than `t` after that one is released. 0: at once.
   void set_loop_iteration(Tick t) { loop_iteration_ = t; }
+  // Throws InputError when some LX buffer's takeover (Buffer::after) can never be served: the
+  // run would deadlock (takeover_check.cpp). start() calls it; `dfsim validate` too.
+  void check_takeovers() const;
   // Reserves preloaded LX buffers and hands every instance without dependencies to its unit
   // (at its not_before time, if later).
   void start();

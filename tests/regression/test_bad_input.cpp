@@ -416,6 +416,13 @@ TEST_CASE("bad input: kernel graph writes a preloaded buffer", "[bad]") {
 TEST_CASE("bad input: kernel graph dependency cycle", "[bad]") {
   expect_bad_kernels("kernels_cycle.json", {"/kernels/0/tasks/", "cycle", "task a", "task b"});
 }
+TEST_CASE("bad input: kernel graph LX takeover that can never be served", "[bad]") {
+  // zl takes over yl; a reads both, so yl is freed only after the load into zl, which waits
+  // for yl to be freed: refused before the run (not a deadlock at run time), by validate too.
+  expect_bad_kernels("kernels_takeover_deadlock.json", {"/buffers/4/after", "\"zl\" takes over \"yl\"", "task \"a\""});
+  expect_bad("validate " + kBad + "kernels_takeover_deadlock.json -c " + kSmall,
+             {kBad + "kernels_takeover_deadlock.json", "/buffers/4/after"});
+}
 TEST_CASE("bad input: kernel graph empty", "[bad]") {
   expect_bad_kernels("kernels_empty.json", {"/kernels", "no tasks"});
 }
