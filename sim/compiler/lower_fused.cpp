@@ -134,6 +134,11 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
   // i + 1's loads take over the space of the last buffer iteration i stores (Buffer::after), so
   // they start once that store has drained it. Per core group: that buffer of the iteration before.
   std::map<std::size_t, int> drained, next_drained;
+  if (ctx.report && ranges.size() > 1)
+    ctx.report->kernel(kernel).loops.push_back(fmt::format(
+        "coarse tiles: {1} iterations along d{0} (up to {2} each), one after another on each core (an iteration loads "
+        "once the one before has stored, card.loop_iteration_ns later)",
+        p.out_split_dim, ranges.size(), ranges.front().size));
   for (std::size_t ri = 0; ri < ranges.size(); ++ri) {
     drained.swap(next_drained);
     next_drained.clear();

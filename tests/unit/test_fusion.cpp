@@ -8,6 +8,7 @@
 
 #include "sim/common/error.h"
 #include "sim/compiler/compile.h"
+#include "sim/compiler/compile_report.h"
 #include "sim/compiler/fusion.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/expand.h"
@@ -346,6 +347,12 @@ TEST_CASE("tiles: a coarse-tile loop over the rows runs its iterations one after
     for (const auto& s : g.tasks) stored = stored || (s.op == "store" && s.reads[0].buffer == into.after);
     CHECK(stored);
   }
+  // --explain names the loop and that its iterations wait for each other.
+  CompileReport report;
+  compile_ops(b.graph(), chip(kUsable), 32, &report);
+  REQUIRE(report.kernels.size() == 1);
+  REQUIRE(report.kernels[0].loops.size() == 1);
+  CHECK_THAT(report.kernels[0].loops[0], Contains("8 iterations along d0 (up to 64 each), one after another on each core"));
 }
 
 TEST_CASE("tiles: a chain under the same coarse tiles is one kernel with one coarse-tile loop") {
