@@ -62,7 +62,10 @@ int cmd_compile(const std::vector<std::string>& args) {
   set_phase(Phase::expanding);
   expand_graph(g, cfg);  // the compiled graph must pass the loader's checks
   set_phase(Phase::writing);
-  out.write([&](std::ostream& f) { f << write_kernel_graph(g).dump(1) << "\n"; });
+  out.write([&](std::ostream& f) {
+    write_kernel_graph(g, f);
+    f << "\n";
+  });
   steps.stop();
   auto count = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
   std::cout << output << ": " << count(g.tasks.size(), "task template") << " in " << count(g.kernels.size(), "kernel")

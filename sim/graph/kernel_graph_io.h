@@ -1,5 +1,6 @@
 #pragma once
 // Reading, checking and writing the compiled kernel graph format ("format": "dfsim.kernels", v1).
+#include <iosfwd>
 #include <string>
 
 #include "sim/common/json_io.h"
@@ -30,5 +31,8 @@ void check_kernel_graph_fits(const KernelGraph& g, const ChipConfig& config);
 
 // The file form; read_kernel_graph(write_kernel_graph(g)) reproduces g exactly.
 Json write_kernel_graph(const KernelGraph& g);
+// The same text as write_kernel_graph(g).dump(1), printed member by member without building
+// the whole document (a 2048-token prefill's graph is 1 GB of text: its Json was 9 GB).
+void write_kernel_graph(const KernelGraph& g, std::ostream& os);
 
 }  // namespace dfsim

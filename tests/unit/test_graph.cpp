@@ -2,12 +2,16 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <sstream>
 
 #include "sim/app/cli.h"
 #include "sim/common/error.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/expand.h"
+#include "sim/compiler/compile.h"
+#include "sim/gen/step_graph.h"
 #include "sim/graph/kernel_graph_io.h"
+#include "sim/graph/op_graph.h"
 #include "sim/graph/op_shapes.h"
 #include "sim/graph/region_index.h"
 #include "sim/graph/unit_ops.h"
@@ -229,6 +233,36 @@ TEST_CASE("graph: checks against the chip config") {
   REQUIRE_THROWS_WITH(check_kernel_graph_fits(g, chip(1)), Contains("k.json: /cores: the graph uses 2 cores but the chip has 1"));
   REQUIRE_THROWS_WITH(expand_graph(g, chip(32, 1000)),
                       Contains("k.json: /buffers/4/bytes: LX buffer \"zl\" needs 1024 bytes but only 1000"));
+}
+
+TEST_CASE("graph: the streamed kernel graph writer prints exactly what dump(1) prints") {
+  // Every member kind: a description, a takeover, a corelet, a multi-row streaming read, an
+  // escaped name; then a compiled graph of a whole workload.
+  Json j = base();
+  j["description"] = "a \"quoted\" name\twith a tab and \u00e9";
+  j["buffers"][4]["after"] = "yl";
+  task(j, 0, 1)["corelet"] = 1;
+  task(j, 1, 0)["reads"][0] = Json{{"buffer", "y"}, {"offset", 0}, {"bytes", 256}, {"rows", 4}, {"stride", 256},
+                                   {"streaming", true}};
+  std::vector<KernelGraph> graphs;
+  graphs.push_back(load(j));
+  ChipConfig cfg = load_chip_config("configs/spyre.json");
+  graphs.push_back(load_workload("workloads/attention_512x1024.json", cfg, 0, nullptr));
+  // A one-layer decode step over 2 cards: "cards", "model", link tasks, version 2.
+  StepSpec step;
+  step.context = 128;
+  step.layers = 1;
+  step.tp = 2;
+  ChipConfig drawer = load_chip_config("configs/spyre-drawer.json");
+  graphs.push_back(compile_ops(read_op_graph(Json::parse(generate_step_graph(load_model_spec("workloads/models/llama-3.1-8b.json"), step)), "s.json"),
+                               drawer, 32));
+  REQUIRE(graphs.back().cards == 2);
+  REQUIRE(graphs.back().model);
+  for (const KernelGraph& g : graphs) {
+    std::ostringstream streamed;
+    write_kernel_graph(g, streamed);
+    CHECK(streamed.str() == write_kernel_graph(g).dump(1));
+  }
 }
 
 TEST_CASE("graph: write_kernel_graph round-trips exactly") {
