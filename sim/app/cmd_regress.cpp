@@ -235,12 +235,12 @@ int cmd_regress(const std::vector<std::string>& args) {
     junit_suites.back().cases.push_back(jc);
   }
   for (const auto& [suite, values] : updates) {
+    update_suite_values(suite->file, values);  // (throws if the file cannot be written: no "updated" line then)
     for (const auto& c : suite->cases)
       for (const auto& e : c.expect)
         if (auto it = values.find(e.json_path); it != values.end())
           std::cout << fmt::format("updated {}: {} {}: {} -> {}\n", suite->file, c.name, e.label(),
                                    metric_text(e.expected), metric_text(it->second));
-    update_suite_values(suite->file, values);
   }
   if (!junit.empty()) write_junit(junit, junit_suites);
   std::cout << fmt::format("\n{} case(s): {} passed, {} failed, {} error(s){}\n", plan.size(), passed, failed, errors,

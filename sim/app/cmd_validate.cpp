@@ -12,6 +12,7 @@
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
 #include "sim/graph/placement.h"
+#include "sim/graph/size_limits.h"
 #include "sim/regress/suite.h"
 #include "sim/runtime/scheduler.h"
 #include "sim/sweep/sweep_spec.h"
@@ -22,15 +23,20 @@ int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::vector<std::string> files;
   std::string config;
+  std::int64_t max_tasks = static_cast<std::int64_t>(kDefaultMaxTasks);
   opts.add_options()
       ("files", po::value(&files)->required()->multitoken(), "files to check")
-      ("config,c", po::value(&config), "config to check graphs against (default configs/spyre.json)");
+      ("config,c", po::value(&config), "config to check graphs against (default configs/spyre.json)")
+      ("max-tasks", po::value(&max_tasks)->default_value(max_tasks), "refuse graphs of more task instances than this (as run)");
   po::positional_options_description pos;
   pos.add("files", -1);
   po::variables_map vm;
-  if (!parse_options("validate", "FILE... [--config FILE]",
+  if (!parse_options("validate", "FILE... [--config FILE] [--max-tasks N]",
                      "dfsim validate configs/*.json workloads/*.json tests/regression/*.suite.json", opts, &pos, args, vm))
     return 0;
+  check_limit_option(vm, "max-tasks", static_cast<double>(max_tasks));
+  CompileOverrides over;
+  over.max_tasks = static_cast<std::uint64_t>(max_tasks);
   if (config.empty()) config = default_config_path();
   // Every file is checked and reported (one line each, ok or the error); exit 2 if any is bad.
   int bad = 0;
@@ -44,10 +50,11 @@ int cmd_validate(const std::vector<std::string>& args) {
         continue;
       }
       if (j.is_object() && j.contains("format") && j["format"] == "dfsim.placement") {
-        // Its workloads are loaded and merged; whether the system has their cards is the run's check.
+        // Its workloads are loaded and merged against the config (its cores and system.cards).
         Placement p = load_placement(f);
         std::vector<int> task_workload;
-        KernelGraph g = load_placement_graph(p, load_chip_config(config), CompileOverrides{}, &task_workload);
+        KernelGraph g = load_placement_graph(p, load_chip_config(config), over, &task_workload);
+        check_task_count(g, f, over.max_tasks);
         std::cout << f << ": ok (dfsim.placement, " << p.workloads.size() << " workloads on " << g.cards << " card(s))\n";
         continue;
       }
@@ -73,7 +80,7 @@ int cmd_validate(const std::vector<std::string>& args) {
         continue;
       }
       ChipConfig cfg = load_chip_config(config);
-      KernelGraph g = load_workload(f, cfg, 0, &format);
+      KernelGraph g = load_workload(f, cfg, over, &format);
       ExpandedGraph x = expand_graph(g, cfg);
       if (std::any_of(g.buffers.begin(), g.buffers.end(), [](const Buffer& b) { return b.after >= 0; })) {
         Recorder rec(1);  // (the scheduler's bookkeeping only: nothing runs)

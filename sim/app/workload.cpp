@@ -53,7 +53,8 @@ std::map<std::string, std::int64_t> parse_dim_map(const std::string& flag, const
       }
     }
     if (!ok) throw UsageError(flag + ": expected DIM=N[,DIM=N...] with N >= 1 (e.g. M=4,N=8 or d0=8), got \"" + s + "\"");
-    m[item.substr(0, eq)] = n;
+    if (!m.emplace(item.substr(0, eq), n).second)
+      throw UsageError(flag + ": " + item.substr(0, eq) + " given twice in \"" + s + "\"");
     pos = end + 1;
   }
   return m;
@@ -131,7 +132,7 @@ KernelGraph load_placement_graph(const Placement& p, const ChipConfig& cfg, cons
                                  std::vector<int>* task_workload) {
   std::vector<KernelGraph> graphs;
   std::string format;
-  check_placement_fits(p, cfg.cores);
+  check_placement_fits(p, cfg.cores, cfg.system.cards);
   for (const PlacedWorkload& w : p.workloads) {
     CompileOverrides o = over;
     o.core_limit = w.core_count;

@@ -69,6 +69,10 @@ ModelSpec read_model_spec(const Json& j, const std::string& file) {
   if (!v.has("head_dim") && m.hidden % m.heads)
     v.at("num_heads").fail("hidden_size " + std::to_string(m.hidden) + " is not a multiple of it; give head_dim");
   m.head_dim = v.get_int("head_dim", m.hidden / m.heads, 1, big);
+  // Rotary embeddings rotate the two halves of a head (the decoders' rope): an even head_dim.
+  if (m.arch == ModelArch::decoder && m.head_dim % 2)
+    (v.has("head_dim") ? v.at("head_dim") : v.at("num_heads"))
+        .fail("a decoder's head_dim must be even (rope rotates its two halves), got " + std::to_string(m.head_dim));
   m.intermediate = v.at("intermediate_size").as_int(1, big);
   m.vocab = v.at("vocab_size").as_int(1, big);
   m.max_positions = v.at("max_position_embeddings").as_int(1, big);

@@ -81,9 +81,14 @@ void shift_cores(KernelGraph& g, int first) {
 
 }  // namespace
 
-void check_placement_fits(const Placement& p, int card_cores) {
+void check_placement_fits(const Placement& p, int card_cores, int system_cards) {
   for (std::size_t w = 0; w < p.workloads.size(); ++w) {
     const PlacedWorkload& pw = p.workloads[w];
+    for (std::size_t i = 0; i < pw.cards.size(); ++i)
+      if (pw.cards[i] >= system_cards)
+        throw InputError(p.file, "/workloads/" + std::to_string(w) + "/cards/" + std::to_string(i),
+                         "card " + std::to_string(pw.cards[i]) + " is beyond the system's " + std::to_string(system_cards) +
+                             " card(s), 0.." + std::to_string(system_cards - 1) + " (system.cards)");
     if (pw.core_count > 0 && pw.first_core + pw.core_count > card_cores)
       throw InputError(p.file, "/workloads/" + std::to_string(w) + "/cores",
                        "cores " + std::to_string(pw.first_core) + ".." + std::to_string(pw.first_core + pw.core_count - 1) +

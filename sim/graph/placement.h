@@ -37,8 +37,9 @@ Placement load_placement(const std::string& path);
 // `dfsim run --placement FILE --only NAME` runs, and `--solo` for each workload).
 Placement solo_placement(const Placement& p, std::size_t w);
 
-// InputError when a workload's core range goes beyond a card's `card_cores` (before loading them).
-void check_placement_fits(const Placement& p, int card_cores);
+// InputError when a workload's core range goes beyond a card's `card_cores`, or a card it names
+// beyond the system's `system_cards` (before loading them).
+void check_placement_fits(const Placement& p, int card_cores, int system_cards);
 
 // One kernel graph of every workload's graph (`graphs[i]` is workload i's), each moved to its
 // cards and core range, and for each of its tasks the workload it came from. InputError when a

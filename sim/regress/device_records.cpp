@@ -59,6 +59,9 @@ DeviceRecords load_device_records(const std::string& file) {
   std::string line;
   if (!std::getline(in, line)) throw InputError(file, "line 1", "empty file, expected a header row");
   std::vector<std::string> header = split_csv(line);
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (std::find(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(i), header[i]) != header.begin() + static_cast<std::ptrdiff_t>(i))
+      throw InputError(file, "line 1", "column \"" + header[i] + "\" given twice");
   for (const char* col : kRequired)
     if (std::find(header.begin(), header.end(), col) == header.end())
       throw InputError(file, "line 1", std::string("missing column \"") + col + "\" (see bench-ops.md)");
@@ -75,8 +78,12 @@ DeviceRecords load_device_records(const std::string& file) {
   }
   // Numbers every row needs are checked here, before any run.
   for (const auto& r : f.rows) {
-    record_int(f, r, "cores", 0);
+    if (!r.at("cores").empty() && record_int(f, r, "cores", 0) < 1)
+      throw InputError(file, where(r.line, "cores"), "expected a core count >= 1, got \"" + r.at("cores") + "\"");
     record_int(f, r, "rows", 0);
+    if (r.fields.count("hbm_bytes")) record_int(f, r, "hbm_bytes", 0);
+    if (r.fields.count("lx_planning") && !r.at("lx_planning").empty() && r.at("lx_planning") != "0" && r.at("lx_planning") != "1")
+      throw InputError(file, where(r.line, "lx_planning"), "expected 0 or 1, got \"" + r.at("lx_planning") + "\"");
     record_int(f, r, "cols", 0);
     if (std::isnan(record_number(f, r, "measured_kernel_us")))
       throw InputError(file, where(r.line, "measured_kernel_us"), "expected a number > 0, got an empty field");

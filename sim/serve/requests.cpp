@@ -176,6 +176,9 @@ std::vector<Request> read_request_file(const std::string& file) {
     for (auto& x : f) x = trim(x);
     if (header.empty()) {
       header = f;
+      for (std::size_t c = 0; c < header.size(); ++c)
+        if (std::find(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(c), header[c]) != header.begin() + static_cast<std::ptrdiff_t>(c))
+          throw InputError(file, "line 1", "header: column \"" + header[c] + "\" given twice");
       for (const char* need : {"arrival_ms", "prompt_tokens", "output_tokens"})
         if (std::find(header.begin(), header.end(), need) == header.end())
           throw InputError(file, "line 1", std::string("header: expected a column \"") + need +
@@ -188,9 +191,11 @@ std::vector<Request> read_request_file(const std::string& file) {
     for (std::size_t c = 0; c < f.size(); ++c) {
       if (header[c] != "id" && header[c] != "arrival_ms" && header[c] != "prompt_tokens" && header[c] != "output_tokens")
         continue;
+      // Decimal only: strtod alone would take hex ("0x10"), "inf" and "nan".
+      const bool decimal = !f[c].empty() && f[c].find_first_not_of("0123456789+-.eE") == std::string::npos;
       char* end = nullptr;
-      double v = std::strtod(f[c].c_str(), &end);
-      if (f[c].empty() || *end) throw InputError(file, where + "/" + header[c], "expected a number, got \"" + f[c] + "\"");
+      double v = decimal ? std::strtod(f[c].c_str(), &end) : 0;
+      if (!decimal || *end) throw InputError(file, where + "/" + header[c], "expected a number, got \"" + f[c] + "\"");
       if (header[c] == "arrival_ms") j[header[c]] = v;
       else if (v == std::floor(v) && std::fabs(v) < 9e15) j[header[c]] = static_cast<std::int64_t>(v);
       else j[header[c]] = v;

@@ -481,6 +481,8 @@ TEST_CASE("bad input: unknown CLI option and missing or malformed values", "[bad
   expect_bad(run_ops("--max-events -1"), {"--max-events"});
   expect_bad(run_ops("--timeout abc"), {"--timeout"});
   expect_bad(run_ops("--max-sim-time nan"), {"--max-sim-time"});
+  expect_bad(run_ops("--split d0=2,d0=1"), {"--split", "d0 given twice"});
+  expect_bad(run_ops("--tiles d0=2,d0=4"), {"--tiles", "d0 given twice"});
   expect_bad("frobnicate", {"frobnicate"});
 }
 
@@ -493,6 +495,9 @@ TEST_CASE("bad input: compile and validate report like run", "[bad]") {
   expect_bad("compile " + kKernels + " -c " + kSmall + " -o " + k, {kKernels, "/format"});
   expect_bad("validate " + kBad + "kernels_cycle.json -c " + kSmall, {kBad + "kernels_cycle.json", "cycle"});
   expect_bad("validate " + kBad + "config_unknown_key.json", {kBad + "config_unknown_key.json", "/core/lxx"});
+  // validate refuses what run refuses for size, and takes the same --max-tasks to allow it.
+  expect_bad("validate " + kOps + " -c " + kSmall + " --max-tasks 3", {kOps, "more than --max-tasks 3"});
+  CHECK(dfsim("validate " + kOps + " -c " + kSmall + " --max-tasks 100000").code == 0);
 }
 
 // ---------------------------------------------------------------- runs that cannot finish

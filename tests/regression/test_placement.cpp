@@ -108,7 +108,15 @@ TEST_CASE("placement: bad placements exit 2 with one line naming the path", "[pl
   const std::string add = fs::absolute("workloads/add_2048x1024.json").string();
   bad(R"({"name": "a", "workload": ")" + add + R"(", "cards": [0, 1]})", "/workloads/0/cards: " + add + " runs on 1 card(s)");
   bad(R"({"name": "a", "workload": ")" + add + R"(", "cards": [0], "after": "b"})", "/workloads/0/after");
-  bad(R"({"name": "a", "workload": ")" + add + R"(", "cards": [9]})", "/cards: the graph uses 10 cards but the system has 8");
+  bad(R"({"name": "a", "workload": ")" + add + R"(", "cards": [9]})",
+      "/workloads/0/cards/0: card 9 is beyond the system's 8 card(s), 0..7 (system.cards)");
+  // validate checks the same against the config it is given.
+  fs::path f = d.path / "p9.json";
+  std::ofstream(f) << R"({"format": "dfsim.placement", "version": 1, "name": "p", "workloads": [{"name": "a", "workload": ")"
+                   << add << R"(", "cards": [0, 8]}]})";
+  Result v = dfsim("validate " + f.string() + " -c configs/spyre-drawer.json", "2>&1 >/dev/null");
+  CHECK(v.code == 2);
+  CHECK_THAT(v.out, Contains("/workloads/0/cards/1: card 8 is beyond the system's 8 card(s)"));
   bad(R"({"name": "a/b", "workload": ")" + add + R"(", "cards": [0]})", "/workloads/0/name");
   bad(R"({"name": "a", "workload": ")" + add + R"(", "cards": [3, 3]})", "/workloads/0/cards/1: card 3 listed twice");
 }

@@ -262,6 +262,20 @@ $)")));
   CHECK(dfsim("accuracy --records " + (d / "bad.csv")).out ==
         (d / "bad.csv") + ": line 1: missing column \"cols\" (see bench-ops.md)\n");
   CHECK(dfsim("accuracy --records " + (d / "none.csv")).code == 2);
+  // Every column dfsim reads is checked before any run: no silent default for a bad value.
+  auto refused = [&](const std::string& csv, const std::string& says) {
+    write(d / "bad.csv", csv);
+    Result r = dfsim("accuracy --records " + (d / "bad.csv") + " --out " + (d / "q"));
+    INFO(csv);
+    CHECK(r.code == 2);
+    CHECK(r.out == (d / "bad.csv") + ": " + says + "\n");
+  };
+  const std::string head = "id,op,cores,rows,cols,measured_kernel_us";
+  refused(head + ",lx_planning\nx,add,32,2048,1024,100,abc\n", "line 2, column lx_planning: expected 0 or 1, got \"abc\"");
+  refused(head + ",hbm_bytes\nx,add,32,2048,1024,100,abc\n", "line 2, column hbm_bytes: expected an integer >= 0, got \"abc\"");
+  refused(head + "\nx,add,0,2048,1024,100\n", "line 2, column cores: expected a core count >= 1, got \"0\"");
+  refused(head + ",cores\nx,add,32,2048,1024,100,8\n", "line 1: column \"cores\" given twice");
+  CHECK_FALSE(fs::exists(d / "q/accuracy.csv"));
 }
 
 // Issue 13: the per-category RMS error of the shipped records is pinned, so a change that

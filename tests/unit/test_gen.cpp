@@ -179,6 +179,9 @@ TEST_CASE("gen: model files are found by name or path and checked", "[gen]") {
   j["num_kv_heads"] = 5;
   REQUIRE_THROWS_WITH(read_model_spec(j, "m.json"), Contains("m.json: /num_kv_heads: expected a divisor of num_heads (32)"));
   j = load_json_file(kModels + "/llama-3.1-8b.json");
+  j["head_dim"] = 127;  // rope rotates the halves of a head: refused at the model file, not at run
+  REQUIRE_THROWS_WITH(read_model_spec(j, "m.json"), Contains("m.json: /head_dim: a decoder's head_dim must be even"));
+  j = load_json_file(kModels + "/llama-3.1-8b.json");
   j["hiden_size"] = 1;
   REQUIRE_THROWS_WITH(read_model_spec(j, "m.json"), Contains("m.json: /hiden_size: unknown key"));
   j = load_json_file(kModels + "/llama-3.1-8b.json");

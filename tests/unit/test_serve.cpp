@@ -413,3 +413,22 @@ TEST_CASE("serve: the model file gives Llama-3.1-8B's weight and KV bytes", "[se
   CHECK(m.parameters() == 8'030'261'248);            // the published 8.03 B
   CHECK(m.kv_bytes_per_token() == 2 * 32 * 8 * 128 * 2);  // K and V, 32 layers, 8 KV heads of 128, fp16
 }
+
+TEST_CASE("serve: a CSV request trace takes decimal numbers only and each column once", "[serve]") {
+  const std::string path = std::filesystem::temp_directory_path() / ("dfsim_requests_" + std::to_string(getpid()) + ".csv");
+  auto read = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    return dfsim::serve::read_request_file(path);
+  };
+  const std::string head = "arrival_ms,prompt_tokens,output_tokens\n";
+  auto r = read(head + "1.5,8,10\n2,1e1,3\n");
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].arrival == 1500000);  // 1.5 ms in ns
+  CHECK(r[1].prompt_tokens == 10);
+  CHECK_THROWS_WITH(read(head + "0x10,8,10\n"), Catch::Contains("line 2/arrival_ms: expected a number, got \"0x10\""));
+  CHECK_THROWS_WITH(read(head + "1,0x1p3,10\n"), Catch::Contains("line 2/prompt_tokens: expected a number, got \"0x1p3\""));
+  CHECK_THROWS_WITH(read(head + "inf,8,10\n"), Catch::Contains("line 2/arrival_ms: expected a number, got \"inf\""));
+  CHECK_THROWS_WITH(read("arrival_ms,prompt_tokens,output_tokens,arrival_ms\n1,8,10,2\n"),
+                    Catch::Contains("line 1: header: column \"arrival_ms\" given twice"));
+  std::filesystem::remove(path);
+}
