@@ -432,12 +432,16 @@ void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, co
   }
   std::optional<MatmulPlan> plan = choose_matmul_plan(p, *ctx.chip, c);
   if (!plan) {
+    // (Both limits named: which one failed depends on the division tried.)
+    const std::string limits = fmt::format("a core's part of each operand must span at most {} MiB of memory and its "
+                                           "smallest tile fit the {}-byte tile budget (docs/compiler.md, work division)",
+                                           kMaxSpanBytes >> 20, ctx.budget);
     if (!op.split.empty())
-      throw InputError(g.file, at, fmt::format("cannot divide {} x [{}, {}] @ [{}, {}] that way: a part would be "
-                                               "empty or no tile fits the {}-byte tile budget",
-                                               p.batches, p.M, p.K, p.K, p.N, ctx.budget));
+      throw InputError(g.file, at, fmt::format("cannot divide {} x [{}, {}] @ [{}, {}] that way: a part would be empty, or {}",
+                                               p.batches, p.M, p.K, p.K, p.N, limits));
     throw InputError(g.file, "/ops/" + std::to_string(op.index),
-                     op.op + ": even a 1x1x1 tile does not fit the " + std::to_string(ctx.budget) + "-byte tile budget");
+                     fmt::format("{}: no division of {} x [{}, {}] @ [{}, {}] over at most {} cores fits: {}", op.op, p.batches,
+                                 p.M, p.K, p.K, p.N, ctx.cores, limits));
   }
   const OpTensor& out = g.tensors[static_cast<std::size_t>(stored)];
   MatmulEmitter e(ctx, p, *plan, std::move(steps), out, ctx.hbm[static_cast<std::size_t>(stored)], kernel);

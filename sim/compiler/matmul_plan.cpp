@@ -38,7 +38,6 @@ std::uint64_t span(const StoredMatrix& m, std::int64_t bshare, std::int64_t rows
   return end - first.offset;
 }
 
-constexpr std::uint64_t kMaxSpanBytes = 256ull << 20;  // address span one core may reach per tensor
 
 // The busiest memory port's inbound or outbound bytes. Each core reaches memory through the
 // port of its ring half (Ring::memory_port: port = core x ports / stops), and a multicast

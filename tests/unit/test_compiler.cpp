@@ -715,6 +715,19 @@ TEST_CASE("compiler: a forced work division splits K over grids and reduces over
   CHECK(max_core == 2);
 }
 
+TEST_CASE("compiler: a matmul no division can hold names both limits, not only the tile budget") {
+  // [24576, 24576] @ [24576, 24576] fp16: a core's column band of B spans all of B (1.125 GiB,
+  // row-major), beyond the 256 MiB span per core and operand, whatever the tiles.
+  Json j = forced_matmul("{}", 32);
+  j["tensors"]["a"]["shape"] = {24576, 24576};
+  j["tensors"]["b"]["shape"] = {24576, 24576};
+  j["tensors"]["c"]["shape"] = {24576, 24576};
+  j["ops"][0].erase("attrs");
+  REQUIRE_THROWS_WITH(compile(j, 32), Contains("w.json: /ops/0: matmul: no division of 1 x [24576, 24576] @ [24576, 24576] "
+                                               "over at most 32 cores fits: a core's part of each operand must span at "
+                                               "most 256 MiB of memory"));
+}
+
 TEST_CASE("compiler: forced work divisions that cannot run are rejected with the JSON path") {
   REQUIRE_THROWS_WITH(compile(forced_matmul(R"({"m": 4, "n": 4, "k": 4})", 32), 32),
                       Contains("w.json: /ops/0/attrs/work_division: needs 64 cores (the product of the split), the program has 32"));
