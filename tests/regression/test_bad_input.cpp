@@ -726,8 +726,13 @@ TEST_CASE("bad input: diff of a summary.json with wrong types", "[bad]") {
   expect_bad("diff " + a + " " + b, {b + ": /kernels/0/name: expected a string, got an integer"});
   std::string c = t.file("c.json", "{\"format\": 5}");
   expect_bad("diff " + a + " " + c, {c + ": /format: expected a dfsim run's summary.json"});
-  std::string d = t.file("d.json", "{\"format\": \"dfsim.summary\", \"kernels\": [7]}");
+  std::string d = t.file("d.json", "{\"format\": \"dfsim.summary\", \"sim_time_ns\": 1, \"kernels\": [7]}");
   expect_bad("diff " + d + " " + a, {d + ": /kernels/0: expected an object"});
+  // The simulated time is what every run's summary has: a bare format or a word there is not one.
+  std::string e = t.file("e.json", "{\"format\": \"dfsim.summary\", \"sim_time_ns\": \"fast\"}");
+  expect_bad("diff " + a + " " + e, {e + ": /sim_time_ns: expected a number"});
+  std::string f = t.file("f.json", "{\"format\": \"dfsim.summary\"}");
+  expect_bad("diff " + f + " " + a, {f + ": /sim_time_ns"});
 }
 
 // A --set value is parsed as JSON, without the files' nesting limit: a suite's
