@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <set>
 
 #include "sim/app/cli.h"
@@ -33,15 +34,17 @@ void select_rows(SweepSpec& spec, const std::vector<std::string>& filters) {
     if (eq == std::string::npos || c == spec.columns.size())
       throw UsageError("--only " + f + ": expected COLUMN=VALUE with one of the axis columns:" + names);
     std::string value = f.substr(eq + 1);
-    std::size_t kept = 0;
+    // Into new vectors: moving a row onto itself (a kept first row) would empty it.
+    decltype(spec.rows) rows;
+    std::vector<std::size_t> numbers;
     for (std::size_t i = 0; i < spec.rows.size(); ++i) {
       const auto& cell = spec.rows[i][c];
       if ((cell ? cell_text(*cell) : "") != value) continue;
-      spec.rows[kept] = std::move(spec.rows[i]);
-      spec.numbers[kept++] = spec.numbers[i];
+      rows.push_back(std::move(spec.rows[i]));
+      numbers.push_back(spec.numbers[i]);
     }
-    spec.rows.resize(kept);
-    spec.numbers.resize(kept);
+    spec.rows = std::move(rows);
+    spec.numbers = std::move(numbers);
   }
   if (spec.rows.empty()) throw UsageError("--only: no point of the sweep matches");
 }
@@ -100,28 +103,36 @@ int cmd_sweep(const std::vector<std::string>& args) {
       ++reused;
       continue;
     }
-    prepare_point(p.dir, p.point);
     todo.push_back(p.index);
   }
+  // What can refuse the engine is checked before any point directory is written.
+  std::unique_ptr<OutputDir> slurm_dir;
+  if (!slurm.empty() && !todo.empty()) slurm_dir = std::make_unique<OutputDir>(absolute(slurm));
+  if (!dask.empty() && !todo.empty()) check_dask_scheduler(dask);
+  PreparedPoints prepared;  // undone unless an engine takes the points
+  for (auto i : todo) prepared.prepare(plan.points[i].dir, plan.points[i].point);
 
   std::map<std::size_t, PointResult> unrecorded;
-  if (!slurm.empty() && !todo.empty()) {
+  if (slurm_dir) {
     std::string cmd = "cd " + shell_quote(fs::current_path().string()) + " && " + shell_quote(self) + " sweep " +
                       shell_quote(absolute(file)) + " --out " + shell_quote(absolute(out)) + " --points " +
                       shell_quote(plan.store) + " --gather";
     for (const auto& f : only) cmd += " --only " + shell_quote(f);
-    std::string submit = write_slurm_array(self, slurm, plan, todo, cmd);
+    std::string submit = write_slurm_array(self, *slurm_dir, plan, todo, cmd);
+    prepared.keep();
     std::cout << "sweep " << plan.spec.name << ": " << todo.size() << " of " << plan.points.size()
               << " points to run as a Slurm job array\n  submit:  " << submit << "\n  then:    sh "
-              << shell_quote(absolute(slurm) + "/gather.sh") << "\n";
+              << shell_quote(slurm_dir->path("gather.sh")) << "\n";
     return 0;
   }
   if (!dask.empty() && !todo.empty()) {
     int code = run_on_dask(self, dask, plan, todo, out + "/.dask-points.txt");
-    if (code == 2) return 2;
+    if (code == 2) return 2;  // nothing ran: the prepared points are undone
+    prepared.keep();
     if (code != 0) throw SimError("sweep: the Dask driver failed (exit " + std::to_string(code) + ")");
   } else if (!todo.empty()) {
     int signal = 0;
+    prepared.keep();
     unrecorded = run_local_pool(self, plan, todo, jobs, &signal);
     if (signal) {
       std::cerr << "dfsim sweep: interrupted; the points done so far are kept (run again with --resume)\n";
@@ -140,14 +151,18 @@ int cmd_sweep(const std::vector<std::string>& args) {
   write("results.jsonl", [&](std::ostream& f) { write_results_jsonl(f, plan, rows); });
   write("sweep.json", [&](std::ostream& f) { f << std::ifstream(file, std::ios::binary).rdbuf(); });
   results.commit();
-  std::size_t failed = 0;
-  for (const auto& r : rows) failed += r.result.status != "ok";
-  if (!quiet || failed) {
+  std::size_t failed = 0, not_run = 0;
+  for (const auto& r : rows) {
+    failed += r.result.status != "ok" && r.result.status != "not_run";
+    not_run += r.result.status == "not_run";
+  }
+  if (!quiet || failed || not_run) {
     std::cout << "sweep " << plan.spec.name << ": " << rows.size() << " points (" << todo.size() << " run, " << reused
-              << " reused), " << failed << " failed\n";
+              << " reused), " << failed << " failed" << (not_run ? ", " + std::to_string(not_run) + " not run" : "")
+              << "\n";
     std::cout << "results: " << results.path("results.csv") << ", results.jsonl\n";
   }
-  return failed ? 1 : 0;
+  return failed || not_run ? 1 : 0;
 }
 
 }  // namespace dfsim

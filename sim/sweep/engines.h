@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/app/output_dir.h"
 #include "sim/sweep/point_store.h"
 #include "sim/sweep/sweep_plan.h"
 
@@ -18,14 +19,20 @@ namespace dfsim {
 std::map<std::size_t, PointResult> run_local_pool(const std::string& dfsim, const SweepPlan& plan,
                                                   const std::vector<std::size_t>& todo, int jobs, int* signal);
 
+// Waits up to DFSIM_DASK_TIMEOUT seconds (default 20) for a TCP connection to the scheduler at
+// `address` (tcp://host:port or host:port; other schemes are left to the driver): InputError
+// (exit 2) if none, so that an unreachable scheduler is found before any point is prepared.
+void check_dask_scheduler(const std::string& address);
+
 // Runs `todo` on the Dask scheduler at `address` through `python tools/sweep_dask.py`; returns
 // the driver's exit code (2: the scheduler could not be reached).
 int run_on_dask(const std::string& dfsim, const std::string& address, const SweepPlan& plan,
                 const std::vector<std::size_t>& todo, const std::string& list_file);
 
 // Writes DIR/sweep.sbatch (a job array, task i runs the i-th directory of DIR/points.txt) and
-// DIR/gather.sh (`gather` is its command); returns the sbatch command line.
-std::string write_slurm_array(const std::string& dfsim, const std::string& dir, const SweepPlan& plan,
+// DIR/gather.sh (`gather` is its command) into `dir`, opened with an absolute path before the
+// points were prepared (a bad --slurm DIR is found first); returns the sbatch command line.
+std::string write_slurm_array(const std::string& dfsim, OutputDir& dir, const SweepPlan& plan,
                               const std::vector<std::size_t>& todo, const std::string& gather);
 
 // Single-quotes `s` for a POSIX shell.

@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -25,6 +26,28 @@ std::string last_line(const std::string& file) {
   while (std::getline(in, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
   return last;
+}
+
+// The content of a file, if it exists.
+std::optional<std::string> content_of(const std::string& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return std::nullopt;
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Puts back a file as it was: `content`, or no file.
+void restore(const std::string& dir, const std::string& name, const std::optional<std::string>& content) {
+  std::error_code ec;
+  if (!content) {
+    fs::remove(dir + "/" + name, ec);
+    return;
+  }
+  OutputDir out(dir);
+  out.open(name) << *content;
+  out.commit();
 }
 
 }  // namespace
@@ -52,6 +75,44 @@ void prepare_point(const std::string& dir, const Json& point) {
   OutputDir out(dir);
   out.open("point.json") << point.dump(1) << "\n";
   out.commit();
+}
+
+void PreparedPoints::prepare(const std::string& dir, const Json& point) {
+  std::error_code ec;
+  Before b{dir, !fs::exists(dir, ec), content_of(dir + "/point.json"), content_of(dir + "/status.json"),
+           fs::last_write_time(dir + "/status.json", ec)};
+  for (fs::path p = fs::path(dir).parent_path(); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    made_parents_.push_back(p.string());
+    if (p == p.parent_path()) break;
+  }
+  before_.push_back(std::move(b));
+  prepare_point(dir, point);
+}
+
+void PreparedPoints::undo(const Before& b) const {
+  std::error_code ec;
+  if (fs::exists(b.dir + "/status.json", ec)) return;  // run and recorded since: kept
+  if (b.made) {
+    fs::remove_all(b.dir, ec);
+    return;
+  }
+  restore(b.dir, "point.json", b.point_json);
+  restore(b.dir, "status.json", b.status_json);
+  if (b.status_json) fs::last_write_time(b.dir + "/status.json", b.status_time, ec);  // as it was: not run again
+}
+
+PreparedPoints::~PreparedPoints() {
+  if (kept_) return;
+  for (const auto& b : before_) {
+    try {
+      undo(b);
+    } catch (const std::exception&) {  // best effort: the store's points are each complete or not done
+    }
+  }
+  auto parents = made_parents_;  // deepest first, so that each is empty when it is removed
+  std::sort(parents.begin(), parents.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  std::error_code ec;
+  for (const auto& p : parents) fs::remove(p, ec);  // only if empty
 }
 
 pid_t start_point(const std::string& dfsim, const std::string& dir, const Json& point) {

@@ -5,8 +5,10 @@
 // status.json: a point is done when status.json exists and point.json holds the same key.
 #include <sys/types.h>
 
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/common/json_io.h"
 
@@ -26,6 +28,31 @@ std::string point_dir(const std::string& store, const std::string& id);
 bool point_done(const std::string& dir, const Json& key);
 // Makes `dir` ready for a fresh run of `point` (point.json written, any old status.json gone).
 void prepare_point(const std::string& dir, const Json& point);
+// The points one sweep prepares for its engine. Unless keep() is called (the engine took
+// them), the destructor undoes what prepare() wrote, so a sweep that fails before any point
+// runs leaves the store as it was: directories made here are removed, the point.json and
+// status.json found before are put back. A point recorded since (status.json) stays.
+class PreparedPoints {
+ public:
+  PreparedPoints() = default;
+  PreparedPoints(const PreparedPoints&) = delete;
+  PreparedPoints& operator=(const PreparedPoints&) = delete;
+  ~PreparedPoints();
+  void prepare(const std::string& dir, const Json& point);  // prepare_point, remembering what was there
+  void keep() { kept_ = true; }
+
+ private:
+  struct Before {
+    std::string dir;
+    bool made = false;                                    // the directory did not exist
+    std::optional<std::string> point_json, status_json;  // their content, if they existed
+    std::filesystem::file_time_type status_time;         // and when status.json was written
+  };
+  void undo(const Before& b) const;
+  std::vector<Before> before_;
+  std::vector<std::string> made_parents_;  // the store and its parents, if made here
+  bool kept_ = false;
+};
 // Starts the run of `point` in `dir` as a child of `dfsim` (the binary); returns its pid.
 pid_t start_point(const std::string& dfsim, const std::string& dir, const Json& point);
 // Records a finished run: exit 0 is ok, 1 and 2 failed (the answer for these inputs, kept);

@@ -42,8 +42,26 @@ std::string option_path(const SweepSpec& spec, std::size_t i, const std::string&
   for (std::size_t c = 0; c < spec.columns.size(); ++c)
     if (spec.columns[c].option == option && spec.rows[i][c])
       return spec.combine == "points" ? "/points/" + std::to_string(spec.numbers[i]) + "/" + option : "/axes/" + option;
+  if (option == spec.kind->input) return "/base/" + option;  // a workload file
   std::string base = spec.kind->is_input_option(option) ? "/base/" + spec.kind->input : "/base";
   return spec.base_options.contains(option) ? base + "/" + option : base;
+}
+
+// Where the sweep file names input `file` of a point: the option holding its path (a workload,
+// a step table, a request trace), else the model (a gen or serve step's model file).
+std::string input_path(const SweepSpec& spec, std::size_t i, const Json& options, const std::string& file) {
+  for (const auto& o : spec.kind->option_names())
+    if (options.contains(o) && options[o] == file) return option_path(spec, i, o);
+  return option_path(spec, i, file == spec.input ? spec.kind->input : "model");
+}
+
+// An input must be a file: a missing one or a directory makes the sweep file bad (exit 2),
+// found here, before any point runs, not as a column of failed runs.
+void check_input_file(const SweepSpec& spec, const std::string& where, const std::string& file) {
+  std::error_code ec;
+  auto st = fs::status(file, ec);
+  if (!fs::exists(st)) throw InputError(spec.file, where, file + ": no such file");
+  if (fs::is_directory(st)) throw InputError(spec.file, where, file + ": is a directory, expected a file");
 }
 
 // A point's options that do not fit together (a gen step beyond its model): a bad sweep file.
@@ -74,18 +92,24 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
     throw InputError(spec.file, "/base/set/" + e.path(), e.detail());
   }
   std::map<std::string, std::string> input_hashes;  // input file -> the hash of its content
-  auto input_hash = [&](const std::string& file) {
+  auto input_hash = [&](const std::string& file, const std::string& where) {
     auto [it, fresh] = input_hashes.emplace(file, "");
-    if (fresh) it->second = hash_hex(file_content(file));  // a missing input is a bad sweep
+    if (fresh) {
+      check_input_file(spec, where, file);
+      it->second = hash_hex(file_content(file));
+    }
     return it->second;
   };
-  if (!spec.input.empty()) input_hash(spec.input);
+  if (!spec.input.empty()) input_hash(spec.input, "/base/" + spec.kind->input);
   std::string cwd = fs::current_path().string();
   for (std::size_t i = 0; i < spec.rows.size(); ++i) {
     SweepPoint p;
     p.index = i;
     Json options = point_options(spec, spec.rows[i]);
     check_point(spec, i, options);
+    std::string hash;  // inputs first: a bad one is a bad sweep file even where a config is refused
+    for (const auto& file : spec.kind->input_files(options, spec.input))
+      hash += (hash.empty() ? "" : "+") + input_hash(file, input_path(spec, i, options, file));
     std::vector<std::string> sets = set_args(options);
     Json resolved;
     try {
@@ -95,8 +119,6 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
       plan.points.push_back(std::move(p));
       continue;
     }
-    std::string hash;
-    for (const auto& file : spec.kind->input_files(options, spec.input)) hash += (hash.empty() ? "" : "+") + input_hash(file);
     std::vector<std::string> args{spec.kind->subcommand, "-q", "--config", spec.config};
     spec.kind->input_args(options, spec.input, args);
     for (const auto& s : sets) args.insert(args.end(), {"--set", s});

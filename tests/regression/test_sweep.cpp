@@ -251,6 +251,7 @@ TEST_CASE("sweep: the Slurm array script run task by task gives the same table",
   auto pending = lines(slurp(d.path / "out/results.csv"));
   REQUIRE(pending.size() == 7);
   CHECK_THAT(pending[6], Contains(",not_run,not run yet,"));
+  CHECK_THAT(early.out, Contains("sweep small_grid: 6 points (0 run, 0 reused), 0 failed, 6 not run\n"));
   for (int i = 0; i < 6; ++i) {
     Result t = shell("SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " bash " + d.str() + "/slurm/sweep.sbatch");
     INFO("task " << i << ": " << t.out);
@@ -313,6 +314,104 @@ TEST_CASE("sweep: a bad sweep file exits 2 with one line naming the file and JSO
   Result r = dfsim("sweep " + good + " --only lx=1 --out " + d.str() + "/o", "2>&1 >/dev/null");
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Contains("--only lx=1: expected COLUMN=VALUE with one of the axis columns: cores core.lx.usable_bytes"));
+}
+
+TEST_CASE("sweep: --only writes the rows of the points it keeps, the first point among them", "[sweep]") {
+  TempDir d("sweep_only");
+  std::string file = write_file(d, "grid.json", kGrid);
+  REQUIRE(dfsim("sweep -q " + file + " --jobs 2 --out " + d.str() + "/all").code == 0);
+  auto all = lines(without_host_s(slurp(d.path / "all/results.csv")));
+  REQUIRE(all.size() == 7);
+  // Each filter keeps point 0 (a row kept in place was once emptied: a crash writing the table).
+  struct Case {
+    std::string only;
+    std::vector<int> points;
+  };
+  for (const Case& c : {Case{"--only cores=1", {0, 1, 2}}, Case{"--only core.lx.usable_bytes=65536", {0, 3}},
+                        Case{"--only cores=1 --only core.lx.usable_bytes=131072", {1}}}) {
+    INFO(c.only);
+    std::string out = d.str() + "/only" + std::to_string(c.points.size()) + "_" + std::to_string(c.points.back());
+    Result r = dfsim("sweep -q " + file + " " + c.only + " --jobs 2 --out " + out, "2>&1");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    auto csv = lines(without_host_s(slurp(out + "/results.csv")));
+    auto jsonl = lines(slurp(out + "/results.jsonl"));
+    REQUIRE(csv.size() == c.points.size() + 1);
+    REQUIRE(jsonl.size() == c.points.size());
+    CHECK(csv[0] == all[0]);
+    for (std::size_t i = 0; i < c.points.size(); ++i) {
+      CHECK(csv[i + 1] == all[c.points[i] + 1]);  // the same cells as in the whole sweep
+      CHECK(json::parse(jsonl[i])["point"] == c.points[i]);
+      CHECK(json::parse(jsonl[i])["status"] == "ok");
+    }
+    for (const auto& e : fs::directory_iterator(out)) CHECK(e.path().filename().string()[0] != '.');  // no temporaries
+  }
+}
+
+TEST_CASE("sweep: a workload that is a directory or missing, in the base or on an axis, exits 2 before any run", "[sweep]") {
+  TempDir d("sweep_input_dir");
+  const std::string w = "\"workload\": \"workloads/softmax_chain_512x1024.json\"";
+  check_bad_sweeps(d, kGrid, {
+      {w, "\"workload\": \"workloads\"", ": /base/workload: workloads: is a directory, expected a file"},
+      {w, "\"workload\": \"workloads/\"", ": /base/workload: workloads/: is a directory, expected a file"},
+      {w, "\"workload\": \"workloads/none.json\"", ": /base/workload: workloads/none.json: no such file"},
+      {"\"cores\": [1, 2]", "\"workload\": [\"workloads/softmax_chain_512x1024.json\", \"workloads/sweeps\"]",
+       ": /axes/workload: workloads/sweeps: is a directory, expected a file"},
+  });
+  std::string points = write_file(d, "points.json", R"({"format": "dfsim.sweep", "version": 1, "name": "p",
+    "base": {"config": "configs/small.json", "workload": "workloads/softmax_chain_512x1024.json"},
+    "combine": "points", "points": [{"cores": 1}, {"workload": "tests"}], "metrics": {"time_ns": "sim_time_ns"}})");
+  Result r = dfsim("sweep " + points + " --out " + d.str() + "/p", "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK(r.out == points + ": /points/1/workload: tests: is a directory, expected a file\n");
+  CHECK_FALSE(fs::exists(d.path / "p"));
+}
+
+TEST_CASE("sweep: an engine that cannot start exits 2 and leaves the point store as it was", "[sweep]") {
+  TempDir d("sweep_engine_refused");
+  std::string file = write_file(d, "grid.json", kGrid);
+  std::string afile = write_file(d, "afile", "not a directory\n");
+  // A --slurm path that is a file: refused before any point directory is written.
+  Result s = dfsim("sweep " + file + " --slurm " + afile + " --out " + d.str() + "/fresh", "2>&1 >/dev/null");
+  CHECK(s.code == 2);
+  CHECK(s.out == afile + ": output path exists and is not a directory\n");
+  CHECK_FALSE(fs::exists(d.path / "fresh"));
+  // A store holding two done points: neither engine refused may touch them or add any.
+  REQUIRE(dfsim("sweep -q " + file + " --only cores=1 --only core.lx.usable_bytes=65536 --out " + d.str() + "/out").code == 0);
+  REQUIRE(dfsim("sweep -q " + file + " --only cores=2 --only core.lx.usable_bytes=65536 --out " + d.str() + "/out").code == 0);
+  fs::path store = d.path / "out/points";
+  auto before = done_points(store);
+  REQUIRE(before.size() == 2);
+  std::map<std::string, std::string> status;
+  for (const auto& [dir, _] : before) status[dir] = slurp(dir + "/status.json");
+  auto unchanged = [&] {
+    CHECK(done_points(store) == before);
+    std::size_t dirs = 0;
+    for (const auto& e : fs::directory_iterator(store)) {
+      ++dirs;
+      CHECK(slurp(e.path() / "status.json") == status[e.path().string()]);
+    }
+    CHECK(dirs == 2);
+  };
+  s = dfsim("sweep " + file + " --slurm " + afile + " --out " + d.str() + "/out", "2>&1 >/dev/null");
+  CHECK(s.code == 2);
+  unchanged();
+  // An unreachable scheduler (nothing listens on port 1), found before the points are prepared.
+  Result k = shell("DFSIM_DASK_TIMEOUT=0.5 " + std::string(DFSIM_BINARY) + " sweep " + file +
+                   " --dask tcp://127.0.0.1:1 --out " + d.str() + "/out", "2>&1 >/dev/null");
+  CHECK(k.code == 2);
+  CHECK(lines(k.out).size() == 1);
+  CHECK_THAT(k.out, Contains("--dask: cannot reach the Dask scheduler at tcp://127.0.0.1:1: Connection refused"));
+  unchanged();
+  // A driver that fails after the points were prepared (exit 2: nothing ran): they are undone.
+  std::string driver = write_file(d, "driver.sh", "#!/bin/sh\necho 'no scheduler' >&2\nexit 2\n");
+  fs::permissions(driver, fs::perms::owner_exec, fs::perm_options::add);
+  Result f = shell("DFSIM_PYTHON=" + driver + " " + std::string(DFSIM_BINARY) + " sweep " + file +
+                   " --dask inproc://nowhere --out " + d.str() + "/out", "2>&1 >/dev/null");
+  CHECK(f.code == 2);
+  CHECK(f.out == "no scheduler\n");
+  unchanged();
+  CHECK_FALSE(fs::exists(d.path / "out/results.csv.tmp"));
 }
 
 TEST_CASE("sweep: line chart, heatmap and Pareto front are drawn as PNG and SVG", "[sweep]") {
