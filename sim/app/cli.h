@@ -59,6 +59,11 @@ LxPlanning parse_lx_planning(const std::string& s);
 // With `report`, an op graph's compile report goes there (a kernel graph leaves it empty).
 KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const CompileOverrides& over,
                           std::string* format, CompileReport* report = nullptr);
+// The same from the file's document already parsed by parse_workload_text (with the tasks it
+// read while parsing, if any).
+struct StreamedTasks;
+KernelGraph workload_from_json(const Json& j, StreamedTasks& streamed, const std::string& file, const ChipConfig& cfg,
+                               const CompileOverrides& over, std::string* format, CompileReport* report = nullptr);
 inline KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, int cores, std::string* format) {
   CompileOverrides over;
   over.cores = cores;

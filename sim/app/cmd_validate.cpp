@@ -7,6 +7,7 @@
 #include "sim/app/options.h"
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
+#include "sim/common/text_file.h"
 #include "sim/gen/model_spec.h"
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
@@ -42,7 +43,8 @@ int cmd_validate(const std::vector<std::string>& args) {
   int bad = 0;
   for (const auto& f : files) {
     try {
-      Json j = load_json_file(f);
+      StreamedTasks streamed;  // a large kernel graph's tasks, read while parsing
+      Json j = parse_workload_text(read_input_file(f, "a JSON file"), f, &streamed);
       std::string format = detect_format(j);
       if (j.is_object() && j.contains("format") && j["format"] == "dfsim.suite") {
         Suite s = load_suite(f);
@@ -80,7 +82,7 @@ int cmd_validate(const std::vector<std::string>& args) {
         continue;
       }
       ChipConfig cfg = load_chip_config(config);
-      KernelGraph g = load_workload(f, cfg, over, &format);
+      KernelGraph g = workload_from_json(j, streamed, f, cfg, over, &format);
       ExpandedGraph x = expand_graph(g, cfg);
       if (std::any_of(g.buffers.begin(), g.buffers.end(), [](const Buffer& b) { return b.after >= 0; })) {
         Recorder rec(1);  // (the scheduler's bookkeeping only: nothing runs)

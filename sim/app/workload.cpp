@@ -7,6 +7,7 @@
 #include "sim/app/run_control.h"
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
+#include "sim/common/text_file.h"
 #include "sim/compiler/compile.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
@@ -77,7 +78,13 @@ void apply_compile_flags(const CompileFlags& f, CompileOverrides& over) {
 
 KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const CompileOverrides& over,
                           std::string* format, CompileReport* report) {
-  Json j = load_json_file(file);
+  StreamedTasks streamed;  // a large kernel graph's tasks, read while parsing
+  Json j = parse_workload_text(read_input_file(file, "a JSON file"), file, &streamed);
+  return workload_from_json(j, streamed, file, cfg, over, format, report);
+}
+
+KernelGraph workload_from_json(const Json& j, StreamedTasks& streamed, const std::string& file, const ChipConfig& cfg,
+                               const CompileOverrides& over, std::string* format, CompileReport* report) {
   std::string f = detect_format(j);
   if (format) *format = f;
   if (f == "dfsim.ops") {
@@ -121,7 +128,7 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
     if (over.no_fuse || !over.split.empty() || !over.tiles.empty())
       throw InputError(over.no_fuse ? "--no-fuse" : !over.split.empty() ? "--split" : "--tiles", "",
                        "applies to op graphs only; a compiled kernel graph fixes its kernels");
-    KernelGraph g = read_kernel_graph(j, file);
+    KernelGraph g = read_kernel_graph(j, file, &streamed);
     check_task_count(g, file, over.max_tasks);
     return g;
   }

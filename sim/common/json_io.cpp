@@ -161,11 +161,11 @@ class CheckingSax : public nlohmann::json_sax<Json> {
 
 }  // namespace
 
-Json parse_json_text(const std::string& text, const std::string& file) {
+Json parse_json_text(const std::string& text, const std::string& file, const Json::parser_callback_t& callback) {
   try {
     CheckingSax check(text, file);
     Json::sax_parse(text, &check, Json::input_format_t::json, /*strict=*/true, /*ignore_comments=*/true);
-    return Json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    return Json::parse(text, callback, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const Json::parse_error& e) {
     std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
     throw InputError(file, line_col(text, at), "malformed JSON: " + short_parse_message(e.what()));

@@ -17,8 +17,9 @@ using Json = nlohmann::json;
 // levels, a missing or unreadable file or a directory: InputError with line:column where known.
 Json load_json_file(const std::string& path);
 
-// Parses JSON text; `file` names it in errors.
-Json parse_json_text(const std::string& text, const std::string& file);
+// Parses JSON text; `file` names it in errors. With `callback`, nlohmann's parser callback (it
+// may read values as they are met and leave them out of the document: kernel_graph_read.cpp).
+Json parse_json_text(const std::string& text, const std::string& file, const Json::parser_callback_t& callback = nullptr);
 
 // The closest of `candidates` to `word` by edit distance, or "" if none is close.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);

@@ -4,6 +4,7 @@
 
 #include "sim/common/error.h"
 #include "sim/common/names.h"
+#include "sim/common/text_file.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
 #include "sim/graph/unit_ops.h"
@@ -113,32 +114,8 @@ Task read_task(const JsonView& v, const BufferNames& names, const std::vector<Bu
   return t;
 }
 
-}  // namespace
-
-std::string detect_format(const Json& j) {
-  if (!j.is_object()) return "";
-  auto it = j.find("format");
-  if (it == j.end() || !it->is_string()) return "";
-  std::string f = it->get<std::string>();
-  return f == "dfsim.ops" || f == "dfsim.kernels" ? f : "";
-}
-
-KernelGraph read_kernel_graph(const Json& j, const std::string& file) {
-  JsonView root(j, file);
-  root.only_keys({"format", "version", "name", "description", "cores", "cards", "model", "buffers", "kernels"});
-  if (root.at("format").as_string() != "dfsim.kernels")
-    root.at("format").fail("expected \"dfsim.kernels\", got \"" + root.at("format").as_string() + "\"");
-  root.at("version").as_int(1, kKernelGraphVersion);
-  KernelGraph g;
-  g.file = file;
-  g.name = read_name(root.at("name"));
-  g.description = root.get_string("description", "");
-  g.cores = static_cast<int>(root.at("cores").as_int(1, 1 << 20));
-  g.cards = static_cast<int>(root.get_int("cards", 1, 1, 64));
-  if (root.has("model")) g.model = read_model_step(root.at("model"));
-
-  BufferNames names;
-  JsonView bufs = root.at("buffers");
+// The "buffers" array into g.buffers and `names`.
+void read_buffers(const JsonView& bufs, KernelGraph& g, BufferNames& names) {
   bufs.expect_array();
   for (std::size_t i = 0; i < bufs.size(); ++i) {
     Buffer b = read_buffer(bufs.at(i));
@@ -158,6 +135,34 @@ KernelGraph read_kernel_graph(const Json& j, const std::string& file) {
     }
     g.buffers.push_back(std::move(b));
   }
+}
+
+}  // namespace
+
+std::string detect_format(const Json& j) {
+  if (!j.is_object()) return "";
+  auto it = j.find("format");
+  if (it == j.end() || !it->is_string()) return "";
+  std::string f = it->get<std::string>();
+  return f == "dfsim.ops" || f == "dfsim.kernels" ? f : "";
+}
+
+KernelGraph read_kernel_graph(const Json& j, const std::string& file, StreamedTasks* streamed) {
+  JsonView root(j, file);
+  root.only_keys({"format", "version", "name", "description", "cores", "cards", "model", "buffers", "kernels"});
+  if (root.at("format").as_string() != "dfsim.kernels")
+    root.at("format").fail("expected \"dfsim.kernels\", got \"" + root.at("format").as_string() + "\"");
+  root.at("version").as_int(1, kKernelGraphVersion);
+  KernelGraph g;
+  g.file = file;
+  g.name = read_name(root.at("name"));
+  g.description = root.get_string("description", "");
+  g.cores = static_cast<int>(root.at("cores").as_int(1, 1 << 20));
+  g.cards = static_cast<int>(root.get_int("cards", 1, 1, 64));
+  if (root.has("model")) g.model = read_model_step(root.at("model"));
+
+  BufferNames names;
+  read_buffers(root.at("buffers"), g, names);
 
   std::unordered_map<std::string, int> task_names, kernel_names;
   JsonView kernels = root.at("kernels");
@@ -171,14 +176,19 @@ KernelGraph read_kernel_graph(const Json& j, const std::string& file) {
       kv.at("name").fail("duplicate kernel name \"" + kern.name + "\"");
     JsonView tasks = kv.at("tasks");
     tasks.expect_array();
-    for (std::size_t t = 0; t < tasks.size(); ++t) {
-      Task task = read_task(tasks.at(t), names, g.buffers);
+    // Read while parsing (a large file, parse_workload_text): the document's list is empty.
+    std::vector<Task>* read = streamed && streamed->active && k < streamed->per_kernel.size() ? &streamed->per_kernel[k] : nullptr;
+    const std::size_t count = read ? read->size() : tasks.size();
+    for (std::size_t t = 0; t < count; ++t) {
+      Task task = read ? std::move((*read)[t]) : read_task(tasks.at(t), names, g.buffers);
       if (!task_names.emplace(task.name, static_cast<int>(g.tasks.size())).second)
-        tasks.at(t).at("name").fail("duplicate task name \"" + task.name + "\"");
+        throw InputError(file, json_path_join(json_path_join(tasks.path(), t), "name"),
+                         "duplicate task name \"" + task.name + "\"");
       task.kernel = static_cast<int>(k);
       kern.tasks.push_back(static_cast<int>(g.tasks.size()));
       g.tasks.push_back(std::move(task));
     }
+    if (read) std::vector<Task>().swap(*read);
     g.kernels.push_back(std::move(kern));
   }
   check_kernel_graph(g);
@@ -186,7 +196,65 @@ KernelGraph read_kernel_graph(const Json& j, const std::string& file) {
 }
 
 KernelGraph load_kernel_graph(const std::string& path) {
-  return read_kernel_graph(load_json_file(path), path);
+  StreamedTasks streamed;
+  Json j = parse_workload_text(read_input_file(path, "a JSON file"), path, &streamed);
+  return read_kernel_graph(j, path, &streamed);
+}
+
+Json parse_workload_text(const std::string& text, const std::string& file, StreamedTasks* streamed, std::size_t stream_bytes) {
+  if (!streamed || text.size() < stream_bytes) return parse_json_text(text, file);
+  // Events of nlohmann's parser callback: a root member's key at depth 1, a kernel at depth 2,
+  // a task (an element of a kernel's "tasks") completes at depth 4. Tasks are read only once the
+  // root's "format" said dfsim.kernels and "buffers" has been read (write_kernel_graph's order,
+  // keys sorted); otherwise the document is kept whole and read as usual.
+  using Event = Json::parse_event_t;
+  std::string keys[4];
+  std::string format;
+  Json buffers;  // moved out of the document while parsing, put back after
+  bool have_buffers = false;
+  KernelGraph g;  // the buffers, for the tasks' names
+  g.file = file;
+  BufferNames names;
+  bool names_read = false;
+  std::size_t kernel = 0, task = 0;
+  bool in_kernel = false;
+  auto read_one = [&](const Json& value) {
+    if (!names_read) {
+      read_buffers(JsonView(buffers, file, "/buffers"), g, names);
+      names_read = true;
+    }
+    const std::string path = "/kernels/" + std::to_string(kernel) + "/tasks/" + std::to_string(task++);
+    if (streamed->per_kernel.size() <= kernel) streamed->per_kernel.resize(kernel + 1);
+    streamed->per_kernel[kernel].push_back(read_task(JsonView(value, file, path), names, g.buffers));
+  };
+  auto callback = [&](int depth, Event event, Json& parsed) -> bool {
+    if (event == Event::key) {
+      if (depth < 4) keys[depth] = parsed.get<std::string>();
+      return true;
+    }
+    if (depth == 1 && event == Event::value && keys[1] == "format" && parsed.is_string()) format = parsed.get<std::string>();
+    if (depth == 1 && event == Event::array_end && keys[1] == "buffers") {
+      buffers = std::move(parsed);
+      have_buffers = true;
+      return false;  // (put back below)
+    }
+    const bool kernels = depth >= 2 && keys[1] == "kernels" && format == "dfsim.kernels" && have_buffers;
+    if (kernels && depth == 2 && (event == Event::object_start || event == Event::array_start || event == Event::value)) {
+      kernel += in_kernel ? 1 : 0;  // the next element of "kernels"
+      in_kernel = true;
+      task = 0;
+    }
+    if (kernels && depth == 4 && keys[3] == "tasks" &&
+        (event == Event::object_end || event == Event::array_end || event == Event::value)) {
+      streamed->active = true;
+      read_one(parsed);
+      return false;  // read: not kept in the document
+    }
+    return true;
+  };
+  Json j = parse_json_text(text, file, callback);
+  if (have_buffers && j.is_object()) j["buffers"] = std::move(buffers);
+  return j;
 }
 
 }  // namespace dfsim

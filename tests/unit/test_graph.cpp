@@ -265,6 +265,49 @@ TEST_CASE("graph: the streamed kernel graph writer prints exactly what dump(1) p
   }
 }
 
+TEST_CASE("graph: a large kernel graph's tasks are read while parsing, to the same graph and the same errors") {
+  ChipConfig cfg = load_chip_config("configs/spyre.json");
+  KernelGraph g = load_workload("workloads/attention_512x1024.json", cfg, 0, nullptr);
+  std::ostringstream text;
+  write_kernel_graph(g, text);
+  // stream_bytes 0: every file counts as large.
+  StreamedTasks streamed;
+  Json doc = parse_workload_text(text.str(), "big.json", &streamed, 0);
+  REQUIRE(streamed.active);
+  CHECK(doc["kernels"][0]["tasks"].empty());  // read, not kept
+  CHECK(doc["buffers"].size() == g.buffers.size());  // put back
+  KernelGraph back = read_kernel_graph(doc, "big.json", &streamed);
+  CHECK(write_kernel_graph(back) == write_kernel_graph(g));
+  // Below the threshold the document is whole.
+  StreamedTasks none;
+  CHECK_FALSE(parse_workload_text(text.str(), "big.json", &none)["kernels"][0]["tasks"].empty());
+  CHECK_FALSE(none.active);
+  // Errors name the same path either way: a task reading an unknown buffer, a task name twice.
+  auto error_of = [](const Json& j, std::size_t stream_bytes) {
+    StreamedTasks st;
+    try {
+      Json d = parse_workload_text(j.dump(1), "big.json", &st, stream_bytes);
+      read_kernel_graph(d, "big.json", &st);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Json bad = write_kernel_graph(g);
+  const std::size_t last = bad["kernels"].size() - 1;
+  bad["kernels"][last]["tasks"][1]["reads"][0]["buffer"] = "nope";
+  CHECK_THAT(error_of(bad, 0), Contains("big.json: /kernels/" + std::to_string(last) + "/tasks/1/reads/0/buffer: unknown buffer \"nope\""));
+  CHECK(error_of(bad, 0) == error_of(bad, SIZE_MAX));
+  bad = write_kernel_graph(g);
+  bad["kernels"][last]["tasks"][2]["name"] = bad["kernels"][0]["tasks"][0]["name"];
+  CHECK_THAT(error_of(bad, 0), Contains("/kernels/" + std::to_string(last) + "/tasks/2/name: duplicate task name"));
+  CHECK(error_of(bad, 0) == error_of(bad, SIZE_MAX));
+  bad = write_kernel_graph(g);
+  bad["kernels"][1]["tasks"][0] = 7;
+  CHECK(error_of(bad, 0) == error_of(bad, SIZE_MAX));
+  CHECK_THAT(error_of(bad, 0), Contains("/kernels/1/tasks/0"));
+}
+
 TEST_CASE("graph: write_kernel_graph round-trips exactly") {
   Json j = base();
   task(j, 0, 1)["corelet"] = 1;
