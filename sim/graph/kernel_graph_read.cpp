@@ -217,7 +217,7 @@ Json parse_workload_text(const std::string& text, const std::string& file, Strea
   BufferNames names;
   bool names_read = false;
   std::size_t kernel = 0, task = 0;
-  bool in_kernel = false;
+  bool in_kernel = false, kernels_array = false, tasks_array = false;
   auto read_one = [&](const Json& value) {
     if (!names_read) {
       read_buffers(JsonView(buffers, file, "/buffers"), g, names);
@@ -238,13 +238,17 @@ Json parse_workload_text(const std::string& text, const std::string& file, Strea
       have_buffers = true;
       return false;  // (put back below)
     }
-    const bool kernels = depth >= 2 && keys[1] == "kernels" && format == "dfsim.kernels" && have_buffers;
-    if (kernels && depth == 2 && (event == Event::object_start || event == Event::array_start || event == Event::value)) {
+    const bool starts = event == Event::object_start || event == Event::array_start || event == Event::value;
+    if (depth == 1 && starts && keys[1] == "kernels") kernels_array = event == Event::array_start;
+    const bool kernels = depth >= 2 && keys[1] == "kernels" && kernels_array && format == "dfsim.kernels" && have_buffers;
+    if (kernels && depth == 2 && starts) {
       kernel += in_kernel ? 1 : 0;  // the next element of "kernels"
       in_kernel = true;
       task = 0;
+      tasks_array = false;
     }
-    if (kernels && depth == 4 && keys[3] == "tasks" &&
+    if (kernels && depth == 3 && starts && keys[3] == "tasks") tasks_array = event == Event::array_start;
+    if (kernels && tasks_array && depth == 4 && keys[3] == "tasks" &&
         (event == Event::object_end || event == Event::array_end || event == Event::value)) {
       streamed->active = true;
       read_one(parsed);

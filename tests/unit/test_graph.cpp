@@ -306,6 +306,15 @@ TEST_CASE("graph: a large kernel graph's tasks are read while parsing, to the sa
   bad["kernels"][1]["tasks"][0] = 7;
   CHECK(error_of(bad, 0) == error_of(bad, SIZE_MAX));
   CHECK_THAT(error_of(bad, 0), Contains("/kernels/1/tasks/0"));
+  // A "tasks" that is an object of tasks, "kernels" an object of kernels: reported as such.
+  bad = write_kernel_graph(g);
+  bad["kernels"][1]["tasks"] = Json{{"a", bad["kernels"][1]["tasks"][0]}};
+  CHECK(error_of(bad, 0) == error_of(bad, SIZE_MAX));
+  CHECK_THAT(error_of(bad, 0), Contains("/kernels/1/tasks: expected an array"));
+  bad = write_kernel_graph(g);
+  bad["kernels"] = Json{{"k", bad["kernels"][0]}};
+  CHECK(error_of(bad, 0) == error_of(bad, SIZE_MAX));
+  CHECK_THAT(error_of(bad, 0), Contains("/kernels: expected an array"));
 }
 
 TEST_CASE("graph: write_kernel_graph round-trips exactly") {
