@@ -24,6 +24,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tool_errors  # noqa: E402
 
 tool_errors.install()  # a missing or failing dfsim, a missing doc: one line, never a traceback
+if len(sys.argv) >= 2 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__.strip())
+    sys.exit(0)
 if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
     tool_errors.fail("usage: tools/check_doc_figures.py DFSIM [--update]")
 dfsim = sys.argv[1]

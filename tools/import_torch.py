@@ -14,6 +14,7 @@ Exit status 2 with one line on stderr for bad input or a node outside the op set
 """
 import contextlib
 import functools
+import importlib.machinery
 import importlib.util
 import inspect
 import io
@@ -464,7 +465,9 @@ def _example(shape, dtype, rng):
 
 def _load_class(path, cls):
     check_source(path)
-    spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+    # A loader is found by the file's suffix: a module is a .py file (not .txt, .json, ...).
+    loader = importlib.machinery.SourceFileLoader(os.path.splitext(os.path.basename(path))[0], path)
+    spec = importlib.util.spec_from_file_location(loader.name, path, loader=loader)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     try:

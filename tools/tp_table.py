@@ -35,8 +35,15 @@ try:
     TPS = [int(t) for t in args.tp.split(",")]
 except ValueError:
     TPS = []
-if not TPS or min(TPS) < 1 or args.layers < 0:
-    tool_errors.fail(f"--tp {args.tp} / --layers {args.layers}: expected TP counts >= 1 separated by commas, layers >= 0")
+if not TPS or min(TPS) < 1:
+    tool_errors.fail(f"--tp {args.tp}: expected TP counts >= 1 separated by commas")
+if args.layers < 0:
+    tool_errors.fail(f"--layers {args.layers}: expected layers >= 0 (0: all)")
+# Every model is checked before the table starts: a name dfsim gen finds, or a model file.
+known = sorted(f[:-5] for f in os.listdir("workloads/models") if f.endswith(".json"))
+for m in args.models.split(","):
+    if m not in known and not os.path.isfile(m):
+        tool_errors.fail(f"--models {args.models}: unknown model \"{m}\" (workloads/models has {', '.join(known)}, or give a model file)")
 
 NAMES = {"llama-3.1-8b": "Llama-3.1-8B", "granite-3.3-8b": "Granite-3.3-8B"}
 tmp = tempfile.mkdtemp(prefix="dfsim_tp_")
@@ -49,9 +56,11 @@ def step(model, tp):
         gen.append("--host-io")
     if args.layers:
         gen += ["--layers", str(args.layers)]
-    subprocess.run(gen, check=True)
-    subprocess.run([args.dfsim, "run", "-q", "-w", graph, "-c", "configs/spyre-drawer.json", "--trace", "off",
-                    "--out", out], check=True)
+    for cmd in (gen, [args.dfsim, "run", "-q", "-w", graph, "-c", "configs/spyre-drawer.json", "--trace", "off", "--out", out]):
+        r = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:  # dfsim's own one line, with its exit code
+            print((r.stderr.strip().splitlines() or [f"{' '.join(cmd)}: exit {r.returncode}"])[-1], file=sys.stderr)
+            raise SystemExit(r.returncode)
     return json.load(open(f"{out}/summary.json"))
 
 

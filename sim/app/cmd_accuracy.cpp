@@ -93,14 +93,28 @@ int cmd_accuracy(const std::vector<std::string>& args) {
   if (records.rows.empty()) throw InputError(records_file, "", "no records, only the header line");
   load_chip_config(config, sets);
   OutputDir outputs(out);  // created and probed now; accuracy.csv and skipped.csv land together
-  char tmpl[] = "/tmp/dfsim-accuracy-XXXXXX";
-  if (!mkdtemp(tmpl)) throw SimError("accuracy: cannot create a temporary directory");
-  std::string scratch = tmpl;
+  // The records' runs: with --keep-runs in DIR/runs itself (each summary names its graph where
+  // it stays; an earlier call's runs are replaced, a stale record's directory would mislead),
+  // else in a temporary directory. Removed unless the call succeeds with --keep-runs.
+  const bool keep_runs = vm.count("keep-runs");
+  std::string scratch;
+  if (keep_runs) {
+    scratch = outputs.path("runs");
+    std::error_code ec;
+    fs::remove_all(scratch, ec);
+    if (!fs::create_directories(scratch, ec) && ec)
+      throw OutputError(fmt::format("accuracy: cannot create {}: {}", scratch, ec.message()));
+  } else {
+    char tmpl[] = "/tmp/dfsim-accuracy-XXXXXX";
+    if (!mkdtemp(tmpl)) throw SimError("accuracy: cannot create a temporary directory");
+    scratch = tmpl;
+  }
   struct Cleanup {
     std::string dir;
+    bool kept = false;
     ~Cleanup() {
       std::error_code ec;
-      fs::remove_all(dir, ec);
+      if (!kept) fs::remove_all(dir, ec);
     }
   } cleanup{scratch};
 
@@ -132,6 +146,14 @@ int cmd_accuracy(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < children.size(); ++i) {
     const DeviceRecord& r = *child_rec[i];
     if (children[i].exit_code != 0) {
+      // A run that could not write its own outputs (a full disk) is this call's failure, not
+      // the record's: an error, as any failed write.
+      const std::string own = fmt::format("{}/{}/out/", scratch, run_name(r));
+      if (children[i].first_error.find(own) != std::string::npos) {
+        std::string what = children[i].first_error;
+        if (what.rfind("dfsim: ", 0) == 0) what = what.substr(7);
+        throw OutputError("accuracy: " + what);
+      }
       std::string why = children[i].first_error;
       // The child names its scratch graph; the reason is what matters.
       if (auto p = why.find("graph.json: "); p != std::string::npos) why = why.substr(p + 12);
@@ -167,13 +189,7 @@ int cmd_accuracy(const std::vector<std::string>& args) {
   outputs.open("accuracy.csv") << csv;
   outputs.open("skipped.csv") << skipped_csv;
   outputs.commit();
-  if (vm.count("keep-runs")) {
-    // Replaces the runs of an earlier call: a stale record's directory would mislead.
-    std::error_code ec;
-    fs::remove_all(outputs.path("runs"), ec);
-    fs::copy(scratch, outputs.path("runs"), fs::copy_options::recursive, ec);
-    if (ec) throw OutputError(fmt::format("accuracy: cannot copy the runs to {}: {}", outputs.path("runs"), ec.message()));
-  }
+  cleanup.kept = keep_runs;
 
   bool quiet = vm.count("quiet");
   if (!quiet) {

@@ -138,13 +138,37 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string format;
   CompileReport report;
   over.max_tasks = static_cast<std::uint64_t>(max_tasks);
+  // --gen-step's graph.json, removed (with DIR, if this run made it) when the run stops before
+  // simulating: bad input or an interrupt leaves nothing behind.
+  struct GeneratedGraph {
+    std::string file, dir;
+    bool made_dir = false, kept = true;
+    ~GeneratedGraph() {
+      if (kept) return;
+      std::error_code ec;
+      std::filesystem::remove(file, ec);
+      if (made_dir) std::filesystem::remove(dir, ec);  // only if empty
+    }
+    void keep() {  // (also from an interrupt's abrupt exit, which runs no destructor)
+      kept = true;
+      keep_file_on_abrupt_exit(file);
+      if (made_dir) keep_on_abrupt_exit(dir);
+    }
+  } generated;
   if (!gen_step.empty()) {
     workload = out + "/graph.json";
+    std::error_code ec;
+    generated.file = workload;
+    generated.dir = out;
+    generated.made_dir = !std::filesystem::exists(out, ec);
+    generated.kept = std::filesystem::exists(workload, ec);  // one there before is the user's
     try {
       if (int code = cmd_gen(gen_step_args(gen_step, workload))) return code;
     } catch (const UsageError& e) {  // gen's flags are members of --gen-step here
       throw UsageError(std::string("--gen-step: ") + e.what());
     }
+    if (!generated.kept) remove_file_on_abrupt_exit(workload);
+    if (generated.made_dir) remove_on_abrupt_exit(out);
   }
   std::optional<Placement> placement;
   std::vector<int> task_workload;  // a placement's: the workload of each task
@@ -188,6 +212,7 @@ int cmd_run(const std::vector<std::string>& args) {
   OutputDir dir(out, {"summary.json", "trace.json", "trace.json.gz", "utilization.csv"});
 
   Simulation sim(g, x, cfg, trace.level);
+  generated.keep();  // the run's input from here on
   steps.stop();
   set_phase(Phase::simulating);
   RunResult res =
@@ -197,7 +222,7 @@ int cmd_run(const std::vector<std::string>& args) {
   set_phase(Phase::writing);
 
   EnergyReport energy = compute_energy(sim, res);
-  record_power(sim.recorder(), energy);
+  record_power(sim.recorder(), energy, g.cards);
   auto summary = make_summary(sim, res, RunInfo{workload, config, format, &energy});
   if (format == "dfsim.ops")  // what the compiler decided (docs/outputs.md, explain)
     summary["explain"] = nlohmann::ordered_json::parse(report.to_json().dump());

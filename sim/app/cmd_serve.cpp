@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -52,7 +53,11 @@ std::vector<double> parse_rates(const std::string& s) {
   for (std::string f; std::getline(ss, f, ',');) {
     char* end = nullptr;
     double r = std::strtod(f.c_str(), &end);
-    if (f.empty() || *end || !(r > 0) || r > 1e6) throw UsageError("--rate: expected requests/s > 0 (or a list 1,2,4), got \"" + s + "\"");
+    if (f.empty() || *end || !(r > 0) || r > 1e6)
+      throw UsageError("--rate: expected requests/s in (0, 1e6] (or a list 1,2,4), got \"" + s + "\"");
+    // (Each rate writes DIR/rate-<r>/: a rate given twice would be run twice into one directory.)
+    if (std::find(out.begin(), out.end(), r) != out.end())
+      throw UsageError("--rate: " + f + " is " + fmt::format("{:g}", r) + " req/s, given twice in \"" + s + "\"");
     out.push_back(r);
   }
   if (out.empty()) throw UsageError("--rate: expected requests/s > 0");
@@ -168,7 +173,14 @@ int cmd_serve(const std::vector<std::string>& args) {
   if (jobs < 1 || jobs > 1024) throw UsageError("--jobs must be in [1, 1024]");
   if (num_requests < 1 || num_requests > kMaxRequests) throw UsageError("--num-requests must be in [1, 10000000]");
   if (arrival != "poisson" && arrival != "gamma") throw UsageError("--arrival: expected poisson or gamma, got \"" + arrival + "\"");
-  if (!(burstiness > 0) || burstiness > 1e6) throw UsageError("--burstiness must be > 0");
+  if (!(burstiness > 0) || burstiness > 1e6) throw UsageError("--burstiness must be in (0, 1e6]");
+  // As vllm bench serve: a burstiness makes the gaps gamma-distributed, unless Poisson is asked for.
+  if (vm.count("burstiness") && !vm.count("arrival")) arrival = "gamma";
+  if (vm.count("burstiness") && arrival == "poisson" && burstiness != 1)
+    throw UsageError("--burstiness " + fmt::format("{:g}", burstiness) + " needs --arrival gamma (Poisson gaps have none)");
+  if (!have_rate && (vm.count("burstiness") || vm.count("arrival")))
+    throw UsageError(std::string(vm.count("arrival") ? "--arrival" : "--burstiness") +
+                     " shapes generated requests (--rate); a --requests trace has its own arrival times");
   if (scheduler != "spyre" && scheduler != "spyre-no-interleave")
     throw UsageError("--scheduler: expected spyre or spyre-no-interleave, got \"" + scheduler + "\"");
   if (kv_buckets != "pow2" && kv_buckets != "blocks") throw UsageError("--kv-buckets: expected pow2 or blocks, got \"" + kv_buckets + "\"");

@@ -39,7 +39,10 @@ bool parse_options(const std::string& cmd, const std::string& synopsis, const st
   opts.add_options()("help,h", "print this help");
   try {
     auto parser = po::command_line_parser(args).options(opts);
-    if (pos) parser.positional(*pos);
+    // A command without positional arguments refuses a stray one (it was silently ignored:
+    // `dfsim info configs/small.json` reported on the default config).
+    po::positional_options_description none;
+    parser.positional(pos ? *pos : none);
     po::store(parser.run(), vm);
     if (vm.count("help")) {
       std::cout << "usage: dfsim " << cmd << " " << synopsis << "\n\n" << opts << "\nexample:\n  " << example << "\n";
@@ -54,6 +57,8 @@ bool parse_options(const std::string& cmd, const std::string& synopsis, const st
     if (pos && pos->max_total_count() > 0 && pos->name_for_position(0) == name)
       throw UsageError("missing argument: usage: dfsim " + cmd + " " + synopsis);
     throw UsageError(e.what());
+  } catch (const po::too_many_positional_options_error&) {
+    throw UsageError("unexpected argument: usage: dfsim " + cmd + " " + synopsis);
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }

@@ -26,6 +26,10 @@ char g_timeout_text[96] = "";
 constexpr int kMaxDirs = 16;
 char g_dirs[kMaxDirs][4096];
 volatile std::sig_atomic_t g_dir_used[kMaxDirs];
+// Files to remove then (before the directories, which must be empty to go): the same.
+constexpr int kMaxFiles = 4;
+char g_files[kMaxFiles][4096];
+volatile std::sig_atomic_t g_file_used[kMaxFiles];
 
 void say(const char* s) {
   ssize_t r = ::write(2, s, std::strlen(s));
@@ -43,6 +47,8 @@ void on_stop(int s) {
   say(" while ");
   say(phase_name(static_cast<Phase>(g_phase)));
   say("; nothing was written\n");
+  for (int i = 0; i < kMaxFiles; ++i)
+    if (g_file_used[i]) ::unlink(g_files[i]);
   for (int i = 0; i < kMaxDirs; ++i)  // deepest first, as registered
     if (g_dir_used[i]) ::rmdir(g_dirs[i]);
   ::_exit(stop_exit_code(s));
@@ -123,6 +129,21 @@ void remove_on_abrupt_exit(const std::string& dir) {
 void keep_on_abrupt_exit(const std::string& dir) {
   for (int i = 0; i < kMaxDirs; ++i)
     if (g_dir_used[i] && dir == g_dirs[i]) g_dir_used[i] = 0;
+}
+
+void remove_file_on_abrupt_exit(const std::string& file) {
+  if (file.size() >= sizeof g_files[0]) return;
+  for (int i = 0; i < kMaxFiles; ++i)
+    if (!g_file_used[i]) {
+      std::memcpy(g_files[i], file.c_str(), file.size() + 1);
+      g_file_used[i] = 1;
+      return;
+    }
+}
+
+void keep_file_on_abrupt_exit(const std::string& file) {
+  for (int i = 0; i < kMaxFiles; ++i)
+    if (g_file_used[i] && file == g_files[i]) g_file_used[i] = 0;
 }
 
 }  // namespace dfsim

@@ -32,5 +32,8 @@ void drop_notes();
 // Directories an abrupt exit (before simulated time) removes again if they are empty.
 void remove_on_abrupt_exit(const std::string& dir);
 void keep_on_abrupt_exit(const std::string& dir);
+// Files it removes (before those directories): an input the command wrote for itself.
+void remove_file_on_abrupt_exit(const std::string& file);
+void keep_file_on_abrupt_exit(const std::string& file);
 
 }  // namespace dfsim

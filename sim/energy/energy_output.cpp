@@ -100,8 +100,9 @@ std::string power_budget_warning(const EnergyReport& e) {
                      e.max_window_w, e.budget_w);
 }
 
-void record_power(Recorder& rec, const EnergyReport& e) {
-  rec.add_series(BucketSeries{"card 0", "power", "W", e.profile.watts()});
+void record_power(Recorder& rec, const EnergyReport& e, int cards) {
+  // The profile is the power of every card the run uses: named for them, not for card 0.
+  rec.add_series(BucketSeries{cards > 1 ? "system" : "card 0", "power", "W", e.profile.watts()});
 }
 
 void add_energy_per_token(OJson& energy, std::uint64_t tokens) {

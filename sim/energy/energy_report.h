@@ -24,7 +24,7 @@ struct EnergyReport {
   StaticEnergy stat;
   double total_j = 0, average_w = 0, peak_w = 0;
   double static_w = 0;            // the idle floor of this run: card + active cores
-  PowerProfile profile;           // energy per utilization bucket (card 0)
+  PowerProfile profile;           // energy per utilization bucket (all the run's cards)
   double budget_w = 0;            // card.power_budget_w
   Tick window = 0;                // card.power_window_ns
   double max_window_w = 0;        // highest sliding-window mean power
@@ -43,8 +43,9 @@ nlohmann::ordered_json energy_json(const EnergyReport& e);
 std::string energy_text(const nlohmann::ordered_json& summary);
 // The budget warning line, or "" when the run stayed within card.power_budget_w.
 std::string power_budget_warning(const EnergyReport& e);
-// The power counter of the card: a series of the recorder (trace counter, utilization column).
-void record_power(Recorder& rec, const EnergyReport& e);
+// The power counter: a series of the recorder (trace counter, utilization column), process
+// "card 0" for a one-card run, "system" for the summed power of several cards.
+void record_power(Recorder& rec, const EnergyReport& e, int cards);
 
 // For model runs (dfsim gen graphs): adds "j_per_token" and "tokens_per_j" to an "energy"
 // section for the step's `tokens` (decode: one per sequence; prefill: the prompt tokens).

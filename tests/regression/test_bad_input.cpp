@@ -481,6 +481,9 @@ TEST_CASE("bad input: unknown CLI option and missing or malformed values", "[bad
   expect_bad(run_ops("--max-events -1"), {"--max-events"});
   expect_bad(run_ops("--timeout abc"), {"--timeout"});
   expect_bad(run_ops("--max-sim-time nan"), {"--max-sim-time"});
+  expect_bad("info configs/small.json", {"unexpected argument", "usage: dfsim info"});
+  expect_bad("calibrate configs/small.json", {"unexpected argument", "usage: dfsim calibrate"});
+  expect_bad("info --params -c tests/data/bad/no_such.json", {"tests/data/bad/no_such.json", "no such file"});
   expect_bad(run_ops("--split d0=2,d0=1"), {"--split", "d0 given twice"});
   expect_bad(run_ops("--tiles d0=2,d0=4"), {"--tiles", "d0 given twice"});
   expect_bad("frobnicate", {"frobnicate"});
@@ -596,6 +599,13 @@ TEST_CASE("bad input: serve request files", "[bad][serve]") {
              {"i.csv", "request id 3 appears twice"});
   expect_bad(kServe + "--requests " + t.str() + "/missing.jsonl", {"missing.jsonl", "no such file"});
   expect_bad(kServe + "--rate 1 --prompt-len hist:" + t.file("h.csv", "100,-1\n"), {"h.csv", "line 1", "weight"});
+  // A rate given twice wrote into one DIR/rate-1/ twice (exit 1, half a sweep); a burstiness
+  // with Poisson arrivals or a trace was ignored.
+  expect_bad(kServe + "--rate 1,1.0 -n 5", {"--rate", "given twice"});
+  expect_bad(kServe + "--rate 1e300", {"--rate", "(0, 1e6]"});
+  expect_bad(kServe + "--rate 1 --arrival poisson --burstiness 0.2", {"--burstiness 0.2 needs --arrival gamma"});
+  expect_bad(kServe + "--requests " + t.file("j.csv", "arrival_ms,prompt_tokens,output_tokens\n0,10,5\n") + " --burstiness 0.5",
+             {"--burstiness", "--requests trace"});
 }
 
 TEST_CASE("bad input: serve step tables", "[bad][serve]") {

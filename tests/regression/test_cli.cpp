@@ -405,6 +405,18 @@ TEST_CASE("cli: serve --rate sweeps and finds the knee; 1000 ShareGPT-like reque
   CHECK_FALSE(fs::exists(d.path / "rate-1" / "trace.json"));
 }
 
+TEST_CASE("cli: serve --burstiness alone means gamma arrivals, as vllm bench serve", "[cli][serve]") {
+  TempDir d("serve_burst");
+  auto arrivals = [&](const std::string& opts, const std::string& dir) {
+    REQUIRE(dfsim(serve_cmd("--rate 1 -n 20 --no-trace " + opts + " -o " + d.str() + "/" + dir)).code == 0);
+    return slurp(d.path / dir / "requests.jsonl");
+  };
+  const std::string poisson = arrivals("", "p"), burst = arrivals("--burstiness 0.2", "b");
+  CHECK(burst != poisson);  // it was ignored without --arrival gamma
+  CHECK(burst == arrivals("--arrival gamma --burstiness 0.2", "g"));
+  CHECK(poisson == arrivals("--arrival poisson --burstiness 1", "p1"));
+}
+
 TEST_CASE("cli: serve obeys Little's law over a steady run", "[cli][serve]") {
   // L = lambda x W for the requests in the system and for those waiting: the time-weighted
   // counts of the step log against the arrival rate times the mean times of requests.jsonl.

@@ -169,6 +169,14 @@ TEST_CASE("energy runs: terminal line, power counter, power column and the budge
   std::string csv = slurp(d.path / "utilization.csv");
   std::string header = csv.substr(0, csv.find('\n'));
   CHECK_THAT(header, Contains(",card 0/power_W"));
+  // A run on two cards: the column and the counter hold both cards' power, named for the
+  // system, not for card 0.
+  TempDir d3("energy_tp2");
+  Result tp = cli_test::dfsim("run -q --gen-step '{\"model\": \"llama-3.1-8b\", \"phase\": \"decode\", \"context\": 64, "
+                              "\"tp\": 2, \"layers\": 1}' -c configs/spyre-drawer.json -o " + d3.str());
+  REQUIRE(tp.code == 0);
+  std::string csv2 = slurp(d3.path / "utilization.csv");
+  CHECK_THAT(csv2.substr(0, csv2.find('\n')), Contains(",system/power_W") && !Contains("card 0/power_W"));
 
   // A budget the run exceeds: a warning on stderr naming the parameter; the run still succeeds.
   TempDir d2("energy_budget");

@@ -243,6 +243,9 @@ $)")));
   REQUIRE(std::regex_search(csv, r1_time, std::regex(R"(\nr1,add,pointwise,32,2048x1024,109.66,([0-9.]+),)")));
   CHECK_THAT(slurp(d / "p/runs/2-add/out/summary.json"),
              Contains("\"sim_time_ns\": " + std::to_string(std::stod(r1_time[1].str()) * 1000.0).substr(0, 6)));
+  // A kept summary names its graph where it stays (it named a deleted temporary directory, a
+  // different one each call).
+  CHECK_THAT(slurp(d / "p/runs/2-add/out/summary.json"), Contains("\"file\": \"" + (d / "p") + "/runs/2-add/graph.json\""));
   Result again = dfsim("accuracy --records " + (d / "r.csv") + " --only add -q --keep-runs --out " + (d / "p"));
   CHECK(again.code == 0);
   CHECK_THAT(again.out, Contains("skipped.csv and " + (d / "p") + "/runs/"));

@@ -546,6 +546,13 @@ TEST_CASE("sweep: a bad gen base or gen axis exits 2 with one line naming the JS
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Contains("--gen-step: --phase decode needs --context L"));
   CHECK_FALSE(fs::exists(d.path / "run"));
+  // A step gen accepts but the run refuses (2 cards on a one-card config): the graph it wrote
+  // is removed with the directory this run made.
+  r = dfsim("run --gen-step '{\"model\": \"llama-3.1-8b\", \"phase\": \"decode\", \"context\": 10, \"tp\": 2, "
+            "\"layers\": 1}' -o " + d.str() + "/run2", "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("cards"));
+  CHECK_FALSE(fs::exists(d.path / "run2"));
 }
 
 TEST_CASE("sweep: a serve base runs dfsim serve per point with its options as axes", "[sweep]") {

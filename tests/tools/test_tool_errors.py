@@ -55,7 +55,7 @@ def cases(p, d):
         "check_doc_figures": [[p["missing"]], [p["notexec"]], [p["dir"]]],
         "import_onnx": [[p["missing"], "-o", o + ".json"], [p["binary"], "-o", o + ".json"], [p["dir"], "-o", o + ".json"]],
         "import_torch": [[p["missing"], "--module", "M", "-o", o + ".json"], [p["python"], "--module", "M", "-o", o + ".json"],
-                         [p["dir"], "--module", "M", "-o", o + ".json"]],
+                         [p["dir"], "--module", "M", "-o", o + ".json"], [p["json"], "--module", "M", "-o", o + ".json"]],
         "plot_serving": [[p["missing"]], [p["serve_run"]], ["--vs-rate", p["missing"]], ["--vs-rate", p["sweep_csv"]],
                          ["--vs-rate", p["binary"]]],
         "plot_utilization": [[p["missing"]], [p["csv"]], [p["binary"]], [p["dir"]]],
@@ -67,7 +67,7 @@ def cases(p, d):
                        ["line", p["results_csv"], "--x", "point", "--y", "time_ns"],
                        ["line", p["binary"], "--x", "point", "--y", "time_ns"],
                        ["line", p["dir"], "--x", "point", "--y", "time_ns"]],
-        "tp_table": [[p["missing"]], [p["notexec"]]],
+        "tp_table": [[p["missing"]], [p["notexec"]], ["/bin/true", "--models", "nosuch"], ["/bin/true", "--tp", "abc"]],
     }
 
 
