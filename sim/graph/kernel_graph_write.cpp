@@ -95,6 +95,7 @@ void array_at(std::ostream& os, std::size_t n, int depth, Item&& item) {
   const std::string pad(static_cast<std::size_t>(depth) + 1, ' ');
   os << "[\n";
   for (std::size_t i = 0; i < n; ++i) {
+    if (!os) return;  // a failed or stopped stream (Ctrl-C while writing): nothing more to print
     if (i) os << ",\n";
     os << pad;
     item(i, depth + 1);
