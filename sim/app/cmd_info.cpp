@@ -24,7 +24,8 @@ int cmd_info(const std::vector<std::string>& args) {
                      "dfsim info --config configs/spyre.json --set core.pt.rows=16", opts, nullptr, args, vm))
     return 0;
   // A config or overrides given with --params are checked too (they were ignored).
-  if (vm.count("params") && (vm.count("config") || vm.count("set"))) load_chip_config(config.empty() ? default_config_path() : config, sets);
+  if (vm.count("params") && (vm.count("config") || vm.count("set")))
+    load_chip_config(config.empty() ? default_config_path() : config, sets);
   if (vm.count("params")) {
     std::cout << params_text();
     return 0;
