@@ -22,14 +22,31 @@ volatile std::sig_atomic_t g_phase = static_cast<int>(Phase::loading);
 double g_timeout = 0;
 char g_timeout_text[96] = "";
 
-// Directories to remove on an abrupt exit: fixed storage, read from the signal handler.
-constexpr int kMaxDirs = 16;
-char g_dirs[kMaxDirs][4096];
-volatile std::sig_atomic_t g_dir_used[kMaxDirs];
-// Files to remove then (before the directories, which must be empty to go): the same.
-constexpr int kMaxFiles = 4;
-char g_files[kMaxFiles][4096];
-volatile std::sig_atomic_t g_file_used[kMaxFiles];
+// Paths to remove on an abrupt exit: fixed storage, read from the signal handler.
+template <int N>
+struct AbruptPaths {
+  char path[N][4096];
+  volatile std::sig_atomic_t used[N];
+  void add(const std::string& p) {
+    if (p.size() >= sizeof path[0]) return;
+    for (int i = 0; i < N; ++i)
+      if (!used[i]) {
+        std::memcpy(path[i], p.c_str(), p.size() + 1);
+        used[i] = 1;
+        return;
+      }
+  }
+  void drop(const std::string& p) {
+    for (int i = 0; i < N; ++i)
+      if (used[i] && p == path[i]) used[i] = 0;
+  }
+  void remove_each(int (*remove)(const char*)) const {  // async-signal-safe: unlink, rmdir
+    for (int i = 0; i < N; ++i)
+      if (used[i]) remove(path[i]);
+  }
+};
+AbruptPaths<16> g_dirs;  // removed if empty, deepest first (as registered)
+AbruptPaths<4> g_files;  // removed before the directories, which must be empty to go
 
 void say(const char* s) {
   ssize_t r = ::write(2, s, std::strlen(s));
@@ -47,10 +64,8 @@ void on_stop(int s) {
   say(" while ");
   say(phase_name(static_cast<Phase>(g_phase)));
   say("; nothing was written\n");
-  for (int i = 0; i < kMaxFiles; ++i)
-    if (g_file_used[i]) ::unlink(g_files[i]);
-  for (int i = 0; i < kMaxDirs; ++i)  // deepest first, as registered
-    if (g_dir_used[i]) ::rmdir(g_dirs[i]);
+  g_files.remove_each(::unlink);
+  g_dirs.remove_each(::rmdir);
   ::_exit(stop_exit_code(s));
 }
 
@@ -116,34 +131,9 @@ void flush_notes() {
 void drop_notes() { held_notes().clear(); }
 const char* current_phase_name() { return phase_name(static_cast<Phase>(g_phase)); }
 
-void remove_on_abrupt_exit(const std::string& dir) {
-  if (dir.size() >= sizeof g_dirs[0]) return;
-  for (int i = 0; i < kMaxDirs; ++i)
-    if (!g_dir_used[i]) {
-      std::memcpy(g_dirs[i], dir.c_str(), dir.size() + 1);
-      g_dir_used[i] = 1;
-      return;
-    }
-}
-
-void keep_on_abrupt_exit(const std::string& dir) {
-  for (int i = 0; i < kMaxDirs; ++i)
-    if (g_dir_used[i] && dir == g_dirs[i]) g_dir_used[i] = 0;
-}
-
-void remove_file_on_abrupt_exit(const std::string& file) {
-  if (file.size() >= sizeof g_files[0]) return;
-  for (int i = 0; i < kMaxFiles; ++i)
-    if (!g_file_used[i]) {
-      std::memcpy(g_files[i], file.c_str(), file.size() + 1);
-      g_file_used[i] = 1;
-      return;
-    }
-}
-
-void keep_file_on_abrupt_exit(const std::string& file) {
-  for (int i = 0; i < kMaxFiles; ++i)
-    if (g_file_used[i] && file == g_files[i]) g_file_used[i] = 0;
-}
+void remove_on_abrupt_exit(const std::string& dir) { g_dirs.add(dir); }
+void keep_on_abrupt_exit(const std::string& dir) { g_dirs.drop(dir); }
+void remove_file_on_abrupt_exit(const std::string& file) { g_files.add(file); }
+void keep_file_on_abrupt_exit(const std::string& file) { g_files.drop(file); }
 
 }  // namespace dfsim
