@@ -390,7 +390,7 @@ TEST_CASE("cli: serve --export-step-table writes a table that reproduces the run
   CHECK(slurp(a.path / "o" / "requests.jsonl") == slurp(b.path / "requests.jsonl"));
 }
 
-TEST_CASE("cli: serve --rate sweeps and finds the knee; 1000 ShareGPT-like requests run", "[cli][serve]") {
+TEST_CASE("cli: serve --rate sweeps and finds the knee, 1000 ShareGPT-like requests run", "[cli][serve]") {
   TempDir d("serve_sweep");
   Result r = dfsim("serve --model llama-3.1-8b --step-table " + kServeTable +
                    " --rate 0.25,1,4 -n 1000 --prompt-len normal:200,100 --output-len normal:200,100 --no-trace -o " + d.str());

@@ -25,7 +25,7 @@ double read_bytes(const json& s) { return s["offchip"]["bytes_read"].get<double>
 
 }  // namespace
 
-TEST_CASE("gen cli: --help has an example; bad flags exit 2 with one line", "[gen][cli]") {
+TEST_CASE("gen cli: --help has an example, bad flags exit 2 with one line", "[gen][cli]") {
   Result h = dfsim("gen --help");
   CHECK(h.code == 0);
   CHECK_THAT(h.out, Contains("dfsim gen llama-3.1-8b --phase decode"));
@@ -58,7 +58,7 @@ TEST_CASE("gen cli: --help has an example; bad flags exit 2 with one line", "[ge
   CHECK_THAT(w.out, Contains("/proc/nope"));
 }
 
-TEST_CASE("gen cli: --list names the shipped models; a user's model file works by path", "[gen][cli]") {
+TEST_CASE("gen cli: --list names the shipped models, a user's model file works by path", "[gen][cli]") {
   Result l = dfsim("gen --list");
   CHECK(l.code == 0);
   CHECK_THAT(l.out, Contains("llama-3.1-8b") && Contains("granite-3.3-8b") && Contains("granite-embedding-278m"));

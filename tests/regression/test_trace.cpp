@@ -101,7 +101,7 @@ TEST_CASE("trace: each level validates, has what it promises and no overlapping 
   CHECK(bytes["units"] < bytes["full"]);
 }
 
-TEST_CASE("trace: --trace off writes no trace; bad levels and formats exit 2", "[trace]") {
+TEST_CASE("trace: --trace off writes no trace, bad levels and formats exit 2", "[trace]") {
   TempDir d("off");
   REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " --trace off -o " + d.str()).code == 0);
   CHECK(!fs::exists(d.path / "trace.json"));
@@ -115,7 +115,7 @@ TEST_CASE("trace: --trace off writes no trace; bad levels and formats exit 2", "
   CHECK_THAT(r.out, Contains("no kernel \"no_such_kernel\""));
 }
 
-TEST_CASE("trace: past sim.trace_auto_instances the default level is kernels, said on stderr; --trace keeps its level",
+TEST_CASE("trace: past sim.trace_auto_instances the default level is kernels, said on stderr, --trace keeps its level",
           "[trace]") {
   TempDir a("auto"), b("asked");
   Result r = dfsim(std::string("run -w ") + kMlp + " --set sim.trace_auto_instances=10 -o " + a.str());

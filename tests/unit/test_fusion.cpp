@@ -145,7 +145,7 @@ TEST_CASE("fusion: layernorm and rmsnorm move exactly input, weights and output"
   }
 }
 
-TEST_CASE("fusion: add3 to add6 chains are one kernel; fuse false gives one kernel per op") {
+TEST_CASE("fusion: add3 to add6 chains are one kernel, fuse false gives one kernel per op") {
   for (int n = 3; n <= 6; ++n) {
     INFO(n);
     G b;
@@ -177,7 +177,7 @@ TEST_CASE("fusion: add3 to add6 chains are one kernel; fuse false gives one kern
   }
 }
 
-TEST_CASE("fusion: lx_planning off stores a matmul's output before its epilogue; an op's own level decides") {
+TEST_CASE("fusion: lx_planning off stores a matmul's output before its epilogue, an op's own level decides") {
   G b;
   b.t("a", {64, 64}).t("w", {64, 64}).t("c", {64, 64}).t("d", {64, 64}).in({"a", "w"}).out({"d"});
   b.op("matmul", {"a", "w"}, {"c"}).op("relu", {"c"}, {"d"});

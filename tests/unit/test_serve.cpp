@@ -148,7 +148,7 @@ TEST_CASE("serve: prefills interleave with decodes, one prefill at a time", "[se
   for (int i = 0; i < 4; ++i) CHECK(r2.steps[i].shape.phase == Phase::prefill);
 }
 
-TEST_CASE("serve: the volumetric and KV-block limits hold in every step; preemption recomputes", "[serve]") {
+TEST_CASE("serve: the volumetric and KV-block limits hold in every step, preemption recomputes", "[serve]") {
   // A tight pool (80 blocks of 64 = 5120 tokens) and a tight volumetric limit (8192) under load.
   SchedulerParams p = params(80);
   p.volumetric_limit = 8192;
@@ -217,7 +217,7 @@ TEST_CASE("serve: past saturation the queue and TTFT grow while throughput flatt
   }
 }
 
-TEST_CASE("serve: a seeded generator is deterministic; another seed differs", "[serve]") {
+TEST_CASE("serve: a seeded generator is deterministic, another seed differs", "[serve]") {
   auto a = generated(3, 300, 42, "hist:" DFSIM_SOURCE_DIR "/tests/data/serve/lengths_hist.csv");
   auto b = generated(3, 300, 42, "hist:" DFSIM_SOURCE_DIR "/tests/data/serve/lengths_hist.csv");
   auto c = generated(3, 300, 43, "hist:" DFSIM_SOURCE_DIR "/tests/data/serve/lengths_hist.csv");
@@ -358,7 +358,7 @@ TEST_CASE("serve: discovery passes find every shape a run needs, so the run itse
   CHECK(estimate_step_ns(m, cfg, {Phase::decode, 1, 64, 1}) == Approx(78.4e6).epsilon(0.01));
 }
 
-TEST_CASE("serve: energy per request is its share of its steps; idle cards draw their static power", "[serve]") {
+TEST_CASE("serve: energy per request is its share of its steps, idle cards draw their static power", "[serve]") {
   // One request: prefill 3 J, then 9 decode steps at batch bucket 4: 1 + 4 x 0.125 = 1.5 J each.
   ServeResult r = run({{7, 1'000'000, 200, 10}}, params(), true);
   REQUIRE(r.energy);
