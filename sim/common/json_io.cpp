@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unordered_set>
 
 #include "sim/common/error.h"
 #include "sim/common/text_file.h"
@@ -91,12 +90,13 @@ std::size_t find_code_token(const std::string& text, const std::string& token) {
   return scan_json_code(text, [&](std::size_t i) { return text.compare(i, token.size(), token) == 0; });
 }
 
-// While checking: the path to the current value and the keys seen in each open object, so
-// that a key given twice in one object is an error instead of the last one silently winning.
+// While parsing: the path to the current value, for errors. Keys given twice in one object
+// are found in the object being built; a key whose value the callback left out is kept here.
 struct ParseFrame {
   bool object = false;
-  std::unordered_set<std::string> keys;  // object: keys seen so far
+  Json* value = nullptr;                 // the container being built
   std::string key;                       // object: current key
+  std::vector<std::string> dropped_keys; // object: keys whose values were left out
   long index = -1;                       // array: current element
 };
 
@@ -107,27 +107,39 @@ std::string frames_path(const std::vector<ParseFrame>& frames) {
   return p;
 }
 
-// A SAX pass that builds nothing: nesting depth and keys given twice, in time linear in the
-// text. (nlohmann's callback parser, used before, scanned an object's or array's members at
-// the end of each member that is an object: quadratic, minutes for 10^5 ops.)
-class CheckingSax : public nlohmann::json_sax<Json> {
+// One SAX pass that builds the document and checks it: nesting depth and keys given twice
+// (an error instead of the last one silently winning). With a callback it raises the events
+// of nlohmann's callback parser at the same depths, and a value the callback declines at its
+// end (a scalar's `value`, `object_end`, `array_end`) is left out. Unlike nlohmann's callback
+// parser it never rescans a container's members when one of them ends (quadratic: a 10^5-
+// member array), and the text is read once instead of a checking pass and a building pass.
+class CheckedDomSax : public nlohmann::json_sax<Json> {
  public:
-  CheckingSax(const std::string& text, const std::string& file) : text_(text), file_(file) {}
-  bool null() override { return value(); }
-  bool boolean(bool) override { return value(); }
-  bool number_integer(number_integer_t) override { return value(); }
-  bool number_unsigned(number_unsigned_t) override { return value(); }
-  bool number_float(number_float_t, const string_t&) override { return value(); }
-  bool string(string_t&) override { return value(); }
-  bool binary(binary_t&) override { return value(); }
+  using Event = Json::parse_event_t;
+  CheckedDomSax(const std::string& text, const std::string& file, const Json::parser_callback_t& callback)
+      : text_(text), file_(file), callback_(callback) {}
+  Json& root() { return root_; }
+
+  bool null() override { return add(Json(nullptr)); }
+  bool boolean(bool v) override { return add(Json(v)); }
+  bool number_integer(number_integer_t v) override { return add(Json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return add(Json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return add(Json(v)); }
+  bool string(string_t& v) override { return add(Json(std::move(v))); }
+  bool binary(binary_t& v) override { return add(Json(std::move(v))); }
   bool start_object(std::size_t) override { return open(true); }
   bool start_array(std::size_t) override { return open(false); }
-  bool end_object() override { return close(); }
-  bool end_array() override { return close(); }
+  bool end_object() override { return close(Event::object_end); }
+  bool end_array() override { return close(Event::array_end); }
   bool key(string_t& k) override {
     ParseFrame& f = frames_.back();
     f.key = k;
-    if (!f.keys.insert(k).second) throw InputError(file_, frames_path(frames_), "duplicate key \"" + k + "\" in one object");
+    if (f.value->contains(k) || std::find(f.dropped_keys.begin(), f.dropped_keys.end(), k) != f.dropped_keys.end())
+      throw InputError(file_, frames_path(frames_), "duplicate key \"" + k + "\" in one object");
+    if (callback_) {
+      Json key_value(k);
+      callback_(static_cast<int>(frames_.size()), Event::key, key_value);
+    }
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
@@ -137,25 +149,68 @@ class CheckingSax : public nlohmann::json_sax<Json> {
   }
 
  private:
-  bool value() {
-    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  // The slot of the next value in the open container (or the root), its index counted.
+  Json& slot() {
+    if (frames_.empty()) return root_;
+    ParseFrame& f = frames_.back();
+    if (f.object) return (*f.value)[f.key];
+    ++f.index;
+    f.value->push_back(Json());
+    return f.value->back();
+  }
+  // Removes the value just completed in the open container (the callback declined it).
+  void drop() {
+    if (frames_.empty()) {
+      root_ = Json(Json::value_t::discarded);
+      return;
+    }
+    ParseFrame& f = frames_.back();
+    if (f.object) {
+      f.value->erase(f.key);
+      f.dropped_keys.push_back(f.key);
+    } else {
+      f.value->erase(f.value->size() - 1);
+    }
+  }
+  bool add(Json v) {
+    const bool keep = !callback_ || callback_(static_cast<int>(frames_.size()), Event::value, v);
+    if (!frames_.empty() && !frames_.back().object && !keep) {
+      ++frames_.back().index;  // counted, as a kept element is
+      return true;
+    }
+    if (!frames_.empty() && frames_.back().object && !keep) {
+      frames_.back().dropped_keys.push_back(frames_.back().key);
+      return true;
+    }
+    if (keep) slot() = std::move(v);
     return true;
   }
   bool open(bool object) {
-    value();
     if (static_cast<int>(frames_.size()) >= kMaxDepth)
       throw InputError(file_, line_col(text_, too_deep_offset(text_, kMaxDepth)),
                        "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (callback_) {
+      Json none(Json::value_t::discarded);
+      if (!callback_(static_cast<int>(frames_.size()), object ? Event::object_start : Event::array_start, none))
+        throw std::logic_error("parse_json_text: a callback may leave a container out only at its end");
+    }
+    Json& v = slot();
+    v = object ? Json::object() : Json::array();
     frames_.push_back(ParseFrame{});
     frames_.back().object = object;
+    frames_.back().value = &v;
     return true;
   }
-  bool close() {
+  bool close(Event event) {
+    Json& v = *frames_.back().value;
     frames_.pop_back();
+    if (callback_ && !callback_(static_cast<int>(frames_.size()), event, v)) drop();
     return true;
   }
   const std::string& text_;
   const std::string& file_;
+  const Json::parser_callback_t& callback_;
+  Json root_;
   std::vector<ParseFrame> frames_;
 };
 
@@ -163,9 +218,9 @@ class CheckingSax : public nlohmann::json_sax<Json> {
 
 Json parse_json_text(const std::string& text, const std::string& file, const Json::parser_callback_t& callback) {
   try {
-    CheckingSax check(text, file);
-    Json::sax_parse(text, &check, Json::input_format_t::json, /*strict=*/true, /*ignore_comments=*/true);
-    return Json::parse(text, callback, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    CheckedDomSax sax(text, file, callback);
+    Json::sax_parse(text, &sax, Json::input_format_t::json, /*strict=*/true, /*ignore_comments=*/true);
+    return std::move(sax.root());
   } catch (const Json::parse_error& e) {
     std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
     throw InputError(file, line_col(text, at), "malformed JSON: " + short_parse_message(e.what()));

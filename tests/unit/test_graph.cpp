@@ -315,6 +315,46 @@ TEST_CASE("graph: a large kernel graph's tasks are read while parsing, to the sa
   bad["kernels"] = Json{{"k", bad["kernels"][0]}};
   CHECK(error_of(bad, 0) == error_of(bad, SIZE_MAX));
   CHECK_THAT(error_of(bad, 0), Contains("/kernels: expected an array"));
+  // A key given twice: inside a task read while parsing, and a root key ("buffers") whose
+  // value was moved out of the document when it ended (found all the same).
+  auto text_error_of = [](const std::string& t) {
+    StreamedTasks st;
+    try {
+      read_kernel_graph(parse_workload_text(t, "big.json", &st, 0), "big.json", &st);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string twice = write_kernel_graph(g).dump(1);
+  const std::size_t task_name = twice.find("\"name\"", twice.find("\"tasks\""));
+  REQUIRE(task_name != std::string::npos);
+  twice.insert(task_name, "\"name\": \"x\", ");
+  CHECK_THAT(text_error_of(twice), Contains("big.json: /kernels/0/tasks/0/name: duplicate key \"name\" in one object"));
+  std::string root_twice = write_kernel_graph(g).dump(1);
+  root_twice.insert(root_twice.rfind('}'), ", \"buffers\": []");
+  CHECK_THAT(text_error_of(root_twice), Contains("big.json: /buffers: duplicate key \"buffers\" in one object"));
+}
+
+TEST_CASE("json: a parser callback sees nlohmann's events at nlohmann's depths and may leave ended values out") {
+  const std::string text = R"({"a": [1, {"b": 2}, [3]], "c": {"d": null}, "e": "f"})";
+  std::vector<std::string> ours, theirs;
+  auto recorder = [](std::vector<std::string>& log) {
+    return [&log](int depth, Json::parse_event_t event, Json& parsed) {
+      log.push_back(std::to_string(depth) + ":" + std::to_string(static_cast<int>(event)) + ":" + parsed.dump());
+      // Leave out the array [3] and the member "c" when they end, and the element 1. (Not a
+      // member's scalar: nlohmann keeps a discarded value there.)
+      const bool drop = (event == Json::parse_event_t::array_end && parsed == Json::parse("[3]")) ||
+                        (event == Json::parse_event_t::object_end && parsed.contains("d")) ||
+                        (event == Json::parse_event_t::value && parsed == 1);
+      return !drop;
+    };
+  };
+  Json mine = parse_json_text(text, "t.json", recorder(ours));
+  Json reference = Json::parse(text, recorder(theirs));
+  CHECK(ours == theirs);
+  CHECK(mine == reference);
+  CHECK(mine == Json::parse(R"({"a": [{"b": 2}], "e": "f"})"));
 }
 
 TEST_CASE("graph: write_kernel_graph round-trips exactly") {
@@ -514,16 +554,25 @@ TEST_CASE("graph: a multicast load feeds readers on every destination core") {
   CHECK(writes_of(g, x.instances[use[0]])[1].core == 1);
 }
 
-TEST_CASE("graph: a preloaded HBM buffer may be updated in place; its readers wait for the write") {
+TEST_CASE("graph: a preloaded HBM buffer may be updated in place, its readers wait for the write") {
+  // (This test's name had a ';', which ctest takes as a list separator: it ran two fragments
+  // of the name that matched no test, and passed, from 2026-12-03 to 2026-12-05, while the
+  // test itself read x in k0 and wrote it back in the same kernel: a cycle.)
   Json j = base();
-  task(j, 0, 2)["writes"][0]["buffer"] = "x";  // store back into x (kv_write's in-place update)
-  task(j, 1, 0)["reads"][0]["buffer"] = "x";
+  j["buffers"][0]["bytes"] = 2048;  // x: the load reads its first 1024 bytes, the store writes the rest
+  task(j, 0, 2)["writes"][0] = Json::parse(R"({"buffer": "x", "offset": {"alpha": 512, "beta": 1024}, "bytes": 512})");
+  task(j, 1, 0)["reads"][0] = Json::parse(R"({"buffer": "x", "offset": 1024, "bytes": 512})");
+  task(j, 1, 0)["writes"][0]["bytes"] = 512;
   KernelGraph g = load(j);
   ExpandedGraph eg = expand_graph(g, chip());
-  // reload (kernel k1) reads x bytes the store writes: it depends on that store instance.
+  // reload (kernel k1) reads x[1024, 1536), which store core 0 wrote (core 1 wrote [1536, 2048)).
   const IdLists::Span use = eg.deps[eg.instances.size() - 1];
   REQUIRE(use.size() == 1);
   CHECK(g.tasks[eg.instances[use[0]].task].name == "store");
+  CHECK(eg.instances[use[0]].core == 0);
+  // Reading the bytes it writes back in the same kernel, before the write: a cycle, refused.
+  task(j, 0, 2)["writes"][0]["offset"]["beta"] = 0;
+  REQUIRE_THROWS_WITH(expand_graph(load(j), chip()), Contains("dependency cycle"));
 }
 
 TEST_CASE("graph: the JSON Schemas list exactly the ops the readers accept") {
