@@ -11,7 +11,8 @@ the task templates and instances of every row of docs/compiler.md's "Sizes of th
 workloads" table; the 4096^3 trace size in docs/outputs.md; the simulated time quoted in
 workload descriptions ("~N us simulated"); the PT dataflow of configs/spyre.json in docs/config.md;
 the model report of a two-layer Llama-3.1-8B decode step in docs/outputs.md; the waiting slice
-of the shipped placement in docs/placement.md.
+of the shipped placement in docs/placement.md; the per-category table of docs/accuracy.md ("Where
+it stands") and README's overall RMS error, against `dfsim accuracy`.
 """
 import json
 import os
@@ -172,6 +173,21 @@ else:
     waits = [e for e in events if e["ph"] == "X" and e["name"] == "waiting on add"]
     actual = [(f"{w['ts']:.3f}", f"{w['ts'] + w['dur']:.3f}", f"{w['args']['wait_ns'] / 1000:.3f}") for w in waits]
     check("docs/placement.md: add_again's waiting slice", [m.groups()], actual)
+
+# 8. docs/accuracy.md's "Where it stands" table (each category's records, RMS, mean and
+# Spearman before the brackets) and README's overall RMS, against `dfsim accuracy`.
+text = open("docs/accuracy.md").read()
+row = re.compile(r"^\| (\w+) \| (\d+) \| ([\d.]+) \([\d.]+\) \| ([−+][\d.]+) \(.*?\) \| ([\d.]+)(?: \([\d.]+\))? \|", re.M)
+rows = {r[0]: r[1:] for r in row.findall(text.split("## Where it stands", 1)[-1].split("\n\n**", 1)[0])}
+out = run("accuracy", "--jobs", "2", "-q", "-o", f"{tmp}/accuracy")
+runs = {m.group(1): (m.group(2), m.group(3), m.group(4).replace("-", "−"), m.group(5))
+        for m in re.finditer(r"^(\w+) +(\d+) +([\d.]+) +([-+][\d.]+) +([\d.]+) ", out, re.M)}
+if not rows or "all" not in runs:
+    failures.append("docs/accuracy.md: the per-category table (or dfsim accuracy's) was not found")
+for cat, quoted in rows.items():
+    check(f"docs/accuracy.md: {cat} (records, RMS %, mean %, Spearman)", quoted, runs.get(cat))
+m = re.search(r"the RMS error is (\d+) %", open("README.md").read())
+check("README.md: the overall RMS error", m.group(1) if m else None, f"{float(runs['all'][1]):.0f}" if "all" in runs else None)
 
 subprocess.run(["rm", "-rf", tmp])
 for f in failures:

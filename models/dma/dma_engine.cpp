@@ -128,7 +128,7 @@ void DmaEngine::mem_done(std::uint64_t tag, Tick t) {
     const std::vector<int>& dsts = fanouts_[p.fanout];
     int& route = fanout_routes_[static_cast<std::size_t>(p.fanout) * ring_.stops() + p.mc];
     if (route < 0) route = ring_.multicast_route(p.mc, dsts);
-    Tick arrive = ring_.multicast(ring_.memory_port_multicast(t, route, p.bytes), route, p.bytes);
+    Tick arrive = ring_.multicast(ring_.memory_port_multicast(t, route, p.bytes, p.stick_layout), route, p.bytes);
     Tick end = arrive;
     for (int c : dsts) {
       LxScratchpad* lx = lx_[c];
@@ -139,7 +139,7 @@ void DmaEngine::mem_done(std::uint64_t tag, Tick t) {
     t = end;
   } else if (p.next == Pending::Next::to_lx) {
     LxScratchpad* lx = lx_[p.core];
-    t = ring_.memory_port(t, p.core, p.bytes, false);
+    t = ring_.memory_port(t, p.core, p.bytes, false, p.stick_layout);
     Tick arrive = ring_.transfer(t, p.mc, p.core, p.bytes);
     Tick w = lx->write_time(p.bytes);
     lx->bytes_written += p.bytes;
@@ -173,6 +173,7 @@ std::uint32_t DmaEngine::issue_burst(Tick t) {
       pend.write_addr = hbm_addr(x.dst, row, off);
     } else {
       pend.next = Pending::Next::to_lx;
+      pend.stick_layout = sched_.graph().buffers[static_cast<std::size_t>(p.buffer)].stick_layout;
       pend.mc = ring_.controller_stop(mem_.channel_of(addr));
       pend.core = dst_core;
       pend.fanout = x.fanout;
@@ -187,7 +188,8 @@ std::uint32_t DmaEngine::issue_burst(Tick t) {
   if (x.dst_hbm) {
     std::uint64_t addr = hbm_addr(p, row, off);
     int mc = ring_.controller_stop(mem_.channel_of(addr));
-    Tick at_mc = ring_.memory_port(ring_.transfer(read_done, src_core, mc, bytes), src_core, bytes, true);
+    const bool stick = sched_.graph().buffers[static_cast<std::size_t>(p.buffer)].stick_layout;
+    Tick at_mc = ring_.memory_port(ring_.transfer(read_done, src_core, mc, bytes), src_core, bytes, true, stick);
     Pending pend;
     pend.bytes = bytes;
     pend.issued = t;

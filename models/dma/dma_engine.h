@@ -61,6 +61,7 @@ class DmaEngine : public TaskUnit, public MemClient {
     int mc = 0, core = 0;
     int fanout = -1;                   // multicast: index into fanouts_ (then `core` is unused)
     std::uint32_t bytes = 0;
+    bool stick_layout = false;         // the HBM tensor is in the card's stick layout (Ring::port_occupancy)
     std::uint64_t write_addr = 0;
     Tick issued = 0;
   };

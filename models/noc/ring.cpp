@@ -24,6 +24,7 @@ void Ring::init(const ChipConfig& cfg, Recorder& rec) {
   for (int& s : mc_stops_) s %= stops_;
   port_bytes_per_cycle_ = cfg.memory.port_bytes_per_cycle;
   port_request_ = ns_to_ticks(cfg.memory.port_request_ns);
+  request_all_ = cfg.memory.port_request_scope != "stick_layout";
   for (int p = 0; p < cfg.memory.ports; ++p) {
     port_in_.emplace_back(&rec, rec.add_track("ring", "mem port " + std::to_string(p) + " rd", "ring"));
     port_out_.emplace_back(&rec, rec.add_track("ring", "mem port " + std::to_string(p) + " wr", "ring"));
@@ -50,18 +51,18 @@ Ring::Path Ring::path(int src, int n, bool clockwise) const {
   return p;
 }
 
-Tick Ring::memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory) {
+Tick Ring::memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory, bool stick_layout) {
   if (port_in_.empty()) return t;
   std::size_t p = port_of(core);
   Resource& r = to_memory ? port_out_[p] : port_in_[p];
-  Tick occ = port_occupancy(bytes);
+  Tick occ = port_occupancy(bytes, stick_layout);
   return r.reserve(t, occ) + occ;
 }
 
-Tick Ring::memory_port_multicast(Tick t, int route, std::uint64_t bytes) {
+Tick Ring::memory_port_multicast(Tick t, int route, std::uint64_t bytes, bool stick_layout) {
   const McRoute& r = mc_routes_[route];
   if (r.ports.empty()) return t;
-  Tick occ = port_occupancy(bytes);
+  Tick occ = port_occupancy(bytes, stick_layout);
   Tick end = t;
   for (Resource* p : r.ports) end = std::max(end, p->reserve(t, occ) + occ);
   return end;
@@ -72,8 +73,9 @@ int Ring::hops(int src, int dst) const {
   return std::min(fwd, stops_ - fwd);
 }
 
-Tick Ring::port_occupancy(std::uint64_t bytes) const {
-  return std::max(clk_.cycles((bytes + port_bytes_per_cycle_ - 1) / port_bytes_per_cycle_), port_request_);
+Tick Ring::port_occupancy(std::uint64_t bytes, bool stick_layout) const {
+  const Tick data = clk_.cycles((bytes + port_bytes_per_cycle_ - 1) / port_bytes_per_cycle_);
+  return request_all_ || stick_layout ? std::max(data, port_request_) : data;
 }
 
 Tick Ring::occupancy(std::uint64_t bytes) const {

@@ -35,11 +35,12 @@ class Ring : public sc_core::sc_module {
 
   // Passes `bytes` of off-chip traffic of `core` through its memory port (memory.ports), the
   // head arriving at `t`: towards memory for writes, towards the cores for reads. Returns when
-  // the last byte has passed (t itself when there are no ports).
-  Tick memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory);
+  // the last byte has passed (t itself when there are no ports). `stick_layout`: the request
+  // is to a tensor in the card's stick layout (port_occupancy).
+  Tick memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory, bool stick_layout = true);
   // The same for a multicast read along `route` (multicast_route): the bytes pass each port
   // that serves one of its destinations once; returns when the last port has passed them.
-  Tick memory_port_multicast(Tick t, int route, std::uint64_t bytes);
+  Tick memory_port_multicast(Tick t, int route, std::uint64_t bytes, bool stick_layout = true);
   int memory_ports() const { return static_cast<int>(port_in_.size()); }
 
   int stops() const { return stops_; }
@@ -50,8 +51,9 @@ class Ring : public sc_core::sc_module {
   std::uint64_t byte_hops() const { return byte_hops_; }
   Tick occupancy(std::uint64_t bytes) const;
   // How long one request of `bytes` holds a memory port in its direction: its bytes at the
-  // port's width, but at least memory.port_request_ns (the port's request rate).
-  Tick port_occupancy(std::uint64_t bytes) const;
+  // port's width, but at least memory.port_request_ns (the port's request rate) when the
+  // rate applies to it (memory.port_request_scope: every request, or `stick_layout` ones).
+  Tick port_occupancy(std::uint64_t bytes, bool stick_layout = true) const;
 
  private:
   int stops_ = 1;
@@ -63,6 +65,7 @@ class Ring : public sc_core::sc_module {
   std::vector<Resource> port_in_, port_out_;   // per memory port: reads to cores, writes to memory
   int port_bytes_per_cycle_ = 64;
   Tick port_request_ = 0;
+  bool request_all_ = true;  // memory.port_request_scope "all"; else stick-layout requests only
   std::uint64_t bytes_ = 0;
   std::uint64_t byte_hops_ = 0;
   // A message's way in one direction: the links it crosses, in order.

@@ -191,6 +191,8 @@ void describe_layouts(const KernelGraph& g, const std::vector<std::optional<Stic
 }
 
 void apply_stick_layout(KernelGraph& g, const std::vector<std::optional<StickLayout>>& layouts) {
+  for (std::size_t b = 0; b < g.buffers.size() && b < layouts.size(); ++b)
+    if (layouts[b] && g.buffers[b].space == Space::hbm) g.buffers[b].stick_layout = true;
   std::vector<Task> tasks;
   for (Kernel& k : g.kernels) {
     std::vector<int> ids;

@@ -212,6 +212,18 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
     // division on one half's cores, or multicasts to both halves, load a port more.
     const double port_gbps = chip.memory.port_bytes_per_cycle * ghz;
     plan.memory_ns = std::max(plan.memory_ns, busiest_port_bytes(chip, plan, a_eff, b_eff, c_eff, other) / port_gbps);
+    // The ports' request rate (memory.port_request_ns) on the requests it applies to (an
+    // operand in the card's stick layout, or every one under memory.port_request_scope
+    // "all"): the busiest port's requests, counted as its bytes are, at least that long each.
+    if (chip.memory.port_request_ns > 0) {
+      const bool every = chip.memory.port_request_scope == "all";
+      auto requests = [&](const StoredMatrix& m, const Moved& mv, std::uint64_t bytes) {
+        return (every || m.layout) && mv.request > 0 ? static_cast<double>(bytes) / mv.request : 0.0;
+      };
+      const double busiest = busiest_port_bytes(chip, plan, requests(p.a, am, a_bytes), requests(p.b, bm, b_bytes),
+                                                requests(p.c, cm, c_bytes), 0.0);
+      plan.memory_ns = std::max(plan.memory_ns, busiest * chip.memory.port_request_ns);
+    }
   }
   // One core's DMA: word generation (per request and per stick), and the requests its queues
   // keep in flight (in_flight_ns). Inbound and outbound have queues of their own. A grid's

@@ -135,7 +135,8 @@ struct MemoryConfig {
   std::vector<int> ring_stops;             // ring stop of each controller (empty: spread evenly)
   int ports = 2;                           // ports between the controllers and the ring (0: unlimited)
   int port_bytes_per_cycle = 54;           // per port per direction, core clock
-  double port_request_ns = 0;              // least time a request holds its port (0: bytes only)
+  double port_request_ns = 7.5;            // least time a request holds its port (0: bytes only)
+  std::string port_request_scope = "stick_layout";  // requests it applies to: all | stick_layout
   std::string hbm_layout = "row_major";    // how the compiler lays HBM tensors out: row_major | stick
   Lpddr5Config lpddr5;                     // used when impl = "lpddr5"
 };

@@ -209,6 +209,13 @@ std::vector<Param> build() {
                 "least time one request (a DMA burst) holds its memory port in its direction: a burst takes "
                 "max(bytes / port_bytes_per_cycle, port_request_ns) of the port; 0: bytes only",
                 DFSIM_FIELD(memory.port_request_ns)), 0, false, 1e6),
+      choices(make("memory.port_request_scope", T::String, "",
+                   "the requests memory.port_request_ns applies to: all, or stick_layout (only those of tensors "
+                   "stored in the card's stick layout, memory.hbm_layout; a row-major tensor stands in for a "
+                   "stick-laid one whose runs are not its own, so its requests are charged their bytes only: "
+                   "docs/calibration.md, \"Port request rate\")",
+                   DFSIM_FIELD(memory.port_request_scope)),
+              {"all", "stick_layout"}),
       choices(make("memory.hbm_layout", T::String, "",
                    "how the compiler lays tensors out in off-chip memory unless the op graph's compile.hbm_layout "
                    "says otherwise: row_major (the dims in compile.layouts order, row-major), batched (the card's "

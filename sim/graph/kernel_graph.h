@@ -40,6 +40,10 @@ struct Buffer {
   // only once that one is free there (a coarse-tile loop's iteration reuses the space of the
   // one before). -1: none.
   int after = -1;
+  // HBM: stored in the card's stick layout (the compiler's memory.hbm_layout pass rewrote its
+  // accesses), so its DMA requests are the card's: the memory port's request rate applies to
+  // them under memory.port_request_scope "stick_layout". File key "layout": "stick".
+  bool stick_layout = false;
 };
 
 // A byte range of one buffer instance read or written by a task.

@@ -39,7 +39,7 @@ struct BufferNames {
 };
 
 Buffer read_buffer(const JsonView& v) {
-  v.only_keys({"name", "space", "bytes", "dtype", "preloaded", "after", "description"});
+  v.only_keys({"name", "space", "bytes", "dtype", "preloaded", "after", "layout", "description"});
   Buffer b;
   b.name = read_name(v.at("name"));
   std::string sp = v.at("space").as_string();
@@ -49,6 +49,12 @@ Buffer read_buffer(const JsonView& v) {
   b.bytes = count(v.at("bytes"), 1);
   b.dtype = v.has("dtype") ? v.at("dtype").as_dtype() : Dtype::fp16;
   b.preloaded = v.get_bool("preloaded", false);
+  if (v.has("layout")) {
+    const std::string l = v.at("layout").as_string();
+    if (l != "stick" && l != "row_major") v.at("layout").fail("unknown layout \"" + l + "\", expected stick or row_major");
+    if (l == "stick" && b.space != Space::hbm) v.at("layout").fail("a layout is an HBM buffer's; this buffer is in LX");
+    b.stick_layout = l == "stick";
+  }
   return b;
 }
 

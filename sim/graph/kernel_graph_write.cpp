@@ -70,6 +70,7 @@ Json buffer_json(const KernelGraph& g, const Buffer& b) {
   Json jb{{"name", b.name}, {"space", space_name(b.space)}, {"bytes", b.bytes},
           {"dtype", std::string(dtype_name(b.dtype))}, {"preloaded", b.preloaded}};
   if (b.after >= 0) jb["after"] = g.buffers[static_cast<std::size_t>(b.after)].name;
+  if (b.stick_layout) jb["layout"] = "stick";
   return jb;
 }
 

@@ -157,8 +157,18 @@ TEST_CASE("matmul family: the plan's estimate reads operands in the card's stick
   REQUIRE(y);
   REQUIRE(x->m_tiles() * x->n_tiles() * x->k_tiles() == 1);
   CHECK(y->offchip_bytes == x->offchip_bytes);  // the same bytes move...
-  // ...but in runs of one stick, each whole sticks plus 64 bytes of DRAM row: 1.5 x the memory time.
-  CHECK(y->memory_ns == Approx(1.5 * x->memory_ns));
+  // ...but in runs of one stick, each whole sticks plus 64 bytes of DRAM row: 1.5 x the memory
+  // time without the ports' request rate.
+  ChipConfig no_rate = c;
+  no_rate.memory.port_request_ns = 0;
+  auto y0 = matmul_plan_for(laid, no_rate, con, 1, 1, 1, 1);
+  REQUIRE(y0);
+  CHECK(y0->memory_ns == Approx(1.5 * x->memory_ns));
+  // With it (7.5 ns per request, stick-layout operands): core 0's port takes A's and B's
+  // 2 x 256 KiB / 128 B = 4096 single-stick requests inbound (C's 4096 go out through the
+  // other direction): 4096 x 7.5 = 30 720 ns. Row-major operands pay no request rate.
+  CHECK(y->memory_ns == Approx(4096 * 7.5));
+  CHECK(x->memory_ns == Approx(matmul_plan_for(rm, no_rate, con, 1, 1, 1, 1)->memory_ns));
   // One core's queues keep 8 requests in flight, each ~700 ns + its bytes at 4.3 GB/s:
   // A and B in: 2 x 256 KiB / 128 B = 4096 requests, C out: 512 KiB / 128 B = 4096 requests,
   // each 4096 x (700 + 128 / 4.3) / 8 ns; row-major, in 4 KiB requests: (256 KiB / 4 KiB) x

@@ -109,6 +109,14 @@ TEST_CASE("graph: loader rejections name the file and the JSON path") {
     j["buffers"][0]["dtype"] = "fp64";
     REQUIRE_THROWS_WITH(load(j), Contains("k.json: /buffers/0/dtype: unknown dtype \"fp64\""));
   }
+  SECTION("layout: unknown, or on an LX buffer") {
+    j["buffers"][0]["layout"] = "tiled";
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /buffers/0/layout: unknown layout \"tiled\", expected stick or row_major"));
+    j["buffers"][0]["layout"] = "stick";
+    CHECK(load(j).buffers[0].stick_layout);
+    j["buffers"][2]["layout"] = "stick";  // xl
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /buffers/2/layout: a layout is an HBM buffer's; this buffer is in LX"));
+  }
   SECTION("unknown key with a hint") {
     task(j, 0, 0)["elemets"] = 3;
     REQUIRE_THROWS_WITH(load(j), Contains("/kernels/0/tasks/0/elemets: unknown key (did you mean \"elements\"?)"));

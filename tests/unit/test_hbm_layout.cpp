@@ -5,6 +5,7 @@
 #include "sim/compiler/hbm_layout.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/expand.h"
+#include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
 #include "tests/unit/coverage.h"
 
@@ -235,6 +236,17 @@ TEST_CASE("hbm layout: batched lays out the tensors of batched matmuls only, byt
   for (const auto& [bytes, stride] : a_row) longer = longer || bytes > 128;
   CHECK(longer);
   CHECK(load_runs(batched, "p") == load_runs(row, "p"));
+  // The buffers laid out say so (the memory port's request rate applies to them, and the
+  // kernel graph file carries "layout": "stick"); row-major ones and every buffer under
+  // "row_major" do not.
+  for (const char* name : {"a", "b", "y"}) CHECK(batched.buffers[static_cast<std::size_t>(buffer(batched, name))].stick_layout);
+  for (const char* name : {"p", "q", "z"}) CHECK_FALSE(batched.buffers[static_cast<std::size_t>(buffer(batched, name))].stick_layout);
+  for (const Buffer& b : row.buffers) CHECK_FALSE(b.stick_layout);
+  const Json file = write_kernel_graph(batched);
+  int stick_in_file = 0;
+  for (const Json& b : file["buffers"]) stick_in_file += b.value("layout", "") == "stick" ? 1 : 0;
+  CHECK(stick_in_file == 3);
+  CHECK(read_kernel_graph(file, "k.json").buffers[static_cast<std::size_t>(buffer(batched, "a"))].stick_layout);
   // --explain names them on the matmul's kernel, and nothing on the add's.
   CompileReport report;
   compile("batched", &report);

@@ -482,12 +482,14 @@ TEST_CASE("models: ideal memory leaves no stale DMA bursts behind", "[models][dm
 }
 
 namespace {
-// `g` run through one memory port of 32 B/cycle with the given request time; the end of the run.
-Tick through_one_port(const KernelGraph& g, double request_ns) {
+// `g` run through one memory port of 32 B/cycle with the given request time, applied to every
+// request or (scope "stick_layout") to those of buffers in the stick layout; the end of the run.
+Tick through_one_port(const KernelGraph& g, double request_ns, const std::string& scope = "all") {
   ChipConfig cfg = simple_memory_chip();
   cfg.memory.ports = 1;
   cfg.memory.port_bytes_per_cycle = 32;
   cfg.memory.port_request_ns = request_ns;
+  cfg.memory.port_request_scope = scope;
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg);
   RunResult r = sim.run();
@@ -511,14 +513,14 @@ TEST_CASE("models: a memory port holds each request at least memory.port_request
 namespace {
 // 64 KiB loaded by core 1 through one port of 32 B/cycle with a 40 ns request time, as 512
 // single sticks (128 B runs 256 B apart) or as 16 bursts of 4 KiB. One simulation per case.
-Tick port_request_load(bool sticks) {
+Tick port_request_load(bool sticks, const std::string& scope = "all", const std::string& layout = "row_major") {
   const char* read = sticks ? R"({"buffer": "x", "bytes": 128, "rows": 512, "stride": 256})"
                             : R"({"buffer": "x", "bytes": 65536})";
-  return through_one_port(graph(2, R"({"name": "x", "space": "hbm", "bytes": 131072, "preloaded": true},
-                                      {"name": "xl", "space": "lx", "bytes": 65536})",
+  return through_one_port(graph(2, R"({"name": "x", "space": "hbm", "bytes": 131072, "preloaded": true, "layout": ")" +
+                                       layout + R"("}, {"name": "xl", "space": "lx", "bytes": 65536})",
                                 std::string(R"({"name": "ld", "unit": "dma", "op": "load", "core": 1, "reads": [)") +
                                     read + R"(], "writes": [{"buffer": "xl", "bytes": 65536}]})"),
-                          40);
+                          40, scope);
 }
 }  // namespace
 
@@ -529,6 +531,22 @@ TEST_CASE("models: single-stick requests are bound by the port's request rate", 
   const Tick end = port_request_load(true);
   CHECK(end >= ns_to_ticks(512 * 40 + 105));
   CHECK(end < ns_to_ticks(512 * 40 + 105 + 100));
+}
+
+TEST_CASE("models: under port_request_scope stick_layout a stick-layout tensor's requests pay the rate", "[models][dma][port]") {
+  // The 512 single sticks above, of a buffer in the stick layout: 512 x 40 ns as under "all".
+  const Tick end = port_request_load(true, "stick_layout", "stick");
+  CHECK(end >= ns_to_ticks(512 * 40 + 105));
+  CHECK(end < ns_to_ticks(512 * 40 + 105 + 100));
+}
+
+TEST_CASE("models: under port_request_scope stick_layout a row-major tensor's requests do not", "[models][dma][port]") {
+  // The same sticks of a row-major buffer hold the port for their bytes only (4 cycles each):
+  // at least the port's 512 x 4 = 2048 cycles; the simple memory then binds (about 15 ns a
+  // stick: 7.7 us), under half the 512 x 40 ns = 20.5 us the rate alone would take.
+  const Tick end = port_request_load(true, "stick_layout", "row_major");
+  CHECK(end >= 2048 * kCore);
+  CHECK(end < ns_to_ticks(512 * 40 / 2));
 }
 
 TEST_CASE("models: long bursts are not bound by the port's request rate", "[models][dma][port]") {
