@@ -222,7 +222,8 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
       };
       const double busiest = busiest_port_bytes(chip, plan, requests(p.a, am, a_bytes), requests(p.b, bm, b_bytes),
                                                 requests(p.c, cm, c_bytes), 0.0);
-      plan.memory_ns = std::max(plan.memory_ns, busiest * chip.memory.port_request_ns);
+      plan.port_requests_ns = busiest * chip.memory.port_request_ns;
+      plan.memory_ns = std::max(plan.memory_ns, plan.port_requests_ns);
     }
   }
   // One core's DMA: word generation (per request and per stick), and the requests its queues
@@ -285,11 +286,15 @@ std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipC
   };
   search(false);
   if (!best || 2 * best->cores() < c.cores) search(true);
-  if (best)
-    best->why = fmt::format("least estimate ({:.1f} us, {} bound) of {} divisions on at most {} cores",
-                            best->estimate_ns / 1000.0,
-                            best->estimate_ns == best->compute_ns ? "compute" : best->estimate_ns == best->memory_ns ? "memory" : "DMA",
+  if (best) {
+    const double e = best->estimate_ns;
+    const char* bound = e == best->compute_ns               ? "compute"
+                        : e == best->port_requests_ns        ? "memory-port request"  // single sticks of a laid-out operand
+                        : e == best->memory_ns               ? "memory"
+                                                             : "DMA";
+    best->why = fmt::format("least estimate ({:.1f} us, {} bound) of {} divisions on at most {} cores", e / 1000.0, bound,
                             considered, c.cores);
+  }
   return best;
 }
 

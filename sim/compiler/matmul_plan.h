@@ -26,6 +26,7 @@ struct MatmulPlan {
   // The estimate: off-chip bytes, and time bounds in ns (the estimate is the largest).
   std::uint64_t offchip_bytes = 0;
   double compute_ns = 0, memory_ns = 0, dma_ns = 0, estimate_ns = 0;
+  double port_requests_ns = 0;  // the busiest memory port's requests at memory.port_request_ns (in memory_ns)
   std::string why;                  // how the division was chosen
   int cores() const { return bsplit * rows * cols * ksplit; }
   std::int64_t m_tiles() const { return (mshare + tile.m - 1) / tile.m; }

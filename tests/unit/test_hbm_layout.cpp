@@ -268,3 +268,14 @@ TEST_CASE("hbm layout: batched lays out the tensors of batched matmuls only, byt
   for (std::size_t t = 0; t < l.tensors.size(); ++t)
     CHECK(batched_matmul_tensor(l, uses, static_cast<int>(t)) == (l.tensors[t].name != "w"));
 }
+
+TEST_CASE("hbm layout: a default-order batched matmul's plan says when the ports' request rate binds it", "[compiler][layout]") {
+  // workloads/bmm_32x512x128.json: B=32, one batch per core; its [32, 512, 512] output in the
+  // default order is single sticks, 16 MiB / 128 B = 131 072 stores, 65 536 through each of the
+  // two memory ports at 7.5 ns: 491.5 us, more than its compute, bytes or DMA estimate.
+  CompileReport report;
+  compile_ops(read_op_graph(load_json_file("workloads/bmm_32x512x128.json"), "bmm.json"), load_chip_config("configs/spyre.json"), 32,
+              &report);
+  REQUIRE(report.kernels.size() == 1);
+  CHECK_THAT(report.kernels[0].why, Catch::Contains("least estimate (491.5 us, memory-port request bound)"));
+}
