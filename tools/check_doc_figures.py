@@ -28,8 +28,8 @@ tool_errors.install()  # a missing or failing dfsim, a missing doc: one line, ne
 if len(sys.argv) >= 2 and sys.argv[1] in ("-h", "--help"):
     print(__doc__.strip())
     sys.exit(0)
-if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
-    tool_errors.fail("usage: tools/check_doc_figures.py DFSIM [--update]")
+if len(sys.argv) < 2 or sys.argv[1].startswith("-") or any(a != "--update" for a in sys.argv[2:]):
+    tool_errors.fail("usage: tools/check_doc_figures.py DFSIM [--update]")  # a stray or mistyped argument too
 dfsim = sys.argv[1]
 if not (os.path.isfile(dfsim) and os.access(dfsim, os.X_OK)):
     tool_errors.fail(f"{dfsim}: expected the dfsim executable")

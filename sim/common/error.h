@@ -16,10 +16,24 @@ class InputError : public std::runtime_error {
   const std::string& detail() const { return detail_; }
 
  private:
+  // One line: control characters a file brought in (a value with a newline, a NUL) are
+  // written as JSON escapes, so the line is neither split nor cut short.
   static std::string format(const std::string& f, const std::string& p, const std::string& d) {
     std::string s = f.empty() ? std::string("<input>") : f;
     if (!p.empty()) s += ": " + p;
-    return s + ": " + d;
+    s += ": " + d;
+    std::string out;
+    out.reserve(s.size());
+    static const char* const hex = "0123456789abcdef";
+    for (char c : s) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '\n') out += "\\n";
+      else if (c == '\r') out += "\\r";
+      else if (c == '\t') out += "\\t";
+      else if (u < 0x20 || u == 0x7f) out += std::string("\\u00") + hex[u >> 4] + hex[u & 15];
+      else out += c;
+    }
+    return out;
   }
   std::string file_, path_, detail_;
 };

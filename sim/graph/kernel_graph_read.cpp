@@ -52,7 +52,7 @@ Buffer read_buffer(const JsonView& v) {
   if (v.has("layout")) {
     const std::string l = v.at("layout").as_string();
     if (l != "stick" && l != "row_major") v.at("layout").fail("unknown layout \"" + l + "\", expected stick or row_major");
-    if (l == "stick" && b.space != Space::hbm) v.at("layout").fail("a layout is an HBM buffer's; this buffer is in LX");
+    if (b.space != Space::hbm) v.at("layout").fail("a layout is an HBM buffer's; this buffer is in LX");
     b.stick_layout = l == "stick";
   }
   return b;
@@ -245,6 +245,9 @@ Json parse_workload_text(const std::string& text, const std::string& file, Strea
       return false;  // (put back below)
     }
     const bool starts = event == Event::object_start || event == Event::array_start || event == Event::value;
+    // A container starting at `depth` has no key of its own yet: one left from the member
+    // before (kernel 0's "tasks" when kernel 1 is an array) must not name its elements.
+    if ((event == Event::object_start || event == Event::array_start) && depth + 1 < 4) keys[depth + 1].clear();
     if (depth == 1 && starts && keys[1] == "kernels") kernels_array = event == Event::array_start;
     const bool kernels = depth >= 2 && keys[1] == "kernels" && kernels_array && format == "dfsim.kernels" && have_buffers;
     if (kernels && depth == 2 && starts) {

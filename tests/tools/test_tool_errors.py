@@ -52,7 +52,8 @@ def cases(p, d):
     o = os.path.join(d, "out")
     return {
         "check_schemas": [[p["missing"]], [p["json"]], [p["binary"]], [p["dir"]]],
-        "check_doc_figures": [[p["missing"]], [p["notexec"]], [p["dir"]]],
+        "check_doc_figures": [[p["missing"]], [p["notexec"]], [p["dir"]], ["/usr/bin/true", "--updat"],
+                              ["/usr/bin/true", "extra"]],
         "import_onnx": [[p["missing"], "-o", o + ".json"], [p["binary"], "-o", o + ".json"], [p["dir"], "-o", o + ".json"]],
         "import_torch": [[p["missing"], "--module", "M", "-o", o + ".json"], [p["python"], "--module", "M", "-o", o + ".json"],
                          [p["dir"], "--module", "M", "-o", o + ".json"], [p["json"], "--module", "M", "-o", o + ".json"]],

@@ -116,6 +116,19 @@ TEST_CASE("graph: loader rejections name the file and the JSON path") {
     CHECK(load(j).buffers[0].stick_layout);
     j["buffers"][2]["layout"] = "stick";  // xl
     REQUIRE_THROWS_WITH(load(j), Contains("k.json: /buffers/2/layout: a layout is an HBM buffer's; this buffer is in LX"));
+    j["buffers"][2]["layout"] = "row_major";
+    REQUIRE_THROWS_WITH(load(j), Contains("k.json: /buffers/2/layout: a layout is an HBM buffer's; this buffer is in LX"));
+  }
+  SECTION("a value with a newline or a NUL stays on one whole line") {
+    j["buffers"][0]["layout"] = std::string("st\0ick\nx", 8);
+    try {
+      load(j);
+      FAIL("no error");
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      CHECK(what == "k.json: /buffers/0/layout: unknown layout \"st\\u0000ick\\nx\", expected stick or row_major");
+      CHECK(what.find('\n') == std::string::npos);
+    }
   }
   SECTION("unknown key with a hint") {
     task(j, 0, 0)["elemets"] = 3;
@@ -319,6 +332,11 @@ TEST_CASE("graph: a large kernel graph's tasks are read while parsing, to the sa
   bad["kernels"][1]["tasks"] = Json{{"a", bad["kernels"][1]["tasks"][0]}};
   CHECK(error_of(bad, 0) == error_of(bad, SIZE_MAX));
   CHECK_THAT(error_of(bad, 0), Contains("/kernels/1/tasks: expected an array"));
+  // A kernel that is an array of arrays: not read as kernel 0's "tasks" (the key before it).
+  bad = write_kernel_graph(g);
+  bad["kernels"][1] = Json::parse("[[5]]");
+  CHECK(error_of(bad, 0) == error_of(bad, SIZE_MAX));
+  CHECK_THAT(error_of(bad, 0), Contains("/kernels/1: expected an object, got an array"));
   bad = write_kernel_graph(g);
   bad["kernels"] = Json{{"k", bad["kernels"][0]}};
   CHECK(error_of(bad, 0) == error_of(bad, SIZE_MAX));
