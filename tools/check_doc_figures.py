@@ -184,6 +184,7 @@ runs = {m.group(1): (m.group(2), m.group(3), m.group(4).replace("-", "−"), m.g
         for m in re.finditer(r"^(\w+) +(\d+) +([\d.]+) +([-+][\d.]+) +([\d.]+) ", out, re.M)}
 if not rows or "all" not in runs:
     failures.append("docs/accuracy.md: the per-category table (or dfsim accuracy's) was not found")
+check("docs/accuracy.md: the categories of the table", sorted(rows), sorted(runs))
 for cat, quoted in rows.items():
     check(f"docs/accuracy.md: {cat} (records, RMS %, mean %, Spearman)", quoted, runs.get(cat))
 m = re.search(r"the RMS error is (\d+) %", open("README.md").read())
