@@ -67,7 +67,11 @@ void DmaEngine::start(int inst) {
   else if (x.src_hbm && !x.dst_hbm) x.parts.assign(reads.begin(), reads.end());
   else x.parts.push_back(x.src);
   x.total = 0;
-  for (const Region& r : x.parts) x.total += r.total_bytes();
+  x.stick.clear();
+  for (const Region& r : x.parts) {
+    x.total += r.total_bytes();
+    x.stick.push_back(g.buffers[static_cast<std::size_t>(r.buffer)].stick_layout);
+  }
   if (!store && writes.size() > 1) {
     x.fanout = fanout_of(writes);
     stats_.multicast_extra += x.total * (writes.size() - 1);
@@ -151,6 +155,7 @@ void DmaEngine::mem_done(std::uint64_t tag, Tick t) {
 std::uint32_t DmaEngine::issue_burst(Tick t) {
   Transfer& x = xfer_;
   const Region& p = x.parts[x.part];
+  const bool stick = x.stick[x.part];
   std::uint32_t bytes = static_cast<std::uint32_t>(std::min(burst_bytes_, p.bytes - x.row_off));
   std::uint64_t row = x.row, off = x.row_off;
   x.row_off += bytes;
@@ -173,7 +178,7 @@ std::uint32_t DmaEngine::issue_burst(Tick t) {
       pend.write_addr = hbm_addr(x.dst, row, off);
     } else {
       pend.next = Pending::Next::to_lx;
-      pend.stick_layout = sched_.graph().buffers[static_cast<std::size_t>(p.buffer)].stick_layout;
+      pend.stick_layout = stick;
       pend.mc = ring_.controller_stop(mem_.channel_of(addr));
       pend.core = dst_core;
       pend.fanout = x.fanout;
@@ -188,7 +193,6 @@ std::uint32_t DmaEngine::issue_burst(Tick t) {
   if (x.dst_hbm) {
     std::uint64_t addr = hbm_addr(p, row, off);
     int mc = ring_.controller_stop(mem_.channel_of(addr));
-    const bool stick = sched_.graph().buffers[static_cast<std::size_t>(p.buffer)].stick_layout;
     Tick at_mc = ring_.memory_port(ring_.transfer(read_done, src_core, mc, bytes), src_core, bytes, true, stick);
     Pending pend;
     pend.bytes = bytes;

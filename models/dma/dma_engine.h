@@ -73,6 +73,7 @@ class DmaEngine : public TaskUnit, public MemClient {
     // The side whose rows set the burst boundaries: the HBM regions of a load (reads) or a
     // store (writes), several for a gather or scatter, moved one after another; else src.
     std::vector<Region> parts;
+    std::vector<char> stick;           // per part: its buffer is in the card's stick layout (Ring::port_occupancy)
     std::size_t part = 0;
     std::uint64_t row = 0, row_off = 0, moved = 0, total = 0;
     std::uint64_t bursts_left = 0;     // issued but not yet complete, plus not yet issued

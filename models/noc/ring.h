@@ -37,10 +37,10 @@ class Ring : public sc_core::sc_module {
   // head arriving at `t`: towards memory for writes, towards the cores for reads. Returns when
   // the last byte has passed (t itself when there are no ports). `stick_layout`: the request
   // is to a tensor in the card's stick layout (port_occupancy).
-  Tick memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory, bool stick_layout = true);
+  Tick memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory, bool stick_layout);
   // The same for a multicast read along `route` (multicast_route): the bytes pass each port
   // that serves one of its destinations once; returns when the last port has passed them.
-  Tick memory_port_multicast(Tick t, int route, std::uint64_t bytes, bool stick_layout = true);
+  Tick memory_port_multicast(Tick t, int route, std::uint64_t bytes, bool stick_layout);
   int memory_ports() const { return static_cast<int>(port_in_.size()); }
 
   int stops() const { return stops_; }
@@ -53,7 +53,7 @@ class Ring : public sc_core::sc_module {
   // How long one request of `bytes` holds a memory port in its direction: its bytes at the
   // port's width, but at least memory.port_request_ns (the port's request rate) when the
   // rate applies to it (memory.port_request_scope: every request, or `stick_layout` ones).
-  Tick port_occupancy(std::uint64_t bytes, bool stick_layout = true) const;
+  Tick port_occupancy(std::uint64_t bytes, bool stick_layout) const;
 
  private:
   int stops_ = 1;

@@ -5,6 +5,23 @@
 
 namespace dfsim {
 
+// `s` with its control characters written as JSON writes them (\n, \t, \r, \u00XX), so that
+// a value from a file keeps a message on one whole line (a NUL would cut it short).
+inline std::string escape_controls(const std::string& s) {
+  static const char* const hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (u < 0x20 || u == 0x7f) out += std::string("\\u00") + hex[u >> 4] + hex[u & 15];
+    else out += c;
+  }
+  return out;
+}
+
 // Bad input (file, JSON path, what was expected). The CLI exits 2 on it.
 class InputError : public std::runtime_error {
  public:
@@ -17,23 +34,11 @@ class InputError : public std::runtime_error {
 
  private:
   // One line: control characters a file brought in (a value with a newline, a NUL) are
-  // written as JSON escapes, so the line is neither split nor cut short.
+  // escaped, so the line is neither split nor cut short.
   static std::string format(const std::string& f, const std::string& p, const std::string& d) {
     std::string s = f.empty() ? std::string("<input>") : f;
     if (!p.empty()) s += ": " + p;
-    s += ": " + d;
-    std::string out;
-    out.reserve(s.size());
-    static const char* const hex = "0123456789abcdef";
-    for (char c : s) {
-      const auto u = static_cast<unsigned char>(c);
-      if (c == '\n') out += "\\n";
-      else if (c == '\r') out += "\\r";
-      else if (c == '\t') out += "\\t";
-      else if (u < 0x20 || u == 0x7f) out += std::string("\\u00") + hex[u >> 4] + hex[u & 15];
-      else out += c;
-    }
-    return out;
+    return escape_controls(s + ": " + d);
   }
   std::string file_, path_, detail_;
 };

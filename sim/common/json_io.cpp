@@ -173,16 +173,13 @@ class CheckedDomSax : public nlohmann::json_sax<Json> {
     }
   }
   bool add(Json v) {
-    const bool keep = !callback_ || callback_(static_cast<int>(frames_.size()), Event::value, v);
-    if (!frames_.empty() && !frames_.back().object && !keep) {
-      ++frames_.back().index;  // counted, as a kept element is
-      return true;
+    if (!callback_ || callback_(static_cast<int>(frames_.size()), Event::value, v)) {
+      slot() = std::move(v);
+    } else if (!frames_.empty()) {  // declined: its key is remembered, its index counted
+      ParseFrame& f = frames_.back();
+      if (f.object) f.dropped_keys.push_back(f.key);
+      else ++f.index;
     }
-    if (!frames_.empty() && frames_.back().object && !keep) {
-      frames_.back().dropped_keys.push_back(frames_.back().key);
-      return true;
-    }
-    if (keep) slot() = std::move(v);
     return true;
   }
   bool open(bool object) {
@@ -255,17 +252,13 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 }
 
 std::string json_path_join(const std::string& path, std::string_view key) {
-  std::string out = path + "/";
+  std::string token;
   for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else if (c == '\n') out += "\\n";  // control characters as JSON writes them: a path stays one line
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
-    else out += c;
+    if (c == '~') token += "~0";
+    else if (c == '/') token += "~1";
+    else token += c;
   }
-  return out;
+  return path + "/" + escape_controls(token);  // a path stays one line
 }
 
 std::string json_path_join(const std::string& path, std::size_t index) {
