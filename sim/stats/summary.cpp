@@ -258,15 +258,32 @@ std::string summary_text(const OJson& s) {
     out += fmt::format("  roofline  {}-bound, run is at {:.0f}% of its roofline\n", r["bound_by"].get<std::string>(),
                        100 * r["fraction_of_roofline"].get<double>());
   // Two DMA queues per core are shown apart: a saturated inbound queue averaged with an idle
-  // outbound one would read as half busy.
+  // outbound one would read as half busy. Likewise the ring's links apart from its memory ports
+  // (a few ports, each the way in or out of a half of the cores): the busiest port of each
+  // direction, since a run bound by one port's requests would read as a quiet ring.
+  auto ends_with = [](const std::string& name, const std::string& tail) {
+    return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
   std::map<std::string, std::pair<double, int>> dma_queues;  // "in" / "out": utilization sum, units
+  std::pair<double, int> links{0.0, 0};                      // ring links: utilization sum, units
+  std::map<std::string, double> ports;                       // "rd" / "wr": the busiest port's utilization
   for (const auto& u : s["units"]["units"]) {
     const std::string name = u["unit"].get<std::string>();
-    for (std::string q : {"in", "out"}) {
-      const std::string tail = "/dma " + q;
-      if (u["kind"] == "dma" && name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0) {
-        dma_queues[q].first += u["utilization"].get<double>();
-        dma_queues[q].second += 1;
+    const double busy = u["utilization"].get<double>();
+    if (u["kind"] == "dma") {
+      for (std::string q : {"in", "out"})
+        if (ends_with(name, "/dma " + q)) {
+          dma_queues[q].first += busy;
+          dma_queues[q].second += 1;
+        }
+    } else if (u["kind"] == "ring") {
+      const bool port = name.find("/mem port ") != std::string::npos;
+      if (port && (ends_with(name, " rd") || ends_with(name, " wr"))) {
+        double& most = ports[name.substr(name.size() - 2)];
+        most = std::max(most, busy);
+      } else if (!port) {
+        links.first += busy;
+        links.second += 1;
       }
     }
   }
@@ -275,6 +292,11 @@ std::string summary_text(const OJson& s) {
     if (k == "dma" && !dma_queues.empty()) {
       kinds += "  dma";
       for (const auto& [q, u] : dma_queues) kinds += fmt::format(" {} {:.0f}%", q, 100 * u.first / u.second);
+      continue;
+    }
+    if (k == "ring" && !ports.empty()) {
+      kinds += fmt::format("  ring {:.0f}%  port", links.second ? 100 * links.first / links.second : 0.0);
+      for (const auto& [d, u] : ports) kinds += fmt::format(" {} {:.0f}%", d, 100 * u);
       continue;
     }
     kinds += fmt::format("  {} {:.0f}%", k, 100 * v["mean_utilization"].get<double>());

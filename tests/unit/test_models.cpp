@@ -2,6 +2,9 @@
 // and one simulation per test case (ctest runs each case in its own process, so each gets a
 // fresh SystemC kernel). End times are exact where they are closed-form.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
 
 #include <string>
 #include <vector>
@@ -714,4 +717,53 @@ TEST_CASE("models: first-come LX allocation deadlocks on shared tiles and says w
   CHECK_THAT(r.blocked[0], Contains("load_q0"));
   CHECK_THAT(r.blocked[0], Contains("600000 B of LX"));
   CHECK_THAT(r.blocked[0], Contains("389376 B free"));
+}
+
+// The terminal summary's busy line shows the ring's links apart from its memory ports: a run
+// bound by one port's requests would otherwise read as a quiet ring (by_kind's mean over every
+// link and port that carried traffic).
+TEST_CASE("summary: the busy line shows the busiest memory port of each direction apart from the ring links",
+          "[models][summary]") {
+  ChipConfig cfg = load_chip_config("configs/spyre.json", {"card.kernel_launch_ns=0"});
+  // Core 0 loads 64 single sticks of a stick-laid tensor (each a port request of 7.5 ns) and
+  // stores nothing: its half's read port is busy, both write ports idle.
+  const std::string buffers = R"(
+    {"name": "x", "space": "hbm", "bytes": 1048576, "preloaded": true, "layout": "stick"},
+    {"name": "xl", "space": "lx", "bytes": 8192})";
+  const std::string load = R"({"name": "ld", "unit": "dma", "op": "load", "core": 0,
+      "reads": [{"buffer": "x", "bytes": 128, "rows": 64, "stride": 16384}], "writes": [{"buffer": "xl", "bytes": 8192}]})";
+  KernelGraph g = graph(1, buffers, load);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  auto s = make_summary(sim, r, RunInfo{"test.json", "configs/spyre.json", "dfsim.kernels"});
+  // The units list holds the units that did something: the links of the loads' paths and core
+  // 0's half's read port; no write port.
+  double rd = 0, links = 0;
+  int nlinks = 0, write_ports = 0;
+  for (const auto& u : s["units"]["units"]) {
+    const std::string name = u["unit"].get<std::string>();
+    if (u["kind"] != "ring") continue;
+    const double busy = u["utilization"].get<double>();
+    if (name.find("/mem port ") == std::string::npos) {
+      links += busy;
+      ++nlinks;
+    } else if (name.substr(name.size() - 3) == " rd") {
+      rd = std::max(rd, busy);
+    } else {
+      ++write_ports;
+    }
+  }
+  REQUIRE(nlinks > 0);
+  CHECK(write_ports == 0);
+  // 64 requests x 7.5 ns = 480 ns of the read port, most of the run; the links carry 64
+  // sticks of 128 B at 128 B per cycle, 43 ns each
+  CHECK(rd > 0.5);
+  CHECK(links / nlinks < 0.1);
+  // by_kind averages them all, ports and links: the quiet ring the text no longer shows
+  CHECK(s["units"]["by_kind"]["ring"]["mean_utilization"].get<double>() < rd / 2);
+  const std::string text = summary_text(s);
+  CHECK_THAT(text, Contains(fmt::format("  ring {:.0f}%  port rd {:.0f}%\n", 100 * links / nlinks, 100 * rd)) ||
+                       Contains(fmt::format("  ring {:.0f}%  port rd {:.0f}%  ", 100 * links / nlinks, 100 * rd)));
 }
