@@ -137,7 +137,7 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   if (builder.graph().tasks.empty())
     throw InputError(ops.file, "/ops", "every op is free (reshapes that alias their input): nothing moves, nothing to simulate");
   KernelGraph g = builder.take();
-  // (No tensor laid out, e.g. row-major or every batch of 1: nothing to map.)
+  // (No tensor laid out, e.g. row-major: nothing to map.)
   if (std::any_of(planned.begin(), planned.end(), [](const auto& l) { return l.has_value(); })) {
     std::vector<std::optional<StickLayout>> layouts = planned;
     layouts.resize(g.buffers.size());

@@ -22,16 +22,18 @@ bool batched_matmul_tensor(const OpGraph& g, const TensorUses& uses, int t) {
 std::optional<StickLayout> stick_layout(const OpGraph& g, int t, std::uint64_t stick_bytes) {
   const OpTensor& x = g.tensors[static_cast<std::size_t>(t)];
   const std::size_t n = x.shape.size();
-  if (n < 2) return std::nullopt;
+  if (n == 0) return std::nullopt;
   const std::vector<int> order = stored_order(g, x);
   Shape p;
   for (int d : order) p.push_back(x.shape[static_cast<std::size_t>(d)]);
   StickLayout l;
   l.stick = stick_bytes;
   l.row_bytes = dtype_bytes(x.dtype, static_cast<std::uint64_t>(p[n - 1]));
-  l.first = static_cast<std::uint64_t>(p[0]);
-  l.middle = dims_product(p, 1, n - 1);
-  if (l.first < 2 || l.row_bytes == 0 || l.row_bytes % stick_bytes != 0) return std::nullopt;
+  // Rank 1 ([p0/64, 64]) and a first stored dim of 1 are the layout of their row-major bytes
+  // (device() is the identity): still the card's layout, whose runs the port rate charges.
+  l.first = n == 1 ? 1 : static_cast<std::uint64_t>(p[0]);
+  l.middle = n == 1 ? 1 : dims_product(p, 1, n - 1);
+  if (l.first < 1 || l.row_bytes == 0 || l.row_bytes % stick_bytes != 0) return std::nullopt;
   return l;
 }
 
@@ -70,6 +72,11 @@ namespace {
 
 // The device accesses of HBM access `a` on `core`, with absolute offsets.
 std::vector<Access> device_accesses(const StickLayout& l, const Access& a, int core) {
+  if (l.identity()) {  // its own row-major bytes: the access itself
+    Access x = a;
+    x.offset = Affine{0, a.offset.at(core)};
+    return {x};
+  }
   std::vector<Access> out;
   for (const DeviceRuns& d : device_runs(l, static_cast<std::uint64_t>(a.offset.at(core)), a.bytes, a.rows, a.stride)) {
     Access x = a;
@@ -107,7 +114,7 @@ std::vector<Access> on_core(const KernelGraph& g, const Task& t, const Access& a
 // every byte: a step of whole rows that moves the first stored dim only (k rows, k a multiple
 // of the middle dims' rows) moves every stick by the same k / middle sticks.
 std::optional<std::int64_t> device_step(const std::optional<StickLayout>& l, std::int64_t alpha) {
-  if (!l || alpha == 0) return alpha;
+  if (!l || alpha == 0 || l->identity()) return alpha;
   if (alpha < 0 || static_cast<std::uint64_t>(alpha) % l->row_bytes != 0) return std::nullopt;
   const std::uint64_t k = static_cast<std::uint64_t>(alpha) / l->row_bytes;
   if (k % l->middle != 0) return std::nullopt;

@@ -30,9 +30,10 @@ bool batched_matmul_tensor(const OpGraph& g, const TensorUses& uses, int t);
 std::vector<std::optional<StickLayout>> planned_layouts(const OpGraph& g, const TensorUses& uses, const std::vector<int>& hbm,
                                                         const std::vector<int>& alias, std::uint64_t stick_bytes);
 
-// The stick layout of tensor `t`, or nullopt when its bytes stay row-major: rank 1 or a first
-// stored dim of 1 (both layouts agree), or a stick dim that is not whole sticks (the card pads
-// it to whole sticks; dfsim keeps such a tensor row-major rather than move padding).
+// The stick layout of tensor `t`, or nullopt when it stays row-major: a stick dim that is not
+// whole sticks (the card pads it to whole sticks; dfsim keeps such a tensor row-major rather
+// than move padding). Rank 1 and a first stored dim of 1 are laid out as their own row-major
+// bytes (StickLayout::identity): still the card's layout, whose runs the port rate charges.
 std::optional<StickLayout> stick_layout(const OpGraph& g, int t, std::uint64_t stick_bytes);
 
 // The tiles of a core's `share` units of a rowwise op's split dim `dim` of `out`: tile_units,

@@ -18,6 +18,8 @@ struct StickLayout {
   std::uint64_t stick = 128;
   // The device byte of row-major stored byte x.
   std::uint64_t device(std::uint64_t x) const;
+  // A first stored dim of 1 (or rank 1): every byte where row-major puts it.
+  bool identity() const { return first == 1; }
 };
 
 // One run pattern in device bytes: `rows` runs of `bytes`, `stride` apart.

@@ -326,9 +326,12 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // and in the matmul estimate: bmm 54.1 -> 43.9 (bmm_wd_3d2d -27 ... -49 % -> -23 ... +2 %,
   // default-layout bmm_layout and bmm_wd closer, bmm_layout 2x1024x2048x1024 +4.5 -> +76.8 %),
   // all 27.0 -> 22.9; no other category moves (their tensors are row-major).
+  // 2026-12-06: a batch of 1 (a first stored dim of 1) is in the card's layout too, its own
+  // row-major bytes, and the rate charges its requests: bmm 43.9 -> 41.4 (bmm_wd 1x1024x2048x1024
+  // and 1x2048x2048x1024 on 8 cores -57.1, -58.9 -> -29.3, -34.3 %), all 22.9 -> 22.0.
   const Pin pins[] = {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 16.9},
                       {"transport", 11, 16.9}, {"softmax", 10, 11.1},  {"matmul", 23, 15.8},
-                      {"bmm", 22, 43.9},       {"all", 110, 22.9}};
+                      {"bmm", 22, 41.4},       {"all", 110, 22.0}};
   for (const Pin& p : pins) {
     std::smatch m;
     REQUIRE(std::regex_search(r.out, m, std::regex(std::string("\n") + p.category + R"( +([0-9]+) +([0-9.]+) )")));

@@ -109,9 +109,57 @@ TEST_CASE("hbm layout: dim_order [1, 0, 2] tiles along the second logical dim", 
   auto y = stick_layout(g, g.find_tensor("y"), 128);
   REQUIRE(y);
   CHECK(y->first == 2);
-  // Row-major stays: rank 1, and a stick dim of 100 fp16 (200 B, not whole sticks).
-  CHECK_FALSE(stick_layout(g, g.find_tensor("v"), 128));
+  // Rank 1 is in the card's layout too, [128/64, 64]: its own row-major bytes (device() the
+  // identity). A stick dim of 100 fp16 (200 B, not whole sticks) stays row-major.
+  auto v = stick_layout(g, g.find_tensor("v"), 128);
+  REQUIRE(v);
+  CHECK(v->first == 1);
+  CHECK(v->middle == 1);
+  CHECK(v->row_bytes == 256);
+  for (std::uint64_t x : {0, 1, 127, 128, 200, 255}) CHECK(v->device(x) == x);
   CHECK_FALSE(stick_layout(g, g.find_tensor("p"), 128));
+}
+
+TEST_CASE("hbm layout: a batch of 1 is laid out as its own bytes, and marked", "[compiler][layout]") {
+  // bmm [1, 256, 128] @ [1, 128, 256] on 4 cores under "batched": device [M, K/64, 1, 64] is
+  // the row-major [M, K] (first stored dim 1: device() the identity), so every access keeps
+  // its row-major offsets, and the buffers are marked: their runs are the card's, which the
+  // memory ports' request rate charges (memory.port_request_scope "stick_layout").
+  auto compile = [](const std::string& mode) {
+    Json j = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "bmm1",
+      "tensors": {"a": {"shape": [1, 256, 128], "dtype": "fp16"}, "b": {"shape": [1, 128, 256], "dtype": "fp16"},
+                  "y": {"shape": [1, 256, 256], "dtype": "fp16"}},
+      "inputs": ["a", "b"], "outputs": ["y"],
+      "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["y"]}], "compile": {"cores": 4}})");
+    j["compile"]["hbm_layout"] = mode;
+    return compile_ops(read_op_graph(j, "w.json"), ChipConfig{}, 4);
+  };
+  const OpGraph og = read_op_graph(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "t",
+      "tensors": {"a": {"shape": [1, 256, 128], "dtype": "fp16"}, "y": {"shape": [1, 256, 128], "dtype": "fp16"}},
+      "inputs": ["a"], "outputs": ["y"], "ops": [{"op": "neg", "inputs": ["a"], "outputs": ["y"]}]})"), "t.json");
+  auto l = stick_layout(og, og.find_tensor("a"), 128);
+  REQUIRE(l);
+  CHECK(l->first == 1);
+  CHECK(l->middle == 256);
+  for (std::uint64_t x : {0, 130, 256, 65535}) CHECK(l->device(x) == x);
+  KernelGraph row = compile("row_major"), batched = compile("batched");
+  REQUIRE(row.tasks.size() == batched.tasks.size());
+  for (std::size_t i = 0; i < row.tasks.size(); ++i)
+    for (auto side : {&Task::reads, &Task::writes}) {
+      const std::vector<Access>& r = row.tasks[i].*side;
+      const std::vector<Access>& b = batched.tasks[i].*side;
+      REQUIRE(r.size() == b.size());
+      for (std::size_t k = 0; k < r.size(); ++k) {
+        CHECK(r[k].offset.alpha == b[k].offset.alpha);
+        CHECK(r[k].offset.beta == b[k].offset.beta);
+        CHECK(r[k].bytes == b[k].bytes);
+        CHECK(r[k].rows == b[k].rows);
+      }
+    }
+  int marked = 0;
+  for (const Buffer& b : batched.buffers) marked += b.stick_layout ? 1 : 0;
+  CHECK(marked == 3);
+  for (const Buffer& b : row.buffers) CHECK_FALSE(b.stick_layout);
 }
 
 TEST_CASE("hbm layout: a compiled add in the stick layout moves the same bytes, each once", "[compiler][layout]") {
