@@ -72,11 +72,6 @@ namespace {
 
 // The device accesses of HBM access `a` on `core`, with absolute offsets.
 std::vector<Access> device_accesses(const StickLayout& l, const Access& a, int core) {
-  if (l.identity()) {  // its own row-major bytes: the access itself
-    Access x = a;
-    x.offset = Affine{0, a.offset.at(core)};
-    return {x};
-  }
   std::vector<Access> out;
   for (const DeviceRuns& d : device_runs(l, static_cast<std::uint64_t>(a.offset.at(core)), a.bytes, a.rows, a.stride)) {
     Access x = a;
@@ -114,7 +109,7 @@ std::vector<Access> on_core(const KernelGraph& g, const Task& t, const Access& a
 // every byte: a step of whole rows that moves the first stored dim only (k rows, k a multiple
 // of the middle dims' rows) moves every stick by the same k / middle sticks.
 std::optional<std::int64_t> device_step(const std::optional<StickLayout>& l, std::int64_t alpha) {
-  if (!l || alpha == 0 || l->identity()) return alpha;
+  if (!l || alpha == 0) return alpha;
   if (alpha < 0 || static_cast<std::uint64_t>(alpha) % l->row_bytes != 0) return std::nullopt;
   const std::uint64_t k = static_cast<std::uint64_t>(alpha) / l->row_bytes;
   if (k % l->middle != 0) return std::nullopt;
@@ -197,10 +192,21 @@ void describe_layouts(const KernelGraph& g, const std::vector<std::optional<Stic
   }
 }
 
-void apply_stick_layout(KernelGraph& g, const std::vector<std::optional<StickLayout>>& layouts) {
-  for (std::size_t b = 0; b < g.buffers.size() && b < layouts.size(); ++b)
-    if (layouts[b] && g.buffers[b].space == Space::hbm) g.buffers[b].stick_layout = true;
+void apply_stick_layout(KernelGraph& g, const std::vector<std::optional<StickLayout>>& all) {
+  // Every laid-out buffer is marked; only those not laid out as their own bytes move any access
+  // (a batch of 1's tensors rewrite nothing: a whole prefill's 1.1 M templates stay in place).
+  std::vector<std::optional<StickLayout>> layouts(g.buffers.size());
+  bool moves = false;
+  for (std::size_t b = 0; b < g.buffers.size() && b < all.size(); ++b) {
+    if (!all[b] || g.buffers[b].space != Space::hbm) continue;
+    g.buffers[b].stick_layout = true;
+    if (all[b]->identity()) continue;
+    layouts[b] = all[b];
+    moves = true;
+  }
+  if (!moves) return;
   std::vector<Task> tasks;
+  tasks.reserve(g.tasks.size());
   for (Kernel& k : g.kernels) {
     std::vector<int> ids;
     for (int ti : k.tasks) {
