@@ -59,6 +59,9 @@ class IMemory : public sc_core::sc_module {
   virtual int channels() const = 0;
   virtual const MemStats& stats() const = 0;
   virtual std::vector<MemStats> channel_stats() const = 0;
+  // True when send() tells the completion at once, for a time still to come: the DMA then
+  // books the ring and LX legs of a burst ahead, out of time order across cores.
+  virtual bool tells_completion_at_send() const { return false; }
 
   // Before init: the recorder series "off-chip GB/s" that count_bytes feeds.
   void attach(Recorder& rec) {

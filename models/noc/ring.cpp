@@ -51,6 +51,11 @@ Ring::Path Ring::path(int src, int n, bool clockwise) const {
   return p;
 }
 
+void Ring::set_backfill(bool on) {
+  for (auto* list : {&port_in_, &port_out_})
+    for (Resource& r : *list) r.set_backfill(on);
+}
+
 Tick Ring::memory_port(Tick t, int core, std::uint64_t bytes, bool to_memory, bool stick_layout) {
   if (port_in_.empty()) return t;
   std::size_t p = port_of(core);

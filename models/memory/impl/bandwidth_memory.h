@@ -24,6 +24,7 @@ class BandwidthMemory : public IMemory {
   int channels() const override { return static_cast<int>(chans_.size()); }
   const MemStats& stats() const override { return total_; }
   std::vector<MemStats> channel_stats() const override;
+  bool tells_completion_at_send() const override { return true; }
 
  private:
   struct Channel {

@@ -18,6 +18,7 @@ class SimpleMemory : public IMemory {
   int channels() const override { return static_cast<int>(chans_.size()); }
   const MemStats& stats() const override { return total_; }
   std::vector<MemStats> channel_stats() const override;
+  bool tells_completion_at_send() const override { return true; }
 
   // Time the bus is occupied by `bytes` (rounded up to whole bus beats).
   Tick transfer_time(std::uint32_t bytes) const;
