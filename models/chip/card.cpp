@@ -24,11 +24,9 @@ Card::Card(sc_core::sc_module_name n, int id, const ChipConfig& cfg, TaskHost& s
     if (i < sched.graph().cores) sched.set_lx(id * sched.graph().cores + i, lx_[i]);
   }
   // A memory model that tells completions when requests are sent has the DMA book each
-  // burst's ring and LX legs ahead, in the order the cores issue rather than the order the
-  // bytes arrive: those resources then fill the gaps such bookings leave.
-  if (mem_->tells_completion_at_send()) {
-    ring_.set_backfill(true);
-  }
+  // burst's memory port ahead, in the order the cores issue rather than the order the bytes
+  // arrive: the ports, shared by a half's cores, then fill the gaps such bookings leave.
+  if (mem_->tells_completion_at_send()) ring_.set_port_backfill(true);
   std::vector<SfpUnit*> sfps;
   for (auto& c : cores_) sfps.push_back(&c->sfp());
   link_.set_sfps(std::move(sfps));

@@ -31,11 +31,6 @@ class LxScratchpad : public sc_core::sc_module {
   Tick write_time(std::uint64_t bytes) const;
   Resource& read_port() { return rd_; }
   Resource& write_port() { return wr_; }
-  // Both ports serve bookings made ahead in the gaps they leave (Resource::set_backfill).
-  void set_backfill(bool on) {
-    rd_.set_backfill(on);
-    wr_.set_backfill(on);
-  }
   std::uint64_t bytes_read = 0, bytes_written = 0;
 
  private:

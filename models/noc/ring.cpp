@@ -51,7 +51,7 @@ Ring::Path Ring::path(int src, int n, bool clockwise) const {
   return p;
 }
 
-void Ring::set_backfill(bool on) {
+void Ring::set_port_backfill(bool on) {
   for (auto* list : {&port_in_, &port_out_})
     for (Resource& r : *list) r.set_backfill(on);
 }

@@ -20,9 +20,9 @@ class Ring : public sc_core::sc_module {
  public:
   explicit Ring(sc_core::sc_module_name n) : sc_core::sc_module(n) {}
   void init(const ChipConfig& cfg, Recorder& rec);
-  // Every link and memory port serves bookings made ahead in the gaps they leave
-  // (Resource::set_backfill).
-  void set_backfill(bool on);
+  // The memory ports serve bookings made ahead in the gaps they leave (Resource::set_backfill);
+  // the links keep booking in order (docs/performance.md, "The coarse memory model").
+  void set_port_backfill(bool on);
 
   // Moves `bytes` from stop `src` to stop `dst`, the head leaving at `t`.
   // Returns when the last byte has arrived at dst.
