@@ -22,6 +22,36 @@ inline std::string escape_controls(const std::string& s) {
   return out;
 }
 
+// `s` with every run of more than `longest` bytes without a space (a 2 MB key a file brings in,
+// echoed in its JSON path and its "did you mean") cut to its first and last bytes around
+// "...[N bytes]...", so the message stays a line a person reads; UTF-8 characters are kept
+// whole. File paths and JSON paths of real inputs are far shorter than `longest`.
+inline std::string clip_long_runs(const std::string& s, std::size_t longest = 512) {
+  constexpr std::size_t kHead = 200, kTail = 60;
+  static_assert(kHead + kTail < 512, "a clipped run is shorter than the default limit");
+  if (s.size() <= longest) return s;
+  auto continuation = [&](std::size_t i) { return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80; };
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t end = s.find(' ', i);
+    if (end == std::string::npos) end = s.size();
+    if (end - i > longest) {
+      std::size_t head = i + kHead, tail = end - kTail;
+      while (head > i && continuation(head)) --head;  // not inside a character
+      while (tail < end && continuation(tail)) ++tail;
+      out.append(s, i, head - i);
+      out += "...[" + std::to_string(tail - head) + " bytes]...";
+      out.append(s, tail, end - tail);
+    } else {
+      out.append(s, i, end - i);
+    }
+    if (end < s.size()) out += ' ';
+    i = end + 1;
+  }
+  return out;
+}
+
 // Bad input (file, JSON path, what was expected). The CLI exits 2 on it.
 class InputError : public std::runtime_error {
  public:
@@ -34,11 +64,11 @@ class InputError : public std::runtime_error {
 
  private:
   // One line: control characters a file brought in (a value with a newline, a NUL) are
-  // escaped, so the line is neither split nor cut short.
+  // escaped, so the line is neither split nor cut short, and a value of megabytes is clipped.
   static std::string format(const std::string& f, const std::string& p, const std::string& d) {
     std::string s = f.empty() ? std::string("<input>") : f;
     if (!p.empty()) s += ": " + p;
-    return escape_controls(s + ": " + d);
+    return clip_long_runs(escape_controls(s + ": " + d));
   }
   std::string file_, path_, detail_;
 };

@@ -873,3 +873,14 @@ TEST_CASE("bad input: an op graph of 100000 ops with a dangling name in its last
   std::string f = t.file("chain.json", g.dump());
   expect_bad("run -c " + kSmall + " -w " + f, {f, ": /ops/99999/inputs/0: unknown tensor \"zz\""});
 }
+
+// A key of megabytes is named, clipped, in a line a person reads (it was echoed whole: a 2 MB
+// line, twice over with its "did you mean").
+TEST_CASE("bad input: an unknown key of 2 MB is clipped in the one line", "[bad]") {
+  TempDir t("hugekey");
+  const std::string key(2 << 20, 'q');
+  const std::string cfg = t.file("c.json", "{\"core\": {\"" + key + "\": 1}}");
+  expect_bad("validate " + cfg, {cfg + ": /core/qqq", "bytes]...", "unknown key"});
+  Result r = dfsim("validate " + cfg);
+  CHECK(r.err.size() < 1000);
+}

@@ -355,3 +355,27 @@ TEST_CASE("config: the parameter table lists every parameter once", "[config]") 
   CHECK(simd->type == "map<dtype,int>");
   CHECK_THAT(params_text(), Contains("core.lx.usable_bytes"));
 }
+
+// A value of megabytes a file brings in (an unknown key, echoed in its JSON path) is clipped in
+// the error's one line; short words, UTF-8 characters and the rest of the line are kept.
+TEST_CASE("errors: an input error clips a run of megabytes, keeping UTF-8 characters whole", "[errors]") {
+  CHECK(clip_long_runs("short words stay") == "short words stay");
+  const std::string key(2 << 20, 'k');
+  const std::string line = InputError("c.json", "/core/" + key, "unknown key").what();
+  // "c.json: /core/" + 200 bytes of the run, the cut, the last 60, then ": unknown key"
+  // (the run is "/core/kkk...k:", 6 + 2 MiB + 1 bytes; 200 + 60 kept).
+  const std::size_t run = 6 + key.size() + 1;
+  CHECK(line == "c.json: /core/" + std::string(194, 'k') + "...[" + std::to_string(run - 260) + " bytes]..." +
+                    std::string(59, 'k') + ": unknown key");
+  CHECK(line.size() < 400);
+  // A cut inside a 2-byte character (é = C3 A9) moves to its edge: 199 'a' then é puts byte
+  // 200 inside the é, so the head keeps 199 bytes and the é goes into the cut.
+  std::string wide = std::string(199, 'a') + "\xC3\xA9" + std::string(600, 'b');
+  const std::string clipped = clip_long_runs(wide);
+  CHECK(clipped.substr(0, 203) == std::string(199, 'a') + "...[");
+  CHECK(clipped.find("\xC3") == std::string::npos);
+  CHECK(clipped == std::string(199, 'a') + "...[" + std::to_string(wide.size() - 199 - 60) + " bytes]..." +
+                       std::string(60, 'b'));
+  // A run of exactly the limit stays whole.
+  CHECK(clip_long_runs(std::string(512, 'x')) == std::string(512, 'x'));
+}
