@@ -261,9 +261,6 @@ std::string summary_text(const OJson& s) {
   // outbound one would read as half busy. Likewise the ring's links apart from its memory ports
   // (a few ports, each the way in or out of a half of the cores): the busiest port of each
   // direction, since a run bound by one port's requests would read as a quiet ring.
-  auto ends_with = [](const std::string& name, const std::string& tail) {
-    return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
-  };
   std::map<std::string, std::pair<double, int>> dma_queues;  // "in" / "out": utilization sum, units
   std::pair<double, int> links{0.0, 0};                      // ring links: utilization sum, units
   std::map<std::string, double> ports;                       // "rd" / "wr": the busiest port's utilization
@@ -272,13 +269,13 @@ std::string summary_text(const OJson& s) {
     const double busy = u["utilization"].get<double>();
     if (u["kind"] == "dma") {
       for (std::string q : {"in", "out"})
-        if (ends_with(name, "/dma " + q)) {
+        if (name.ends_with("/dma " + q)) {
           dma_queues[q].first += busy;
           dma_queues[q].second += 1;
         }
     } else if (u["kind"] == "ring") {
       const bool port = name.find("/mem port ") != std::string::npos;
-      if (port && (ends_with(name, " rd") || ends_with(name, " wr"))) {
+      if (port && (name.ends_with(" rd") || name.ends_with(" wr"))) {
         double& most = ports[name.substr(name.size() - 2)];
         most = std::max(most, busy);
       } else if (!port) {
