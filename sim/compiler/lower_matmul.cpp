@@ -119,7 +119,7 @@ class MatmulEmitter {
     SlicePattern first = m.stored_block(b, sr, 1, sc, snc);
     const std::uint64_t stride = dtype_bytes(m.tensor->dtype, static_cast<std::uint64_t>(m.row_stride ? m.row_stride : m.stored_cols()));
     emit_band_multicast(tasks, hbm, first.offset, static_cast<std::uint64_t>(snr), first.bytes, stride, buf, sharers,
-                        m.tensor->dtype);
+                        m.tensor->dtype, multicast_reach(ctx_));
   }
 
   // The A tile (m tile mi, k step ki or the core's whole K part) of every grid row, shared by
@@ -337,6 +337,12 @@ class MatmulEmitter {
   std::map<std::string, int> made_;
 };
 
+// How often a tile shared by `sharers` cores is loaded, one multicast per group of `reach`.
+std::string loads_text(int sharers, int reach) {
+  if (reach <= 0 || sharers <= reach) return "once";
+  return fmt::format("{} times (once per {} cores, ring.multicast_max_cores)", (sharers + reach - 1) / reach, reach);
+}
+
 std::string split_text(const MatmulPlan& plan, int cores) {
   std::string s;
   auto add = [&](const char* d, int v) {
@@ -376,9 +382,10 @@ void describe(LowerContext& ctx, const std::string& kernel, const Op& op, const 
   if (plan.rows * plan.cols == 1)
     r.sharing = "off: one core per grid (nothing to share)";
   else
-    r.sharing = fmt::format("on: the {} tile of a grid row is loaded once for its {} cores, the {} tile of a grid "
-                            "column once for its {} cores (bands, multicast)",
-                            p.a.tensor->name, plan.cols, p.b.tensor->name, plan.rows);
+    r.sharing = fmt::format("on: the {} tile of a grid row is loaded {} for its {} cores, the {} tile of a grid "
+                            "column {} for its {} cores (bands, multicast)",
+                            p.a.tensor->name, loads_text(plan.cols, multicast_reach(ctx)), plan.cols, p.b.tensor->name,
+                            loads_text(plan.rows, multicast_reach(ctx)), plan.rows);
   r.estimate_ns = plan.estimate_ns;
   if (plan.cores() < ctx.cores)
     r.warnings.push_back(fmt::format("{} of {} cores idle: {}", ctx.cores - plan.cores(), ctx.cores,

@@ -155,7 +155,8 @@ void lower_sdpa(LowerContext& ctx, const Op& op, const std::string& kernel) {
       int mb = has_mask ? buffer(jp + "/mask", dt, tq * tk) : -1;
       CoreTasks lk(jp + "/load_" + K.name), lv(jp + "/load_" + V.name), lm(jp + "/load_mask");
       // K and V tiles: one load per KV head for every core whose unit works on that head and
-      // needs this Lk tile (in bands, multicast), so each K/V byte moves once per GQA group.
+      // needs this Lk tile (in bands, multicast), so each K/V byte moves once per GQA group (and
+      // per multicast group of ring.multicast_max_cores such cores).
       std::vector<bool> done(static_cast<std::size_t>(used), false);
       for (int c = 0; c < used; ++c) {
         const Unit& u = us[static_cast<std::size_t>(c)];
@@ -169,8 +170,11 @@ void lower_sdpa(LowerContext& ctx, const Op& op, const std::string& kernel) {
           }
         }
         const std::uint64_t off = dtype_bytes(dt, u64(((u.b * s.Hkv + u.hk) * s.Lk + k0) * D)), row = dtype_bytes(dt, u64(D));
-        emit_band_multicast(lk, ctx.hbm[static_cast<std::size_t>(op.inputs[1])], off, u64(nkj), row, row, kb, sharers, dt);
-        emit_band_multicast(lv, ctx.hbm[static_cast<std::size_t>(op.inputs[2])], off, u64(nkj), row, row, vb, sharers, dt);
+        const int reach = multicast_reach(ctx);
+        emit_band_multicast(lk, ctx.hbm[static_cast<std::size_t>(op.inputs[1])], off, u64(nkj), row, row, kb, sharers, dt,
+                            reach);
+        emit_band_multicast(lv, ctx.hbm[static_cast<std::size_t>(op.inputs[2])], off, u64(nkj), row, row, vb, sharers, dt,
+                            reach);
       }
       for (int c = 0; c < used; ++c) {
         const Unit& u = us[static_cast<std::size_t>(c)];
@@ -301,7 +305,10 @@ void lower_sdpa(LowerContext& ctx, const Op& op, const std::string& kernel) {
     r.lx_resident = {fmt::format("the group's Q tile ({} heads x {} x {}) for all Lk tiles", G, tq, D),
                      "per query head: running max, running sum and the fp32 output accumulator (online softmax)"};
     r.sharing = fmt::format("K and V tiles loaded once per GQA group of {} query heads and multicast to every core "
-                            "working on that KV head in the same step", G);
+                            "working on that KV head in the same step{}",
+                            G, multicast_reach(ctx) > 0 ? fmt::format(" (at most {} cores per load, "
+                                                                      "ring.multicast_max_cores)", multicast_reach(ctx))
+                                                        : "");
     if (share > 1 && nq > 1)
       r.warnings.push_back(fmt::format("K and V are re-read in each of the {} steps of a core", share));
     if (used < ctx.cores)

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/compiler/spmd_merge.h"
+#include "sim/config/chip_config.h"
 
 namespace dfsim {
 
@@ -44,6 +45,17 @@ int emit_load(LowerContext& ctx, const std::string& task_name, const std::string
   return lx;
 }
 
+int multicast_reach(const LowerContext& ctx) { return ctx.chip ? ctx.chip->ring.multicast_max_cores : 0; }
+
+std::vector<std::vector<int>> multicast_groups(const std::vector<int>& sharers, int reach) {
+  if (reach <= 0 || sharers.size() <= static_cast<std::size_t>(reach)) return {sharers};
+  std::vector<std::vector<int>> groups;
+  for (std::size_t i = 0; i < sharers.size(); i += static_cast<std::size_t>(reach))
+    groups.emplace_back(sharers.begin() + static_cast<std::ptrdiff_t>(i),
+                        sharers.begin() + static_cast<std::ptrdiff_t>(std::min(sharers.size(), i + static_cast<std::size_t>(reach))));
+  return groups;
+}
+
 int emit_broadcast_load(LowerContext& ctx, const std::string& task_name, const std::string& lx_name, int hbm_buffer,
                         Dtype dtype, const SlicePattern& p, int cores) {
   const std::uint64_t bytes = p.total_bytes(), stick = 128;
@@ -71,7 +83,12 @@ int emit_broadcast_load(LowerContext& ctx, const std::string& task_name, const s
 }
 
 void emit_band_multicast(CoreTasks& tasks, int hbm, std::uint64_t offset, std::uint64_t rows, std::uint64_t row_bytes,
-                         std::uint64_t row_stride, int lx, const std::vector<int>& sharers, Dtype dtype) {
+                         std::uint64_t row_stride, int lx, const std::vector<int>& sharers, Dtype dtype, int reach) {
+  if (reach > 0 && sharers.size() > static_cast<std::size_t>(reach)) {
+    for (const std::vector<int>& group : multicast_groups(sharers, reach))
+      emit_band_multicast(tasks, hbm, offset, rows, row_bytes, row_stride, lx, group, dtype, 0);
+    return;
+  }
   const auto n = static_cast<std::uint64_t>(sharers.size());
   const std::uint64_t h = (rows + n - 1) / n;
   for (std::uint64_t i = 0; i < n && i * h < rows; ++i) {

@@ -135,15 +135,23 @@ int emit_load(LowerContext& ctx, const std::string& task_name, const std::string
 // A load of `p` (the same bytes for every core) into a new LX buffer on each of cores
 // [0, cores): read once and multicast. When `p` is one run that splits into `cores` bands of
 // whole sticks, core c loads band c; otherwise core 0 loads it all. Returns the LX buffer.
+// (One operand read from memory for every core, as the card's broadcast operands are: not
+// limited by ring.multicast_max_cores, which bounds the band exchange among sharers.)
 int emit_broadcast_load(LowerContext& ctx, const std::string& task_name, const std::string& lx_name, int hbm_buffer,
                         Dtype dtype, const SlicePattern& p, int cores);
 // A tile of `rows` rows of `row_bytes` (row r at HBM byte `offset + r * row_stride`) loaded into
 // LX buffer `lx` (rows packed) on every core of `sharers`: sharer i loads band i of the rows
 // (ceil(rows / sharers) each, the last fewer) and multicasts it, one task per sharer added to
-// `tasks` (operand sharing: every byte crosses the off-chip bus once).
+// `tasks` (operand sharing: every byte crosses the off-chip bus once per multicast group).
+// With `reach` > 0 (multicast_reach) and more sharers, each group of `reach` consecutive
+// sharers loads the whole tile for itself (multicast_groups).
 class CoreTasks;
 void emit_band_multicast(CoreTasks& tasks, int hbm, std::uint64_t offset, std::uint64_t rows, std::uint64_t row_bytes,
-                         std::uint64_t row_stride, int lx, const std::vector<int>& sharers, Dtype dtype);
+                         std::uint64_t row_stride, int lx, const std::vector<int>& sharers, Dtype dtype, int reach);
+// The most cores one multicast load reaches (ring.multicast_max_cores of the chip; 0: no limit).
+int multicast_reach(const LowerContext& ctx);
+// `sharers` cut into groups of at most `reach` consecutive entries (one group when reach <= 0).
+std::vector<std::vector<int>> multicast_groups(const std::vector<int>& sharers, int reach);
 void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,
                 const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
 // One step of a reduction carried tile to tile: loads `p` of input `in` (HBM buffer

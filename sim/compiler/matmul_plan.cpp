@@ -39,11 +39,16 @@ std::uint64_t span(const StoredMatrix& m, std::int64_t bshare, std::int64_t rows
 }
 
 
+// Groups of at most `reach` sharers one multicast reaches, for `sharers` cores (0: no limit).
+int multicast_loads(int sharers, int reach) { return reach > 0 ? (sharers + reach - 1) / reach : 1; }
+
 // The busiest memory port's inbound or outbound bytes. Each core reaches memory through the
 // port of its ring half (Ring::memory_port: port = core x ports / stops), and a multicast
 // crosses the port of every half its sharers sit in; cores numbered as lower_matmul's core_of.
-// A's tiles are shared by a grid row's cores, B's by a grid column's; C and the epilogue's
-// operands (`other`) belong to one core each. Bytes are spread evenly over the groups.
+// A's tiles are shared by a grid row's cores, B's by a grid column's, each loaded once per
+// multicast group of ring.multicast_max_cores sharers (`a` and `b`: all of those loads); C and
+// the epilogue's operands (`other`) belong to one core each. Bytes are spread evenly over the
+// groups.
 double busiest_port_bytes(const ChipConfig& chip, const MatmulPlan& plan, double a, double b, double c, double other) {
   const int ports = chip.memory.ports, stops = std::max(1, chip.cores);
   auto port_of = [&](int core) { return static_cast<std::size_t>(static_cast<std::int64_t>(core) * ports / stops % ports); };
@@ -51,20 +56,26 @@ double busiest_port_bytes(const ChipConfig& chip, const MatmulPlan& plan, double
   std::vector<double> in(static_cast<std::size_t>(ports), 0.0), out(in);
   const double groups = static_cast<double>(plan.bsplit * plan.ksplit);
   const double cores = groups * plan.rows * plan.cols;
+  const int reach = chip.ring.multicast_max_cores;
+  // One load of `bytes` to sharers [0, n) (core(i) their cores): each multicast group's load
+  // to every port its cores use.
+  auto share = [&](int n, double bytes, auto core) {
+    const int step = reach > 0 ? reach : n;
+    for (int first = 0; first < n; first += step) {
+      std::vector<char> used(in.size(), 0);
+      for (int i = first; i < std::min(n, first + step); ++i) used[port_of(core(i))] = 1;
+      for (std::size_t p = 0; p < in.size(); ++p)
+        if (used[p]) in[p] += bytes;
+    }
+  };
+  const double a_load = a / (groups * plan.rows * multicast_loads(plan.cols, reach));
+  const double b_load = b / (groups * plan.cols * multicast_loads(plan.rows, reach));
   for (int g = 0; g < plan.bsplit; ++g)
     for (int kk = 0; kk < plan.ksplit; ++kk) {
-      for (int r = 0; r < plan.rows; ++r) {  // A: one share per grid row, to every port its cores use
-        std::vector<char> used(in.size(), 0);
-        for (int cl = 0; cl < plan.cols; ++cl) used[port_of(core_of(g, kk, r, cl))] = 1;
-        for (std::size_t p = 0; p < in.size(); ++p)
-          if (used[p]) in[p] += a / (groups * plan.rows);
-      }
-      for (int cl = 0; cl < plan.cols; ++cl) {  // B: one share per grid column
-        std::vector<char> used(in.size(), 0);
-        for (int r = 0; r < plan.rows; ++r) used[port_of(core_of(g, kk, r, cl))] = 1;
-        for (std::size_t p = 0; p < in.size(); ++p)
-          if (used[p]) in[p] += b / (groups * plan.cols);
-      }
+      for (int r = 0; r < plan.rows; ++r)  // A: one share per grid row
+        share(plan.cols, a_load, [&](int cl) { return core_of(g, kk, r, cl); });
+      for (int cl = 0; cl < plan.cols; ++cl)  // B: one share per grid column
+        share(plan.rows, b_load, [&](int r) { return core_of(g, kk, r, cl); });
       for (int r = 0; r < plan.rows; ++r)
         for (int cl = 0; cl < plan.cols; ++cl) {
           std::size_t p = port_of(core_of(g, kk, r, cl));
@@ -175,11 +186,16 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   }
 
   // Off-chip bytes: A once per n tile unless one k-step lets the n tiles share it, B once per
-  // m tile unless it stays in LX; shared loads count once.
+  // m tile unless it stays in LX; a shared load once per multicast group of its sharers
+  // (ring.multicast_max_cores: a grid row's cols share A, a grid column's rows share B).
   const auto nb = static_cast<std::uint64_t>(p.batches);
-  const std::uint64_t a_loads = plan.k_tiles() == 1 ? 1 : static_cast<std::uint64_t>(plan.n_tiles());
-  const std::uint64_t b_loads = plan.b_resident ? 1 : static_cast<std::uint64_t>(plan.m_tiles());
-  const std::uint64_t a_bytes = plan.a_resident ? static_cast<std::uint64_t>(bsplit) * dtype_bytes(in, static_cast<std::uint64_t>(p.M * p.K))
+  const int reach = chip.ring.multicast_max_cores;
+  const std::uint64_t a_loads = (plan.k_tiles() == 1 ? 1 : static_cast<std::uint64_t>(plan.n_tiles())) *
+                                static_cast<std::uint64_t>(multicast_loads(cols, reach));
+  const std::uint64_t b_loads = (plan.b_resident ? 1 : static_cast<std::uint64_t>(plan.m_tiles())) *
+                                static_cast<std::uint64_t>(multicast_loads(rows, reach));
+  const std::uint64_t a_bytes = plan.a_resident ? static_cast<std::uint64_t>(bsplit) * dtype_bytes(in, static_cast<std::uint64_t>(p.M * p.K)) *
+                                                      static_cast<std::uint64_t>(multicast_loads(cols, reach))
                                                 : nb * dtype_bytes(in, static_cast<std::uint64_t>(p.M * p.K)) * a_loads;
   const std::uint64_t b_bytes = nb * dtype_bytes(in, static_cast<std::uint64_t>(p.K * p.N)) * b_loads;
   const std::uint64_t c_bytes = nb * dtype_bytes(out, static_cast<std::uint64_t>(p.M * p.N));

@@ -146,6 +146,10 @@ struct RingConfig {
   std::string impl = "ring";
   int bytes_per_cycle = 128;               // per direction per link, core clock
   int hop_cycles = 2;                      // latency per hop
+  // The most cores one banded multicast of a shared operand tile reaches (matmul family,
+  // attention K/V): a tile shared by more is loaded once per group of this many (the
+  // compiler's lowerings and its matmul estimate); 0: no limit.
+  int multicast_max_cores = 8;
 };
 
 // The PCIe fabric of a system of cards (models/pcie/): each card's Gen5 x16 link to its

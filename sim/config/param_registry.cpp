@@ -302,6 +302,10 @@ std::vector<Param> build() {
                 DFSIM_FIELD(ring.bytes_per_cycle)), 1, 65536),
       ints(make("ring.hop_cycles", T::Int, "cycles", "ring latency per hop, core clock", DFSIM_FIELD(ring.hop_cycles)),
            0, kBig),
+      ints(make("ring.multicast_max_cores", T::Int, "cores",
+                "the most cores one banded multicast of a shared operand tile reaches (matmul family, attention "
+                "K/V): a tile shared by more is loaded once per group of this many; 0: no limit",
+                DFSIM_FIELD(ring.multicast_max_cores)), 0, 4096),
       // Several cards and their PCIe fabric (models/pcie/, docs/models.md "PCIe and collectives").
       ints(make("system.cards", T::Int, "cards", "cards in the system (a graph uses compile.cards of them)",
                 DFSIM_FIELD(system.cards)), 1, 64),

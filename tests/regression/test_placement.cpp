@@ -268,12 +268,13 @@ TEST_CASE("placement --solo: what each workload loses against its run alone", "[
   CHECK_THAT(halves_out, Contains("loses"));
 
   // The same cores (both from core 0): a unit serves the earlier-listed workload's ready
-  // instances first, so the later one loses more, and only it waited for units the other held:
-  // never longer than from its release (0) to its end.
+  // instances first, so the later one waits on units the other holds, and only it does: never
+  // longer than from its release (0) to its end. (Both lose to the shared memory as well, so
+  // which slows more depends on the pair: here the memory-bound add.)
   auto [same, same_out] = run_solo(d, "same", entry("a", add, R"("cards": [0])") + ", " + entry("m", mm, R"("cards": [0])"));
   REQUIRE(same.size() == 2);
   CHECK(num(same[0], "slowdown") >= 1.0);
-  CHECK(num(same[1], "slowdown") > num(same[0], "slowdown"));
+  CHECK(num(same[1], "slowdown") > 1.0);
   CHECK(num(same[1], "held_by_others_ns") > num(same[0], "held_by_others_ns"));
   CHECK(num(same[1], "held_by_others_ns") <= num(same[1], "end_ns"));
   CHECK(same[1]["held_by"]["a"] == same[1]["held_by_others_ns"]);

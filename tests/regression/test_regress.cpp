@@ -329,9 +329,13 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // 2026-12-06: a batch of 1 (a first stored dim of 1) is in the card's layout too, its own
   // row-major bytes, and the rate charges its requests: bmm 43.9 -> 41.4 (bmm_wd 1x1024x2048x1024
   // and 1x2048x2048x1024 on 8 cores -57.1, -58.9 -> -29.3, -34.3 %), all 22.9 -> 22.0.
+  // 2026-12-06: a shared operand tile reaches at most 8 cores per multicast (ring.
+  // multicast_max_cores; more sharers, one load per group of 8): matmul 15.8 -> 14.0 (mmwd
+  // 2048x1024x8192 2 x 16 -29.8 -> -13.4 %, 1024x2048x2048 16 x 2 -22.3 -> -14.0 %), bmm 41.4 ->
+  // 40.9 (bmm_wd_3d2d on the compiler's own grids -16.2, -22.6 -> +2.5, -1.2 %), all 22.0 -> 21.6.
   const Pin pins[] = {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 16.9},
-                      {"transport", 11, 16.9}, {"softmax", 10, 11.1},  {"matmul", 23, 15.8},
-                      {"bmm", 22, 41.4},       {"all", 110, 22.0}};
+                      {"transport", 11, 16.9}, {"softmax", 10, 11.1},  {"matmul", 23, 14.0},
+                      {"bmm", 22, 40.9},       {"all", 110, 21.6}};
   for (const Pin& p : pins) {
     std::smatch m;
     REQUIRE(std::regex_search(r.out, m, std::regex(std::string("\n") + p.category + R"( +([0-9]+) +([0-9.]+) )")));
