@@ -140,6 +140,7 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
   if (reduction && op.keepdim && op.tiles.count(fmt::format("d{}", op.dim)) &&
       lower_row_chunks(ctx, op, kernel, op.tiles.at(fmt::format("d{}", op.dim))))
     return;
+  if (reduction && lower_column_chunks(ctx, op, kernel)) return;
   if (!op.tiles.empty() || find_op_info(op.op)->kind == OpKind::normalize) return lower_rowwise(ctx, op, kernel);
   PointwisePlan p = plan_pointwise(g, op, ctx.cores);
   // A tile's LX: a buffer per operand, except those kept in LX (they have their own space).

@@ -97,6 +97,10 @@ bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& k
 // > 1 chunks asked by compile.tiles), the partials carried chunk to chunk
 // (lower_row_chunks.cpp). false (nothing emitted) when it does not apply.
 bool lower_row_chunks(LowerContext& ctx, const Op& op, const std::string& kernel, std::int64_t chunks);
+// A reduction over the rows of a 2-D tensor whose stick-wide column tile does not fit LX with
+// all the rows: stick-wide column tiles over chunks of the rows, the partials carried chunk to
+// chunk (lower_column_chunks.cpp). false (nothing emitted) when it does not apply.
+bool lower_column_chunks(LowerContext& ctx, const Op& op, const std::string& kernel);
 // A norm over the last dim whose rows do not fit LX: chunks of the row in two passes (the row
 // statistics carried chunk to chunk, then the output), lower_norm_chunks.cpp. false (nothing
 // emitted) when it does not apply.

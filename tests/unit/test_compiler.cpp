@@ -394,6 +394,46 @@ TEST_CASE("compiler: sum over a leading dim splits a kept dim with strided loads
   CHECK(all_equal(coverage(g, eg, "s", true), 1));
 }
 
+TEST_CASE("compiler: a column sum whose rows do not fit LX carries stick-wide partials over row chunks") {
+  Json j = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "colsum",
+    "tensors": {"x": {"shape": [8192, 256], "dtype": "fp16"}, "s": {"shape": [256], "dtype": "fp32"}},
+    "inputs": ["x"], "outputs": ["s"],
+    "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["s"], "attrs": {"dim": 0}}]})");
+  KernelGraph g = compile(j, 4);
+  // 64 columns per core: a stick-wide column of all 8192 rows is 1 MiB, over the 794 688-byte
+  // tile budget. Rows per chunk: (794 688 - 2 x 256 B of fp32 partial) / 128 B = 6 204, so two
+  // chunks of 4 096 rows, each a load of 4 096 runs of one whole stick (128 B, 512 B apart; the
+  // columns are not narrowed to half sticks), then an SFP add carrying the first's partial.
+  std::vector<const Task*> loads, adds;
+  for (const Task& t : g.tasks) {
+    if (t.op == "load") loads.push_back(&t);
+    if (t.op == "add") adds.push_back(&t);
+  }
+  REQUIRE(loads.size() == 2);
+  REQUIRE(adds.size() == 2);
+  for (const Task* t : loads) {
+    CHECK(t->core_count == 4);
+    CHECK(t->reads[0].bytes == 128);
+    CHECK(t->reads[0].rows == 4096);
+    CHECK(t->reads[0].stride == 512);
+    CHECK(t->reads[0].offset.alpha == 128);
+  }
+  CHECK(loads[1]->reads[0].offset.beta == 4096 * 512);
+  CHECK(adds[0]->elements == 4096u * 64);
+  CHECK(adds[0]->reads.size() == 1);
+  REQUIRE(adds[1]->reads.size() == 2);  // the chunk and the carried partial
+  CHECK(adds[1]->reads[1].buffer == adds[0]->writes[0].buffer);
+  ExpandedGraph eg = expand_graph(g, chip());
+  CHECK(all_equal(coverage(g, eg, "x", false), 1));  // every input byte read once
+  CHECK(all_equal(coverage(g, eg, "s", true), 1));
+  // Rows that fit keep the one-load tile (the case above).
+  Json fits = j;
+  fits["tensors"]["x"]["shape"] = Json::parse("[4096, 256]");
+  KernelGraph f = compile(fits, 4);
+  CHECK(f.tasks[0].reads[0].rows == 4096);
+  CHECK(f.tasks[0].reads[0].bytes == 128);
+}
+
 TEST_CASE("compiler: matmul MACs, tiles and coverage") {
   struct Case { std::int64_t m, k, n; int cores; std::uint64_t lx; };
   for (Case c : {Case{1024, 1024, 1024, 32, 1589376}, Case{100, 96, 80, 32, 8192}, Case{300, 200, 130, 7, 20000}}) {
