@@ -114,6 +114,7 @@ KernelGraph workload_from_json(const Json& j, StreamedTasks& streamed, const std
                          "names dims no op of the graph has (matmuls: B, M, N, K; other ops: d0, d1, ... of their output)");
     }
     check_op_graph_fits(ops, cfg);
+    check_op_graph_tiles(ops, over.max_tasks);
     set_phase(Phase::compiling);
     KernelGraph g = compile_ops(ops, cfg, n, report);
     g.file = file;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "sim/common/error.h"
@@ -44,6 +45,22 @@ void check_op_graph_fits(const OpGraph& ops, const ChipConfig& cfg) {
     throw InputError(ops.file, "/tensors",
                      fmt::format("the tensors need {} together, more than memory.capacity_bytes ({}) of config \"{}\"",
                                  bytes_text(total), bytes_text(cap), cfg.name));
+}
+
+void check_op_graph_tiles(const OpGraph& ops, std::uint64_t max_tasks) {
+  if (max_tasks == 0) max_tasks = kDefaultMaxTasks;
+  std::uint64_t least = 0;
+  for (const Op& op : ops.ops) {
+    std::uint64_t iterations = 1;
+    for (const auto& [dim, count] : op.tiles) iterations = mul_sat(iterations, static_cast<std::uint64_t>(std::max<std::int64_t>(count, 1)));
+    if (iterations == 1) continue;
+    least = add_sat(least, iterations);
+    if (least > max_tasks)
+      throw InputError(ops.file, "/ops/" + std::to_string(op.index),
+                       fmt::format("compile.tiles asks for {} coarse-tile iterations of {}: with the ops before it at "
+                                   "least {} task instances, more than --max-tasks {} (raise it with --max-tasks N)",
+                                   iterations, op.op, least, max_tasks));
+  }
 }
 
 void check_task_count(const KernelGraph& g, const std::string& file, std::uint64_t max_tasks) {

@@ -24,6 +24,11 @@ std::uint64_t add_sat(std::uint64_t a, std::uint64_t b);
 // (InputError at /tensors/<name>/shape, or /tensors).
 void check_op_graph_fits(const OpGraph& ops, const ChipConfig& cfg);
 
+// Before compiling: every coarse-tile iteration an op's compile.tiles asks for is at least one
+// task instance, so their sum over the ops is a lower bound of the compiled graph's; beyond
+// `max_tasks` (0: kDefaultMaxTasks) an InputError at the op that crosses it (/ops/<i>).
+void check_op_graph_tiles(const OpGraph& ops, std::uint64_t max_tasks);
+
 // The task instances of a compiled graph within `max_tasks` (0: kDefaultMaxTasks); InputError
 // naming `file` and the limit otherwise.
 void check_task_count(const KernelGraph& g, const std::string& file, std::uint64_t max_tasks);

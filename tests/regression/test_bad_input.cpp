@@ -503,6 +503,22 @@ TEST_CASE("bad input: compile and validate report like run", "[bad]") {
   CHECK(dfsim("validate " + kOps + " -c " + kSmall + " --max-tasks 100000").code == 0);
 }
 
+TEST_CASE("bad input: coarse tiles asking for more task instances than --max-tasks are refused before compiling", "[bad]") {
+  // Six unfused negations of [1048576, 64], each asked for 1 048 576 coarse-tile iterations: an
+  // 800-byte file that compiled for 35 s and 9 GB before the task count was checked. Each
+  // iteration of an op is at least one task instance: 2 x 1 048 576 > 2 000 000 at the second.
+  TempDir t("tiles");
+  nlohmann::json g = {{"format", "dfsim.ops"}, {"version", 1}, {"name", "tiles"}, {"inputs", {"t0"}}, {"outputs", {"t6"}},
+                      {"compile", {{"cores", 32}, {"fuse", false}, {"tiles", {{"d0", 1048576}}}}}};
+  for (int i = 0; i <= 6; ++i) g["tensors"]["t" + std::to_string(i)] = {{"shape", {1048576, 64}}, {"dtype", "fp16"}};
+  for (int i = 0; i < 6; ++i)
+    g["ops"].push_back({{"op", "neg"}, {"inputs", {"t" + std::to_string(i)}}, {"outputs", {"t" + std::to_string(i + 1)}}});
+  const fs::path f = t.path / "tiles.json";
+  std::ofstream(f) << g.dump();
+  expect_bad("validate " + f.string(), {f.string(), "/ops/1", "1048576 coarse-tile iterations", "at least 2097152 task instances",
+                                        "more than --max-tasks 2000000"});
+}
+
 // ---------------------------------------------------------------- runs that cannot finish
 
 TEST_CASE("stuck run: LX reservations that wait on each other exit 1 naming the blocked tasks", "[bad]") {
