@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <unordered_map>
 
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
@@ -121,17 +122,30 @@ int cmd_diff(const std::vector<std::string>& args) {
     }
   };
   close_case(cases.back(), 0);
-  // Kernels matched by name, in A's order, then those only in B.
+  // Kernels matched by name (the first of a name on each side, as find_kernel), in A's order,
+  // then those only in B; indexed once, so a diff of many kernels stays linear.
   std::set<std::string> seen;
   int kernels = 0;
   auto kernel_list = [](const Json& s) { return s.contains("kernels") && s["kernels"].is_array() ? s["kernels"] : Json::array(); };
-  for (const Json& side : {kernel_list(a), kernel_list(b)})
-    for (const Json& k : side) {
+  const Json list_a = kernel_list(a), list_b = kernel_list(b);
+  auto by_name = [](const Json& list) {
+    std::unordered_map<std::string, const Json*> m;
+    for (const Json& k : list)
+      if (k.is_object()) m.emplace(k.value("name", ""), &k);
+    return m;
+  };
+  const auto index_a = by_name(list_a), index_b = by_name(list_b);
+  auto find = [](const std::unordered_map<std::string, const Json*>& m, const std::string& name) -> const Json* {
+    auto it = m.find(name);
+    return it == m.end() ? nullptr : it->second;
+  };
+  for (const Json* side : {&list_a, &list_b})
+    for (const Json& k : *side) {
       std::string name = k.value("name", "");
       if (!seen.insert(name).second) continue;
       ++kernels;
-      const Json* ka = find_kernel(a, name);
-      const Json* kb = find_kernel(b, name);
+      const Json* ka = find(index_a, name);
+      const Json* kb = find(index_b, name);
       std::size_t first = lines.size();
       std::string prefix = "kernels[" + name + "].";
       if (!ka || !kb) {

@@ -212,6 +212,18 @@ TEST_CASE("diff: a run against itself is clean, against ideal memory it is not",
   CHECK(bad.out == w + ": /format: expected a dfsim run's summary.json (\"format\": \"dfsim.summary\")\n");
   CHECK(dfsim("diff " + (d / "a") + " " + (d / "none")).code == 2);
   CHECK(dfsim("diff " + (d / "a") + " " + (d / "a") + " --tolerance lots").code == 2);
+  // Kernels are matched by name whatever their order (the first of a name on each side), and
+  // one only in B is reported as such.
+  json c = json::parse(slurp(d / "a/summary.json"));
+  json add_y = c["kernels"][0], twice = add_y;
+  twice["duration_ns"] = 1.0;
+  c["kernels"] = json::array({json{{"name", "x"}, {"duration_ns", 5.0}}, add_y, twice});
+  write(d / "c.json", c.dump());
+  Result reordered = dfsim("diff " + (d / "a") + " " + (d / "c.json"));
+  CHECK(reordered.code == 1);
+  CHECK_THAT(reordered.out, !Contains("kernels[add_y]"));  // matched with its first namesake: identical
+  CHECK(std::regex_search(reordered.out, std::regex(R"(\nkernels\[x\] +- +present +only in B\n)")));
+  CHECK(std::regex_search(reordered.out, std::regex(R"(values compared \(2 kernels\): [0-9]+ identical, 0 within ±2 %, 1 beyond)")));
 }
 
 TEST_CASE("accuracy: rows run in child processes and rows that cannot run are listed with the reason and counted", "[accuracy]") {
