@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -200,11 +201,10 @@ class Reader {
       }
       return;
     }
-    std::size_t n = 1;
-    for (const auto& l : lists) {
-      if (n > max_points_ / l.size()) too_many(0);
-      n *= l.size();
-    }
+    std::size_t n = 1;  // the product, saturating (a dozen axes of 1000 values overflow 64 bits)
+    for (const auto& l : lists)
+      n = n > std::numeric_limits<std::size_t>::max() / l.size() ? std::numeric_limits<std::size_t>::max() : n * l.size();
+    if (n > max_points_) too_many(n);
     // The first axis varies slowest, like nested loops written in file order.
     for (std::size_t p = 0; p < n; ++p) {
       std::vector<std::optional<Json>> row(lists.size());
@@ -218,8 +218,10 @@ class Reader {
   }
 
   [[noreturn]] void too_many(std::size_t n) {
-    root_.at("axes").fail("the sweep has " + (n ? std::to_string(n) : std::string("too many")) +
-                          " points, more than the limit of " + std::to_string(max_points_));
+    root_.at("axes").fail("the sweep has " +
+                          (n == std::numeric_limits<std::size_t>::max() ? std::string("more than 2^64") : std::to_string(n)) +
+                          " points, more than the limit of " + std::to_string(max_points_) +
+                          " (each is a simulation; split it into several sweep files)");
   }
 
   void read_points() {

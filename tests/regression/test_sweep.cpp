@@ -97,6 +97,34 @@ void check_bad_sweeps(const TempDir& d, const std::string& base, const std::vect
   }
 }
 
+// A JSON list of `n` distinct LX sizes (multiples of 4 KiB from 64 KiB).
+std::string lx_values(int n) {
+  std::string v = "[";
+  for (int i = 0; i < n; ++i) {
+    if (i) v += ", ";
+    v += std::to_string(65536 + 4096 * i);
+  }
+  return v + "]";
+}
+
+// A "set" axis of `keys` config parameters with `values` values each.
+std::string many_axes(int keys, int values) {
+  const char* names[] = {"core.lx.usable_bytes", "core.clock_mhz",        "memory.clock_mhz",     "ring.bytes_per_cycle",
+                         "ring.hop_cycles",      "core.dma.issue_cycles", "core.pt.rows",         "core.pt.cols",
+                         "memory.channels",      "core.dma.max_outstanding", "memory.port_bytes_per_cycle", "card.kernel_launch_ns"};
+  std::string s = "\"set\": {";
+  for (int k = 0; k < keys; ++k) {
+    if (k) s += ", ";
+    s += std::string("\"") + names[k] + "\": [";
+    for (int i = 0; i < values; ++i) {
+      if (i) s += ", ";
+      s += std::to_string(1000 + i);
+    }
+    s += "]";
+  }
+  return s + "}";
+}
+
 template <class F>
 bool wait_until(F done, double seconds) {
   auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -309,6 +337,10 @@ TEST_CASE("sweep: a bad sweep file exits 2 with one line naming the file and JSO
        ": /axes/set/core.lx.usable_byte: unknown config parameter (did you mean \"core.lx.usable_bytes\"?)"},
       {"\"config\": \"configs/small.json\"", "\"config\": \"configs/small.json\", \"set\": {\"core.lx.usable_bytes\": -1}",
        ": /base/set/core.lx.usable_bytes: "},
+       // A grid beyond 100 000 points (each a simulation) is refused before it is expanded.
+      {"[65536, 131072, 196608]", lx_values(50001), ": /axes: the sweep has 100002 points, more than the limit of 100000"},
+      {"\"set\": {\"core.lx.usable_bytes\": [65536, 131072, 196608]}", many_axes(12, 100),
+       ": /axes: the sweep has more than 2^64 points, more than the limit of 100000"},
   });
   std::string good = write_file(d, "good.json", kGrid);
   Result r = dfsim("sweep " + good + " --only lx=1 --out " + d.str() + "/o", "2>&1 >/dev/null");
