@@ -92,6 +92,9 @@ Json load_layer(const std::string& file, std::vector<ChainEntry>& chain, Origins
     }
     if (!fs::exists(parent, ec)) throw InputError(file, "/extends", "no such file \"" + parent + "\"");
     if (fs::is_directory(parent, ec)) throw InputError(file, "/extends", "\"" + parent + "\" is a directory");
+    // A parent is a config file: a FIFO or device would block or stream without end.
+    if (!fs::is_regular_file(parent, ec))
+      throw InputError(file, "/extends", "\"" + parent + "\" is not a regular file (a config to extend)");
     merged = load_layer(parent, chain, origins);
     merged.erase("name");
     origins.erase("/name");

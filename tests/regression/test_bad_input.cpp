@@ -245,6 +245,16 @@ TEST_CASE("bad input: config extends a missing parent", "[bad]") {
              {kBad + "config_extends_missing.json", "/extends", "no_such_parent.json"});
 }
 
+TEST_CASE("bad input: config extends a FIFO or a device (it blocked forever on a FIFO)", "[bad]") {
+  TempDir t("extends_fifo");
+  const std::string fifo = (t.path / "parent").string();
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  std::string f = t.file("c.json", "{\"extends\": \"parent\"}");
+  expect_bad("validate " + f, {f, "/extends", "is not a regular file"});
+  std::string z = t.file("z.json", "{\"extends\": \"/dev/zero\"}");
+  expect_bad("validate " + z, {z, "/extends", "\"/dev/zero\" is not a regular file"});
+}
+
 TEST_CASE("bad input: config extends is not a string", "[bad]") {
   TempDir t("extends_type");
   std::string f = t.file("c.json", "{\"extends\": 42}");
