@@ -234,6 +234,9 @@ int cmd_regress(const std::vector<std::string>& args) {
     }
     junit_suites.back().cases.push_back(jc);
   }
+  // The JUnit file first: when it cannot be written (a full disk), the command fails with the
+  // suites as they were, not rewritten by a command that reports failure.
+  if (!junit.empty()) write_junit(junit, junit_suites);
   for (const auto& [suite, values] : updates) {
     update_suite_values(suite->file, values);  // (throws if the file cannot be written: no "updated" line then)
     for (const auto& c : suite->cases)
@@ -242,7 +245,6 @@ int cmd_regress(const std::vector<std::string>& args) {
           std::cout << fmt::format("updated {}: {} {}: {} -> {}\n", suite->file, c.name, e.label(),
                                    metric_text(e.expected), metric_text(it->second));
   }
-  if (!junit.empty()) write_junit(junit, junit_suites);
   std::cout << fmt::format("\n{} case(s): {} passed, {} failed, {} error(s){}\n", plan.size(), passed, failed, errors,
                            update ? fmt::format("; {} suite(s) updated", updates.size()) : "");
   return failed + errors > 0 ? 1 : 0;

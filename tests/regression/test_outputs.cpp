@@ -138,6 +138,18 @@ TEST_CASE("outputs: a single-file output on a device is written in place, a full
       CHECK(fs::is_character_file(full));  // never replaced by a regular file
     }
     CHECK(!fs::exists(out));  // serve commits nothing when its export fails
+    // regress --update with its JUnit file on the full device: the command fails and the suite
+    // is left as it was (it was rewritten first, then the JUnit write failed).
+    const fs::path suite = d / "s.json";
+    const std::string text = R"({"format": "dfsim.suite", "version": 1, "name": "s", "cases": [{"name": "c", )"
+                             R"("config": ")" + fs::absolute("configs/small.json").string() + R"(", "workload": ")" +
+                             fs::absolute("tests/data/bad/ops_ok.json").string() +
+                             R"(", "expect": {"sim_time_ns": {"value": 1000, "relative_pct": 1}}}]})";
+    std::ofstream(suite) << text;
+    Result up = dfsim("regress " + suite.string() + " --update -q --junit " + full.string());
+    CHECK(up.code == 1);
+    CHECK_THAT(up.err, Contains(full.string() + ": No space left on device"));
+    CHECK(slurp(suite) == text);
   }
   // A symlink to a file keeps pointing at it; one to the command's own stdout (/dev/stdout is
   // such a link, to /proc/self/fd/1) was replaced by a regular file: written through stdout now.
