@@ -1,5 +1,6 @@
 // Parser of the "dfsim.kernels" format into KernelGraph (syntax and name resolution).
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 #include "sim/common/error.h"
@@ -7,6 +8,7 @@
 #include "sim/common/text_file.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
+#include "sim/graph/size_limits.h"
 #include "sim/graph/unit_ops.h"
 
 namespace dfsim {
@@ -66,6 +68,12 @@ Access read_access(const JsonView& v, const BufferNames& names) {
   a.bytes = count(v.at("bytes"), 1);
   a.rows = v.has("rows") ? count(v.at("rows"), 1) : 1;
   a.stride = v.has("stride") ? count(v.at("stride"), 0) : 0;
+  // Its bytes and its span from its first byte, within 64 bits (a product that wrapped read as
+  // 0 bytes moved, and passed later checks for the wrong reason).
+  if (mul_sat(a.rows, a.bytes) == std::numeric_limits<std::uint64_t>::max() ||
+      add_sat(mul_sat(a.rows - 1, a.stride), a.bytes) == std::numeric_limits<std::uint64_t>::max())
+    v.fail("rows x bytes or rows x stride overflows 64 bits (rows " + std::to_string(a.rows) + ", stride " +
+           std::to_string(a.stride) + ", bytes " + std::to_string(a.bytes) + ")");
   if (v.has("core")) a.core = read_affine(v.at("core"));
   a.streaming = v.get_bool("streaming", false);
   return a;

@@ -395,6 +395,16 @@ TEST_CASE("bad input: kernel graph duplicate names", "[bad]") {
   expect_bad_kernels("kernels_duplicate_buffer.json", {"/buffers/4/name", "duplicate"});
   expect_bad_kernels("kernels_duplicate_task.json", {"/kernels/0/tasks/2/name", "duplicate"});
 }
+TEST_CASE("bad input: kernel graph access whose rows x bytes overflow 64 bits", "[bad]") {
+  // 2^62 rows of 512 B (2^71 B) wrapped to 0 and was reported as "reads 0 bytes but writes 512".
+  TempDir t("overflow");
+  std::string f = t.file("k.json", R"({"format": "dfsim.kernels", "version": 1, "name": "ov", "cores": 1,
+    "buffers": [{"name": "h", "space": "hbm", "bytes": 1024}, {"name": "l", "space": "lx", "bytes": 512}],
+    "kernels": [{"name": "k", "tasks": [{"name": "t", "unit": "dma", "op": "load", "core": 0,
+      "reads": [{"buffer": "h", "rows": 4611686018427387904, "stride": 4611686018427387904, "bytes": 512}],
+      "writes": [{"buffer": "l", "bytes": 512}]}]}]})");
+  expect_bad("validate " + f + " -c " + kSmall, {f, "/kernels/0/tasks/0/reads/0", "overflows 64 bits", "rows 4611686018427387904"});
+}
 TEST_CASE("bad input: kernel graph core indices out of range", "[bad]") {
   expect_bad_kernels("kernels_core_out_of_range.json", {"/kernels/0/tasks/1/cores"});
 }
@@ -409,7 +419,7 @@ TEST_CASE("bad input: kernel graph zero-byte buffer", "[bad]") {
 }
 TEST_CASE("bad input: kernel graph access beyond its buffer", "[bad]") {
   expect_bad_kernels("kernels_beyond_buffer.json", {"/kernels/0/tasks/1/reads/0", "beyond"});
-  expect_bad_kernels("kernels_rows_wrap.json", {"/kernels/0/tasks/1/reads/0", "beyond"});
+  expect_bad_kernels("kernels_rows_wrap.json", {"/kernels/0/tasks/1/reads/0", "overflows 64 bits"});
 }
 TEST_CASE("bad input: kernel graph negative offset", "[bad]") {
   expect_bad_kernels("kernels_negative_offset.json", {"/kernels/0/tasks/1/reads/0/offset", "negative"});
