@@ -148,7 +148,10 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   g.description = "compiled by dfsim from " + (ops.file.empty() ? ops.name : ops.file) + " for " +
                   std::to_string(cores) + " cores" + (g.cards > 1 ? " on each of " + std::to_string(g.cards) + " cards" : "");
   g.model = ops.model;
+  // A check that fails on the compiled graph names the op graph it came from (not "<input>").
+  g.file = ops.file.empty() ? "" : ops.file + " (compiled)";
   check_kernel_graph(g);
+  g.file.clear();  // compiled in memory
   if (report) report->measure(g, config);
   return g;
 }

@@ -129,6 +129,9 @@ Shape infer(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v, con
         v.at("inputs").at(1).fail(fmt::format("new rows share the cache's dtype: \"{}\" is {}, \"{}\" is {}", n.name,
                                               dtype_name(n.dtype), x.name, dtype_name(x.dtype)));
       const std::int64_t lmax = x.shape[static_cast<std::size_t>(rank - 2)], t = n.shape[static_cast<std::size_t>(rank - 2)];
+      if (t > lmax)
+        v.at("inputs").at(1).fail(fmt::format("{} new rows do not fit the cache's {} (Lmax, dim -2 of {})", t, lmax,
+                                              shape_str(x.shape)));
       op.position = attrs.get_int("position", 0, 0, lmax - t);
       const OpTensor& y = g.tensors[static_cast<std::size_t>(op.outputs[0])];
       if (y.dtype != x.dtype)

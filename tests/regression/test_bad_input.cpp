@@ -353,6 +353,15 @@ TEST_CASE("bad input: op graph zero and negative dimensions", "[bad]") {
 TEST_CASE("bad input: op graph element count overflowing 64 bits", "[bad]") {
   expect_bad_ops("ops_elements_overflow.json", {"/tensors/a/shape", "more than 2^64 B", "memory.capacity_bytes"});
 }
+TEST_CASE("bad input: kv_write of more new rows than the cache holds", "[bad]") {
+  // It was caught only in the compiled graph: "<input>: /kernels/0/tasks/1/writes/0: ... beyond".
+  TempDir t("kv");
+  std::string f = t.file("kv.json", R"({"format": "dfsim.ops", "version": 1, "name": "kv",
+    "tensors": {"c": {"shape": [1, 16, 64], "dtype": "fp16"}, "n": {"shape": [1, 32, 64], "dtype": "fp16"},
+                "y": {"shape": [1, 16, 64], "dtype": "fp16"}},
+    "inputs": ["c", "n"], "outputs": ["y"], "ops": [{"op": "kv_write", "inputs": ["c", "n"], "outputs": ["y"]}]})");
+  expect_bad("validate " + f + " -c " + kSmall, {f, "/ops/0/inputs/1", "32 new rows do not fit the cache's 16"});
+}
 TEST_CASE("bad input: op graph unknown key with a hint", "[bad]") {
   expect_bad_ops("ops_unknown_key.json", {"/ops/0/output", "did you mean \"outputs\""});
 }
