@@ -2,7 +2,9 @@
 #include "sim/config/config_validate.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
+#include <vector>
 
 #include "sim/common/error.h"
 #include "sim/config/params.h"
@@ -92,23 +94,64 @@ void validate_config_tree(const Json& merged, const Origins& origins, const std:
   w.group(merged, "", "");
 }
 
+namespace {
+
+// A parameter a broken relation may blame (JSON pointer), with what it should have been.
+struct Blame {
+  std::string ptr, detail;
+};
+
+// Throws for whichever of `candidates` was set last (a child over its parent, --set over
+// files; the first on a tie). Overrides are named by their dotted key.
+[[noreturn]] void fail_relation(const std::vector<Blame>& candidates, const Origins& origins,
+                                const std::string& fallback_file) {
+  const Blame* blamed = &candidates.front();
+  for (const Blame& b : candidates)
+    if (origins.rank(origins.set_by(b.ptr)) > origins.rank(origins.set_by(blamed->ptr))) blamed = &b;
+  std::string f = origins.set_by(blamed->ptr);
+  if (f == "--set") {
+    std::string dotted = blamed->ptr.substr(1);
+    std::replace(dotted.begin(), dotted.end(), '/', '.');
+    throw InputError(f, dotted, blamed->detail);
+  }
+  throw InputError(f.empty() ? fallback_file : f, blamed->ptr, blamed->detail);
+}
+
+// The address map of the "lpddr5" and "bandwidth" models (Lpddr5AddressMap::init): an
+// interleave block is whole column accesses (burst_length x bus_bits / 8 bytes) and a row is
+// whole blocks. Checked only when one of them is chosen: "simple" does not read these.
+void check_lpddr5_geometry(const ChipConfig& c, const Origins& origins, const std::string& fallback_file) {
+  if (c.memory.impl != "lpddr5" && c.memory.impl != "bandwidth") return;
+  auto num = [](auto v) { return std::to_string(v); };
+  const auto& l5 = c.memory.lpddr5;
+  const std::uint64_t column = static_cast<std::uint64_t>(l5.burst_length) * static_cast<std::uint64_t>(c.memory.bus_bits) / 8;
+  const std::uint64_t block = l5.interleave_bytes;
+  const auto row = static_cast<std::uint64_t>(l5.row_bytes);
+  if (block % column != 0) {
+    const std::string access = "a column access (memory.lpddr5.burst_length " + num(l5.burst_length) +
+                               " x memory.bus_bits " + num(c.memory.bus_bits) + " / 8 = " + num(column) + " B)";
+    const std::string divides = " that divides memory.lpddr5.interleave_bytes (" + num(block) + "), got ";
+    fail_relation({{"/memory/lpddr5/interleave_bytes", "expected a multiple of " + access + ", got " + num(block)},
+                   {"/memory/lpddr5/burst_length", "expected " + access + divides + num(l5.burst_length)},
+                   {"/memory/bus_bits", "expected " + access + divides + num(c.memory.bus_bits)}},
+                  origins, fallback_file);
+  }
+  if (row % block != 0)
+    fail_relation({{"/memory/lpddr5/row_bytes",
+                    "expected a multiple of memory.lpddr5.interleave_bytes (" + num(block) + "), got " + num(row)},
+                   {"/memory/lpddr5/interleave_bytes",
+                    "expected a divisor of memory.lpddr5.row_bytes (" + num(row) + "), got " + num(block)}},
+                  origins, fallback_file);
+}
+
+}  // namespace
+
 void check_config_relations(const ChipConfig& c, const Origins& origins, const std::string& fallback_file) {
-  // Blames whichever of `ptr` and `other` was set last (a child over its parent, --set over
-  // files; `ptr` on a tie), with the matching detail. Overrides are named by their dotted key.
-  auto fail = [&](std::string ptr, const std::string& detail, const std::string& other = "",
+  // Blames whichever of `ptr` and `other` was set last, with the matching detail.
+  auto fail = [&](const std::string& ptr, const std::string& detail, const std::string& other = "",
                   const std::string& other_detail = "") {
-    std::string f = origins.set_by(ptr), d = detail;
-    if (!other.empty() && origins.rank(origins.set_by(other)) > origins.rank(f)) {
-      ptr = other;
-      f = origins.set_by(other);
-      d = other_detail;
-    }
-    if (f == "--set") {
-      std::string dotted = ptr.substr(1);
-      std::replace(dotted.begin(), dotted.end(), '/', '.');
-      throw InputError(f, dotted, d);
-    }
-    throw InputError(f.empty() ? fallback_file : f, ptr, d);
+    if (other.empty()) fail_relation({{ptr, detail}}, origins, fallback_file);
+    fail_relation({{ptr, detail}, {other, other_detail}}, origins, fallback_file);
   };
   auto num = [](auto v) { return std::to_string(v); };
   const auto& lx = c.core.lx;
@@ -123,6 +166,7 @@ void check_config_relations(const ChipConfig& c, const Origins& origins, const s
          "expected a multiple of core.dma.stick_bytes (" + num(stick) + "), got " + num(c.memory.interleave_bytes),
          "/core/dma/stick_bytes",
          "expected a divisor of memory.interleave_bytes (" + num(c.memory.interleave_bytes) + "), got " + num(stick));
+  check_lpddr5_geometry(c, origins, fallback_file);
   const auto& l5 = c.memory.lpddr5;
   if (l5.write_low >= l5.write_high)
     fail("/memory/lpddr5/write_low",

@@ -227,7 +227,7 @@ std::vector<Param> build() {
                 DFSIM_FIELD(memory.lpddr5.bank_groups)), 1, 64),
       ints(make("memory.lpddr5.banks_per_group", T::Int, "banks", "lpddr5: banks per bank group",
                 DFSIM_FIELD(memory.lpddr5.banks_per_group)), 1, 64),
-      ints(make("memory.lpddr5.row_bytes", T::Int, "bytes", "lpddr5: row (page) size per channel; a multiple of memory.interleave_bytes",
+      ints(make("memory.lpddr5.row_bytes", T::Int, "bytes", "lpddr5: row (page) size per channel; a multiple of memory.lpddr5.interleave_bytes",
                 DFSIM_FIELD(memory.lpddr5.row_bytes)), 1, kBig),
       ints(make("memory.lpddr5.interleave_bytes", T::UInt64, "bytes",
                 "lpddr5: channel interleave block (a multiple of the column access, dividing row_bytes)",

@@ -929,3 +929,26 @@ TEST_CASE("bad input: an unknown key of 2 MB is clipped in the one line", "[bad]
   Result r = dfsim("validate " + cfg);
   CHECK(r.err.size() < 1000);
 }
+
+// LPDDR5 geometry (an interleave block of whole column accesses, a row of whole blocks) was
+// checked only when the memory model was built: "internal error", exit 1, while validate and
+// info accepted the config. It is a relation between parameters now, checked at load.
+TEST_CASE("bad input: lpddr5 row, interleave block and column access that do not fit", "[bad]") {
+  expect_bad(run_ops("--set memory.lpddr5.row_bytes=1000"),
+             {"--set: memory.lpddr5.row_bytes: expected a multiple of memory.lpddr5.interleave_bytes (512), got 1000"});
+  expect_bad(run_ops("--set memory.bus_bits=1024"),
+             {"--set: memory.bus_bits: expected a column access (memory.lpddr5.burst_length 32 x memory.bus_bits 1024 / 8 = "
+              "4096 B) that divides memory.lpddr5.interleave_bytes (512), got 1024"});
+  expect_bad(run_ops("--set memory.lpddr5.interleave_bytes=8192"),
+             {"--set: memory.lpddr5.interleave_bytes: expected a divisor of memory.lpddr5.row_bytes (4096), got 8192"});
+  expect_bad(run_ops("--set memory.lpddr5.burst_length=1024"), {"--set: memory.lpddr5.burst_length: ", "got 1024"});
+  expect_bad(run_ops("--set memory.impl=bandwidth --set memory.lpddr5.row_bytes=1000"), {"--set: memory.lpddr5.row_bytes"});
+  TempDir t("lpddr5_geometry");
+  std::string f = config_with(t, "\"memory\": {\"lpddr5\": {\"row_bytes\": 1000}}");
+  expect_bad("run -c " + f + " -w " + kOps, {f + ": /memory/lpddr5/row_bytes: expected a multiple of"});
+  expect_bad("validate " + f, {f + ": /memory/lpddr5/row_bytes: "});
+  expect_bad("info -c " + f, {f + ": /memory/lpddr5/row_bytes: "});
+  // The "simple" model reads none of them.
+  f = config_with(t, "\"memory\": {\"impl\": \"simple\", \"lpddr5\": {\"row_bytes\": 1000}}");
+  CHECK(dfsim("validate " + f).code == 0);
+}

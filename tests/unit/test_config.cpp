@@ -264,6 +264,19 @@ TEST_CASE("config: rules between parameters are checked", "[config]") {
   REQUIRE_THROWS_WITH(load_chip_config(j), Contains(j + ": /memory/bus_bits: expected a multiple of 8, got 12"));
   std::string k = t.write("k.json", R"({"memory": {"interleave_bytes": 100}})");
   REQUIRE_THROWS_WITH(load_chip_config(k), Contains(k + ": /memory/interleave_bytes: expected a multiple of core.dma.stick_bytes (128), got 100"));
+  // The lpddr5 address map (an "internal error" when the model was built): a block of whole
+  // column accesses, a row of whole blocks; the parameter set last is blamed.
+  std::string l = t.write("l.json", R"({"memory": {"lpddr5": {"row_bytes": 1000}}})");
+  REQUIRE_THROWS_WITH(load_chip_config(l), Contains(l + ": /memory/lpddr5/row_bytes: expected a multiple of "
+                                                        "memory.lpddr5.interleave_bytes (512), got 1000"));
+  t.write("l5parent.json", R"({"memory": {"lpddr5": {"row_bytes": 2048}}})");
+  std::string lc = t.write("l5child.json", R"({"extends": "l5parent.json", "memory": {"lpddr5": {"interleave_bytes": 4096}}})");
+  REQUIRE_THROWS_WITH(load_chip_config(lc), Contains(lc + ": /memory/lpddr5/interleave_bytes: expected a divisor of "
+                                                          "memory.lpddr5.row_bytes (2048), got 4096"));
+  REQUIRE_THROWS_WITH(load_chip_config(kSpyre, {"memory.lpddr5.burst_length=64", "memory.bus_bits=128"}),
+                      Contains("--set: memory.lpddr5.burst_length: expected a column access (memory.lpddr5.burst_length 64 x "
+                               "memory.bus_bits 128 / 8 = 1024 B) that divides memory.lpddr5.interleave_bytes (512), got 64"));
+  CHECK(load_chip_config(kSpyre, {"memory.impl=simple", "memory.lpddr5.row_bytes=1000"}).memory.lpddr5.row_bytes == 1000);
 }
 
 TEST_CASE("config: extends loops and missing parents are rejected", "[config]") {

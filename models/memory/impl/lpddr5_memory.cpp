@@ -17,8 +17,9 @@ void Lpddr5AddressMap::init(const MemoryConfig& m) {
   const std::uint64_t block = t.interleave_bytes;
   block_.set(block);
   col_bytes_ = static_cast<std::uint32_t>(t.burst_length * m.bus_bits / 8);
+  // A backstop: loading a config refuses these (check_lpddr5_geometry in config_validate.cpp).
   if (col_bytes_ == 0 || block % col_bytes_ != 0 || t.row_bytes % block != 0)
-    throw std::invalid_argument("lpddr5: memory.lpddr5.interleave_bytes (" + std::to_string(block) +
+    throw std::logic_error("lpddr5: memory.lpddr5.interleave_bytes (" + std::to_string(block) +
                                 ") must be a multiple of the column access (" + std::to_string(col_bytes_) +
                                 " B) and divide memory.lpddr5.row_bytes (" + std::to_string(t.row_bytes) + ")");
   cols_per_block_ = static_cast<std::uint32_t>(block / col_bytes_);
