@@ -51,7 +51,7 @@ std::map<std::size_t, PointResult> run_local_pool(const std::string& dfsim, cons
     }
     while (!g_signal && next < todo.size() && running.size() < static_cast<std::size_t>(jobs)) {
       const SweepPoint& p = plan.points[todo[next++]];
-      running[start_point(dfsim, p.dir, p.point)] = {p.index, host_seconds()};
+      running[start_point(dfsim, p.dir, point_command(p.point, p.dir + "/point.json"))] = {p.index, host_seconds()};
     }
     if (tty) progress(plan.spec.name, done, todo.size(), failed, running.size(), host_seconds() - t0);
     int status = 0;

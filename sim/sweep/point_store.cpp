@@ -62,7 +62,8 @@ std::string point_dir(const std::string& store, const std::string& id) { return 
 bool point_done(const std::string& dir, const Json& key) {
   if (!fs::exists(dir + "/status.json") || !fs::exists(dir + "/point.json")) return false;
   try {
-    return load_json_file(dir + "/point.json").value("key", Json()) == key;
+    Json point = load_json_file(dir + "/point.json");
+    return point.is_object() && point.value("key", Json()) == key;  // a damaged one: run again
   } catch (const InputError&) {
     return false;
   }
@@ -115,11 +116,28 @@ PreparedPoints::~PreparedPoints() {
   for (const auto& p : parents) fs::remove(p, ec);  // only if empty
 }
 
-pid_t start_point(const std::string& dfsim, const std::string& dir, const Json& point) {
+PointCommand point_command(const Json& point, const std::string& file) {
+  JsonView root(point, file);
+  root.only_keys({"key", "cwd", "args"});
+  JsonView args = root.at("args");
+  args.expect_array();
+  if (args.size() == 0) args.fail("expected the subcommand and its arguments (strings), got an empty array");
+  PointCommand c;
+  for (std::size_t i = 0; i < args.size(); ++i) c.args.push_back(args.at(i).as_string());
+  JsonView cwd = root.at("cwd");
+  c.cwd = cwd.as_string();
+  std::error_code ec;
+  const auto st = fs::status(c.cwd, ec);
+  if (!fs::exists(st)) cwd.fail("expected the directory to run in, got \"" + c.cwd + "\": no such directory");
+  if (!fs::is_directory(st)) cwd.fail("expected the directory to run in, got \"" + c.cwd + "\": not a directory");
+  return c;
+}
+
+pid_t start_point(const std::string& dfsim, const std::string& dir, const PointCommand& command) {
   std::vector<std::string> argv{dfsim};
-  for (const auto& a : point.at("args")) argv.push_back(a.get<std::string>());
+  argv.insert(argv.end(), command.args.begin(), command.args.end());
   argv.insert(argv.end(), {"--out", dir});
-  return spawn_child(argv, point.at("cwd").get<std::string>(), "/dev/null", dir + "/run.log");
+  return spawn_child(argv, command.cwd, "/dev/null", dir + "/run.log");
 }
 
 PointResult finish_point(const std::string& dir, int wait_status, double host_s) {
@@ -156,11 +174,12 @@ std::optional<PointResult> read_point_status(const std::string& dir) {
 
 int run_point_dir(const std::string& dfsim, const std::string& dir) {
   std::string abs = fs::absolute(dir).lexically_normal().string();
-  Json point = load_json_file(abs + "/point.json");
+  const std::string file = (fs::path(dir) / "point.json").string();  // named as the user gave it
+  const PointCommand command = point_command(load_json_file(file), file);
   std::error_code ec;
   fs::remove(abs + "/status.json", ec);
   double t0 = host_seconds();
-  int status = wait_child(start_point(dfsim, abs, point));
+  int status = wait_child(start_point(dfsim, abs, command));
   return finish_point(abs, status, host_seconds() - t0).exit_code;
 }
 

@@ -53,8 +53,16 @@ class PreparedPoints {
   std::vector<std::string> made_parents_;  // the store and its parents, if made here
   bool kept_ = false;
 };
-// Starts the run of `point` in `dir` as a child of `dfsim` (the binary); returns its pid.
-pid_t start_point(const std::string& dfsim, const std::string& dir, const Json& point);
+// What a point runs: the subcommand's arguments and the directory to run in.
+struct PointCommand {
+  std::vector<std::string> args;
+  std::string cwd;
+};
+// The command of a point.json (`file` names it in errors): an object of "args" (a non-empty
+// array of strings), "cwd" (an existing directory) and "key"; InputError at the JSON path.
+PointCommand point_command(const Json& point, const std::string& file);
+// Starts the run of `command` in `dir` as a child of `dfsim` (the binary); returns its pid.
+pid_t start_point(const std::string& dfsim, const std::string& dir, const PointCommand& command);
 // Records a finished run: exit 0 is ok, 1 and 2 failed (the answer for these inputs, kept);
 // anything else (a signal, an interrupted run) is returned but not recorded.
 PointResult finish_point(const std::string& dir, int wait_status, double host_s);

@@ -952,3 +952,30 @@ TEST_CASE("bad input: lpddr5 row, interleave block and column access that do not
   f = config_with(t, "\"memory\": {\"impl\": \"simple\", \"lpddr5\": {\"row_bytes\": 1000}}");
   CHECK(dfsim("validate " + f).code == 0);
 }
+
+// `dfsim sweep --run-point DIR` (what Slurm and Dask tasks run) took point.json as it found it:
+// a wrong type was "internal error: [json.exception...]" (exit 1), a missing cwd exit 127 and
+// nothing said.
+TEST_CASE("bad input: sweep --run-point with a malformed point.json", "[bad][sweep]") {
+  TempDir t("run_point");
+  auto point = [&](const std::string& name, const std::string& text) {
+    fs::create_directories(t.path / name);
+    t.file(name + "/point.json", text);
+    return (t.path / name).string();
+  };
+  std::string p = point("p1", "{\"args\": [1], \"cwd\": \"/tmp\"}");
+  expect_bad("sweep --run-point " + p, {p + "/point.json: /args/0: expected a string, got an integer"});
+  p = point("p2", "[]");
+  expect_bad("sweep --run-point " + p, {p + "/point.json: expected an object, got an array"});
+  p = point("p3", "{\"cwd\": \"/tmp\"}");
+  expect_bad("sweep --run-point " + p, {p + "/point.json: /args: missing required field"});
+  p = point("p4", "{\"args\": [\"run\", \"--help\"], \"cwd\": \"/nonexistent\"}");
+  expect_bad("sweep --run-point " + p, {p + "/point.json: /cwd: expected the directory to run in, got \"/nonexistent\": no such directory"});
+  p = point("p5", "{\"args\": [], \"cwd\": \"/tmp\"}");
+  expect_bad("sweep --run-point " + p, {p + "/point.json: /args: expected the subcommand and its arguments"});
+  p = point("p6", "{\"args\": [\"run\"], \"cwd\": \"/tmp\", \"argz\": 1}");
+  expect_bad("sweep --run-point " + p, {p + "/point.json: /argz: unknown key (did you mean \"args\"?)"});
+  p = point("p7", "{\"args\": [\"run\"], \"cwd\": \"" + t.file("afile", "x") + "\"}");
+  expect_bad("sweep --run-point " + p, {p + "/point.json: /cwd: ", "not a directory"});
+  for (const char* d : {"p1", "p4", "p7"}) CHECK_FALSE(fs::exists(t.path / d / "status.json"));
+}
