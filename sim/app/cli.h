@@ -64,6 +64,9 @@ KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const 
 struct StreamedTasks;
 KernelGraph workload_from_json(const Json& j, StreamedTasks& streamed, const std::string& file, const ChipConfig& cfg,
                                const CompileOverrides& over, std::string* format, CompileReport* report = nullptr);
+// A parsed document that is no workload: "/format: expected dfsim.ops or dfsim.kernels, got
+// dfsim.suite" (InputError naming `file`).
+[[noreturn]] void not_a_workload(const Json& j, const std::string& file);
 inline KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, int cores, std::string* format) {
   CompileOverrides over;
   over.cores = cores;

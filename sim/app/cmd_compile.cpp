@@ -58,7 +58,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   std::string format;
   CompileReport report;
   KernelGraph g = load_workload(input, cfg, over, &format, &report);
-  if (format != "dfsim.ops") throw InputError(input, "/format", "expected an op graph (\"dfsim.ops\")");
+  if (format != "dfsim.ops") throw InputError(input, "/format", "expected an op graph (dfsim.ops), got " + format);
   set_phase(Phase::expanding);
   expand_graph(g, cfg);  // the compiled graph must pass the loader's checks
   set_phase(Phase::writing);

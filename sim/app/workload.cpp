@@ -76,6 +76,12 @@ void apply_compile_flags(const CompileFlags& f, CompileOverrides& over) {
   if (!f.tiles.empty()) over.tiles = parse_dim_map("--tiles", f.tiles);
 }
 
+void not_a_workload(const Json& j, const std::string& file) {
+  const Json* f = j.is_object() && j.contains("format") ? &j["format"] : nullptr;
+  const std::string got = f && f->is_string() ? ", got " + format_label(f->get<std::string>()) : "";
+  throw InputError(file, "/format", "expected dfsim.ops or dfsim.kernels" + got);
+}
+
 KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const CompileOverrides& over,
                           std::string* format, CompileReport* report) {
   StreamedTasks streamed;  // a large kernel graph's tasks, read while parsing
@@ -133,7 +139,7 @@ KernelGraph workload_from_json(const Json& j, StreamedTasks& streamed, const std
     check_task_count(g, file, over.max_tasks);
     return g;
   }
-  throw InputError(file, "/format", "expected \"dfsim.ops\" or \"dfsim.kernels\"");
+  not_a_workload(j, file);
 }
 
 KernelGraph load_placement_graph(const Placement& p, const ChipConfig& cfg, const CompileOverrides& over,

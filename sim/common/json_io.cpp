@@ -338,6 +338,19 @@ void JsonView::only_keys(std::initializer_list<std::string_view> allowed) const 
   }
 }
 
+void JsonView::expect_format(const std::string& expected) const {
+  expect_object();
+  if (!has("format")) fail_at("format", "missing required field, expected \"format\": \"" + expected + "\"");
+  const JsonView f = at("format");
+  const std::string got = f.as_string();
+  if (got == expected) return;
+  f.fail("expected " + expected + ", got " + format_label(got));
+}
+
+std::string format_label(const std::string& format) {
+  return format.rfind("dfsim.", 0) == 0 ? format : "\"" + format + "\"";
+}
+
 std::string JsonView::as_string() const {
   if (!j_->is_string()) fail("expected a string, got " + json_type_name(*j_));
   return j_->get<std::string>();

@@ -51,6 +51,10 @@ class JsonView {
   void expect_array() const;
   // Every member must be one of `allowed`; an unknown one fails with a "did you mean" hint.
   void only_keys(std::initializer_list<std::string_view> allowed) const;
+  // An object whose "format" is `expected` ("dfsim.suite"); else "/format: expected
+  // dfsim.suite, got dfsim.ops". Readers call it before only_keys, so that a file of another
+  // format is named by its format, not by its first key the reader does not know.
+  void expect_format(const std::string& expected) const;
 
   std::string as_string() const;
   std::int64_t as_int(std::int64_t min = INT64_MIN, std::int64_t max = INT64_MAX) const;
@@ -74,5 +78,8 @@ class JsonView {
 };
 
 std::string json_type_name(const Json& j);
+
+// A "format" value as errors name it: dfsim.ops as it is, anything else quoted.
+std::string format_label(const std::string& format);
 
 }  // namespace dfsim

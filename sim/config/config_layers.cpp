@@ -74,9 +74,19 @@ struct ChainEntry {
   std::string display;  // file name for messages
 };
 
+// A config has no "format": a file with one is another dfsim format given as a config (an op
+// graph as --config), named as such rather than by its first key ("/compile: unknown key").
+void reject_other_format(const Json& j, const std::string& file) {
+  auto it = j.find("format");
+  if (it == j.end() || !it->is_string()) return;
+  const std::string f = it->get<std::string>();
+  throw InputError(file, "/format", "expected a chip config (it has no \"format\"), got a " + format_label(f) + " file");
+}
+
 Json load_layer(const std::string& file, std::vector<ChainEntry>& chain, Origins& origins) {
   Json j = load_json_file(file);
   if (!j.is_object()) throw InputError(file, "", "expected a JSON object at the top level, got " + json_type_name(j));
+  reject_other_format(j, file);
   std::error_code ec;
   chain.push_back({fs::weakly_canonical(file, ec).string(), fs::path(file).filename().string()});
   Json merged = Json::object();

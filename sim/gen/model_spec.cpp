@@ -44,13 +44,12 @@ std::uint64_t ModelSpec::parameters() const {
 
 ModelSpec read_model_spec(const Json& j, const std::string& file) {
   JsonView v(j, file);
-  v.expect_object();
+  v.expect_format("dfsim.model");
   v.only_keys({"format", "version", "name", "description", "source", "architecture", "hidden_size",
                "num_layers", "num_heads", "num_kv_heads", "head_dim", "intermediate_size", "vocab_size",
                "max_position_embeddings", "type_vocab_size", "norm", "norm_eps", "activation", "gated_mlp",
                "attention_bias", "mlp_bias", "tie_word_embeddings", "rope_theta", "pooling", "pooler",
                "embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling", "dtype"});
-  if (v.at("format").as_string() != "dfsim.model") v.at("format").fail("expected \"dfsim.model\"");
   if (v.at("version").as_int() != kModelSpecVersion)
     v.at("version").fail("expected " + std::to_string(kModelSpecVersion));
   ModelSpec m;

@@ -163,9 +163,8 @@ std::string detect_format(const Json& j) {
 
 KernelGraph read_kernel_graph(const Json& j, const std::string& file, StreamedTasks* streamed) {
   JsonView root(j, file);
+  root.expect_format("dfsim.kernels");
   root.only_keys({"format", "version", "name", "description", "cores", "cards", "model", "buffers", "kernels"});
-  if (root.at("format").as_string() != "dfsim.kernels")
-    root.at("format").fail("expected \"dfsim.kernels\", got \"" + root.at("format").as_string() + "\"");
   root.at("version").as_int(1, kKernelGraphVersion);
   KernelGraph g;
   g.file = file;

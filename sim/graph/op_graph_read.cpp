@@ -192,9 +192,8 @@ bool OpGraph::is_input(int t) const { return std::find(inputs.begin(), inputs.en
 
 OpGraph read_op_graph(const Json& j, const std::string& file) {
   JsonView root(j, file);
+  root.expect_format("dfsim.ops");
   root.only_keys({"format", "version", "name", "description", "tensors", "inputs", "outputs", "ops", "compile", "model"});
-  if (root.at("format").as_string() != "dfsim.ops")
-    root.at("format").fail("expected \"dfsim.ops\", got \"" + root.at("format").as_string() + "\"");
   root.at("version").as_int(1, kOpGraphVersion);
   OpGraph g;
   g.file = file;

@@ -11,9 +11,8 @@ namespace dfsim {
 
 Placement read_placement(const Json& j, const std::string& file) {
   JsonView root(j, file);
+  root.expect_format("dfsim.placement");
   root.only_keys({"$schema", "format", "version", "name", "description", "workloads"});
-  if (root.at("format").as_string() != "dfsim.placement")
-    root.at("format").fail("expected \"dfsim.placement\", got \"" + root.at("format").as_string() + "\"");
   root.at("version").as_int(kPlacementVersion, kPlacementVersion);
   Placement p;
   p.file = file;

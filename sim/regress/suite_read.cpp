@@ -160,10 +160,8 @@ SuiteCase read_case(const Suite& s, const JsonView& v, const JsonView* defaults,
 Suite load_suite(const std::string& file) {
   Json j = load_json_file(file);
   JsonView root(j, file);
-  root.expect_object();
+  root.expect_format("dfsim.suite");
   root.only_keys({"format", "version", "name", "description", "defaults", "cases"});
-  if (root.at("format").as_string() != "dfsim.suite")
-    root.at("format").fail(fmt::format("expected \"dfsim.suite\", got \"{}\"", root.at("format").as_string()));
   root.at("version").as_int(kSuiteVersion, kSuiteVersion);
   Suite s;
   s.file = file;

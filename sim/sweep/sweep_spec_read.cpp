@@ -67,9 +67,8 @@ class Reader {
   }
 
   SweepSpec read() {
-    root_.expect_object();
+    root_.expect_format("dfsim.sweep");
     root_.only_keys({"$schema", "format", "version", "name", "description", "base", "axes", "combine", "points", "metrics"});
-    if (root_.at("format").as_string() != "dfsim.sweep") root_.at("format").fail("expected \"dfsim.sweep\"");
     if (root_.at("version").as_int() != 1) root_.at("version").fail("expected 1 (this dfsim reads dfsim.sweep version 1)");
     read_name();
     read_base();

@@ -979,3 +979,24 @@ TEST_CASE("bad input: sweep --run-point with a malformed point.json", "[bad][swe
   expect_bad("sweep --run-point " + p, {p + "/point.json: /cwd: ", "not a directory"});
   for (const char* d : {"p1", "p4", "p7"}) CHECK_FALSE(fs::exists(t.path / d / "status.json"));
 }
+
+// A file of another dfsim format was read as what the command expected and named by its first
+// key the reader did not know ("/compile: unknown key" for an op graph as --config, "/axes:
+// unknown key (did you mean \"cases\"?)" for a sweep given to regress).
+TEST_CASE("bad input: a file of another dfsim format is named by its format", "[bad]") {
+  const std::string sweep = "workloads/sweeps/lx_by_cores.json", suite = "tests/regression/closed-form.suite.json";
+  expect_bad("run -c " + kOps + " -w " + kOps,
+             {kOps + ": /format: expected a chip config (it has no \"format\"), got a dfsim.ops file"});
+  expect_bad("info -c " + kOps, {kOps + ": /format: expected a chip config", "got a dfsim.ops file"});
+  expect_bad("regress " + sweep, {sweep + ": /format: expected dfsim.suite, got dfsim.sweep"});
+  expect_bad("sweep " + suite, {suite + ": /format: expected dfsim.sweep, got dfsim.suite"});
+  expect_bad("run -c " + kSmall + " --placement " + kOps, {kOps + ": /format: expected dfsim.placement, got dfsim.ops"});
+  expect_bad("run -c " + kSmall + " -w " + suite, {suite + ": /format: expected dfsim.ops or dfsim.kernels, got dfsim.suite"});
+  expect_bad("gen " + kOps + " --phase decode --context 128 -o " + TempDir("gen_format").str() + "/g.json",
+             {kOps + ": /format: expected dfsim.model, got dfsim.ops"});
+  TempDir t("other_format");
+  std::string k = t.file("k.json", "{\"format\": \"dfsim.kernels\", \"bufers\": []}");
+  expect_bad("run -c " + kSmall + " --placement " + k, {k + ": /format: expected dfsim.placement, got dfsim.kernels"});
+  std::string n = t.file("n.json", "{\"format\": \"no.such\", \"cases\": []}");
+  expect_bad("regress " + n, {n + ": /format: expected dfsim.suite, got \"no.such\""});
+}

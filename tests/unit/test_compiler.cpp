@@ -77,7 +77,7 @@ TEST_CASE("compiler: op graph rejections name the file and the JSON path") {
   auto fails = [&](const std::string& what) { REQUIRE_THROWS_WITH(ops(j), Contains(what)); };
   SECTION("format, version") {
     j["format"] = "dfsim.kernel";
-    fails("w.json: /format: expected \"dfsim.ops\"");
+    fails("w.json: /format: expected dfsim.ops, got dfsim.kernel");
     j = add_graph();
     j["version"] = 3;
     fails("w.json: /version: expected an integer in [1, 2], got 3");
