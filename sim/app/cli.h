@@ -67,6 +67,9 @@ KernelGraph workload_from_json(const Json& j, StreamedTasks& streamed, const std
 // A parsed document that is no workload: "/format: expected dfsim.ops or dfsim.kernels, got
 // dfsim.suite" (InputError naming `file`).
 [[noreturn]] void not_a_workload(const Json& j, const std::string& file);
+// Reads a workload file as `run` does before it needs a config (an op graph's format, names,
+// shapes and dataflow; a kernel graph's loader checks): InputError naming `file` if bad.
+void check_workload_file(const std::string& file);
 inline KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, int cores, std::string* format) {
   CompileOverrides over;
   over.cores = cores;

@@ -88,7 +88,6 @@ int cmd_sweep(const std::vector<std::string>& args) {
 
   SweepSpec spec = read_sweep_file(file);
   select_rows(spec, only);
-  if (spec.config.empty()) spec.config = default_config_path();
   if (out.empty()) out = "out/sweeps/" + spec.name;
   if (store.empty()) store = out + "/points";
   SweepPlan plan = plan_sweep(std::move(spec), store);  // bad inputs are reported before anything is written

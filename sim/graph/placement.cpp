@@ -9,6 +9,19 @@
 
 namespace dfsim {
 
+namespace {
+
+// A placed workload must be a file: a missing one or a directory is the placement's mistake,
+// named at its path (the workload's reader would name only the workload).
+void check_workload_path(const JsonView& where, const std::string& file) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(file, ec);
+  if (!std::filesystem::exists(st)) where.fail(file + ": no such file");
+  if (std::filesystem::is_directory(st)) where.fail(file + ": is a directory, expected a workload file");
+}
+
+}  // namespace
+
 Placement read_placement(const Json& j, const std::string& file) {
   JsonView root(j, file);
   root.expect_format("dfsim.placement");
@@ -32,6 +45,7 @@ Placement read_placement(const Json& j, const std::string& file) {
     std::string f = w.at("workload").as_string();
     if (f.empty()) w.at("workload").fail("expected a file path, got an empty string");
     pw.file = std::filesystem::path(f).is_absolute() ? f : (dir / f).string();
+    check_workload_path(w.at("workload"), pw.file);
     pw.cards = w.at("cards").as_distinct_ints(0, 63, "card");
     if (w.has("cores")) {
       JsonView r = w.at("cores");

@@ -256,7 +256,7 @@ std::vector<SweepOption> gen_kind_options() {
 
 const std::vector<BaseKind>& base_kinds() {
   static const std::vector<BaseKind> kinds = {
-      {"workload", "run", "summary.json", compile_options(), {}, workload_args, workload_files},
+      {"workload", "run", "summary.json", compile_options(), {}, workload_args, workload_files, nullptr, check_workload_file},
       {"gen", "run", "summary.json", gen_kind_options(), kGenOptions, gen_args, gen_files, check_gen_step},
       {"serve", "serve", "summary.json", kServeOptions, serve_option_names(), serve_args, serve_files, check_serve_point},
   };

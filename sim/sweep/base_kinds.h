@@ -37,6 +37,9 @@ struct BaseKind {
   // Checks a point's options as a whole (a gen step must fit its model): InputError whose file
   // is the option at fault ("context"), or another file's own error. nullptr: nothing to check.
   void (*check_point)(const Json& options) = nullptr;
+  // Reads a point's input file as the subcommand will, before any point runs (a workload's
+  // format, names and dataflow): InputError naming that file. nullptr: only that it is a file.
+  void (*check_input)(const std::string& file) = nullptr;
 
   const SweepOption* option(std::string_view name) const;
   bool is_input_option(std::string_view name) const;

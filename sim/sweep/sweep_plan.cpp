@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "sim/app/cli.h"
 #include "sim/common/error.h"
 #include "sim/common/text_file.h"
 #include "sim/config/chip_config.h"
@@ -64,6 +65,17 @@ void check_input_file(const SweepSpec& spec, const std::string& where, const std
   if (fs::is_directory(st)) throw InputError(spec.file, where, file + ": is a directory, expected a file");
 }
 
+// An input the subcommand would refuse (a workload with a cycle) makes the sweep file bad: its
+// own error, after where the sweep names it, before any point runs.
+void check_input_content(const SweepSpec& spec, const std::string& where, const std::string& file) {
+  if (!spec.kind->check_input) return;
+  try {
+    spec.kind->check_input(file);
+  } catch (const InputError& e) {
+    throw InputError(spec.file, where, e.what());
+  }
+}
+
 // A point's options that do not fit together (a gen step beyond its model): a bad sweep file.
 void check_point(const SweepSpec& spec, std::size_t i, const Json& options) {
   if (!spec.kind->check_point) return;
@@ -85,6 +97,8 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
   SweepPlan plan;
   plan.store = fs::absolute(store).lexically_normal().string();
   // The base is checked once, up front: a bad one is a bad sweep file, not a column of failures.
+  if (spec.config.empty()) spec.config = default_config_path();
+  else check_input_file(spec, "/base/config", spec.config);
   try {
     load_chip_config(spec.config, set_args(spec.base_options));
   } catch (const InputError& e) {
@@ -96,6 +110,7 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
     auto [it, fresh] = input_hashes.emplace(file, "");
     if (fresh) {
       check_input_file(spec, where, file);
+      check_input_content(spec, where, file);
       it->second = hash_hex(file_content(file));
     }
     return it->second;

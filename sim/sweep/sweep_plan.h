@@ -23,8 +23,9 @@ struct SweepPlan {
   std::vector<SweepPoint> points;
 };
 
-// Plans every point. The base (config, input, base options) must be good: InputError (exit 2)
-// otherwise; a point whose own overrides are rejected gets `error` instead.
+// Plans every point. The base (config, input, base options) and every input file must be good:
+// InputError (exit 2) otherwise; a point whose own overrides are rejected gets `error` instead.
+// An empty spec.config becomes the default config.
 SweepPlan plan_sweep(SweepSpec spec, const std::string& store);
 
 

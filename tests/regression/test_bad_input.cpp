@@ -1000,3 +1000,35 @@ TEST_CASE("bad input: a file of another dfsim format is named by its format", "[
   std::string n = t.file("n.json", "{\"format\": \"no.such\", \"cases\": []}");
   expect_bad("regress " + n, {n + ": /format: expected dfsim.suite, got \"no.such\""});
 }
+
+// A sweep whose base workload the runs refuse ran every point, each failing, and exited 1 after
+// writing its tables; a missing base config named only itself. Both are the sweep file's error
+// now, found before any point runs; likewise a placement's missing workload.
+TEST_CASE("bad input: a sweep's base workload or config, a placement's workload", "[bad][sweep]") {
+  TempDir t("sweep_base");
+  auto sweep = [&](const std::string& config, const std::string& workload) {
+    return t.file("s.json", "{\"format\": \"dfsim.sweep\", \"version\": 1, \"name\": \"s\", \"base\": {\"config\": \"" + config +
+                                "\", \"workload\": \"" + workload + "\"}, \"axes\": {\"cores\": [1, 2]}, \"metrics\": {\"t\": \"sim_time_ns\"}}");
+  };
+  const std::string out = " --out " + t.str() + "/o";
+  std::string s = sweep(kSmall, kBad + "ops_cycle.json");
+  expect_bad("sweep " + s + out, {s + ": /base/workload: " + kBad + "ops_cycle.json: /ops/", "cycle"});
+  s = sweep(kSmall, "tests/regression/closed-form.suite.json");
+  expect_bad("sweep " + s + out, {s + ": /base/workload: tests/regression/closed-form.suite.json: /format: expected dfsim.ops or "
+                                      "dfsim.kernels, got dfsim.suite"});
+  s = sweep("nope.json", kOps);
+  expect_bad("sweep " + s + out, {s + ": /base/config: nope.json: no such file"});
+  s = sweep("configs", kOps);
+  expect_bad("sweep " + s + out, {s + ": /base/config: configs: is a directory"});
+  CHECK_FALSE(fs::exists(t.path / "o"));
+
+  auto placement = [&](const std::string& workload) {
+    return t.file("p.json", "{\"format\": \"dfsim.placement\", \"version\": 1, \"name\": \"p\", \"workloads\": [{\"name\": \"a\", "
+                            "\"workload\": \"" + workload + "\", \"cards\": [0]}]}");
+  };
+  std::string p = placement("none.json");
+  expect_bad("run -c " + kSmall + " --placement " + p, {p + ": /workloads/0/workload: " + (t.path / "none.json").string() + ": no such file"});
+  expect_bad("validate -c " + kSmall + " " + p, {p + ": /workloads/0/workload: ", "no such file"});
+  p = placement(".");
+  expect_bad("run -c " + kSmall + " --placement " + p, {p + ": /workloads/0/workload: ", "is a directory, expected a workload file"});
+}
