@@ -89,7 +89,10 @@ LengthDist parse_length_dist(const std::string& text, const std::string& option)
   auto colon = text.find(':');
   std::string kind = colon == std::string::npos ? "" : text.substr(0, colon);
   std::string args = colon == std::string::npos ? text : text.substr(colon + 1);
-  if (kind == "hist") return read_histogram(args);
+  if (kind == "hist") {
+    if (args.empty()) throw UsageError(option + ": expected a histogram file path after \"hist:\" (hist:FILE, lines \"tokens,weight\")");
+    return read_histogram(args);
+  }
   auto nums = split(args, ',');
   const char* expected = "200, uniform:100,300, normal:200,50 or hist:FILE";
   if (kind.empty()) {

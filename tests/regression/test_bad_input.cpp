@@ -1032,3 +1032,10 @@ TEST_CASE("bad input: a sweep's base workload or config, a placement's workload"
   p = placement(".");
   expect_bad("run -c " + kSmall + " --placement " + p, {p + ": /workloads/0/workload: ", "is a directory, expected a workload file"});
 }
+
+// `--prompt-len hist:` (no file) said "<input>: no such file".
+TEST_CASE("bad input: serve hist: without a file", "[bad][serve]") {
+  expect_bad(kServe + "--rate 1 -n 3 --prompt-len hist:",
+             {"dfsim serve: --prompt-len: expected a histogram file path after \"hist:\""});
+  expect_bad(kServe + "--rate 1 -n 3 --output-len hist:", {"--output-len: expected a histogram file path"});
+}
