@@ -58,6 +58,12 @@ std::string read_input_file(const std::string& path, const std::string& expected
   return text;
 }
 
+std::string read_csv_input_file(const std::string& path, const std::string& expected) {
+  std::string text = read_input_file(path, expected);
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  return text;
+}
+
 std::string hash_hex(const std::string& text) {
   std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64-bit offset basis and prime
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;

@@ -18,6 +18,11 @@ constexpr std::uint64_t kMaxInputBytes = std::uint64_t{1} << 30;
 // /dev/urandom cost one read, not all memory). `expected` says what it should be ("a JSON file").
 std::string read_input_file(const std::string& path, const std::string& expected);
 
+// read_input_file for the line-oriented inputs (CSV tables, request traces, histograms), less a
+// leading UTF-8 byte order mark (spreadsheets write one; the JSON parser skips it itself), so
+// that the first header cell is "id", not "\xEF\xBB\xBFid".
+std::string read_csv_input_file(const std::string& path, const std::string& expected);
+
 // 64-bit FNV-1a of `text` as 16 hex digits: the same on every machine and run.
 std::string hash_hex(const std::string& text);
 

@@ -54,7 +54,7 @@ std::string DeviceRecord::param(const std::string& key, const std::string& dflt)
 }
 
 DeviceRecords load_device_records(const std::string& file) {
-  std::istringstream in(read_input_file(file, "a CSV of device records"));
+  std::istringstream in(read_csv_input_file(file, "a CSV of device records"));
   DeviceRecords f{file, {}};
   std::string line;
   if (!std::getline(in, line)) throw InputError(file, "line 1", "empty file, expected a header row");

@@ -42,7 +42,7 @@ std::string trim(const std::string& s) {
 }
 
 LengthDist read_histogram(const std::string& file) {
-  std::istringstream in(read_input_file(file, "a length histogram: lines \"tokens,weight\""));
+  std::istringstream in(read_csv_input_file(file, "a length histogram: lines \"tokens,weight\""));
   LengthDist d;
   d.kind = LengthDist::Kind::histogram;
   double total = 0;
@@ -157,7 +157,7 @@ Request request_from_json(const Json& j, const std::string& file, int line_no, s
 }  // namespace
 
 std::vector<Request> read_request_file(const std::string& file) {
-  std::istringstream in(read_input_file(file, "a request trace: .jsonl or .csv"));
+  std::istringstream in(read_csv_input_file(file, "a request trace: .jsonl or .csv"));
   bool csv = file.size() >= 4 && file.compare(file.size() - 4, 4, ".csv") == 0;
   std::vector<Request> out;
   std::vector<std::string> header;

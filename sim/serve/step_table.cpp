@@ -24,7 +24,7 @@ const char* kColumns = "phase,batch,kv_tokens,query_tokens,step_ms";
 }  // namespace
 
 StepTable read_step_table(const std::string& file) {
-  std::istringstream in(read_input_file(file, "a step table: CSV with columns phase,batch,kv_tokens,query_tokens,step_ms"));
+  std::istringstream in(read_csv_input_file(file, "a step table: CSV with columns phase,batch,kv_tokens,query_tokens,step_ms"));
   StepTable t;
   t.file = file;
   bool header = false;

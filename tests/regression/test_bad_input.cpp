@@ -1039,3 +1039,25 @@ TEST_CASE("bad input: serve hist: without a file", "[bad][serve]") {
              {"dfsim serve: --prompt-len: expected a histogram file path after \"hist:\""});
   expect_bad(kServe + "--rate 1 -n 3 --output-len hist:", {"--output-len: expected a histogram file path"});
 }
+
+// A spreadsheet's CSV starts with a UTF-8 byte order mark: the readers took it as part of the
+// first header cell ("expected a column \"arrival_ms\"", "missing column \"id\"").
+TEST_CASE("bad input: CSV inputs that start with a UTF-8 byte order mark are read", "[bad][serve]") {
+  TempDir t("bom");
+  const std::string bom = "\xEF\xBB\xBF";
+  std::string req = t.file("r.csv", bom + "arrival_ms,prompt_tokens,output_tokens\n0,10,5\n1,12,4\n");
+  Result r = dfsim(kServe + "--requests " + req + " -o " + t.str() + "/req");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  std::ifstream in("workloads/serving/llama-3.1-8b_spyre_steps.csv", std::ios::binary);
+  std::stringstream table;
+  table << in.rdbuf();
+  std::string steps = t.file("steps.csv", bom + table.str());
+  std::string hist = t.file("h.csv", bom + "100,1\n200,1\n");
+  r = dfsim("serve --model llama-3.1-8b --rate 1 -n 3 --step-table " + steps + " --prompt-len hist:" + hist + " -o " + t.str() + "/tab");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  // A records file of a header only: its header is read (the error is the next one).
+  std::string rec = t.file("rec.csv", bom + "id,op,cores,rows,cols,measured_kernel_us\n");
+  expect_bad("accuracy -r " + rec + " -o " + t.str() + "/acc", {rec + ": no records, only the header line"});
+}
