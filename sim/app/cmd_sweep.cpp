@@ -29,8 +29,11 @@ void select_rows(SweepSpec& spec, const std::vector<std::string>& filters) {
   for (const auto& f : filters) {
     auto eq = f.find('=');
     std::string col = f.substr(0, eq), names;
-    std::size_t c = 0;
-    while (c < spec.columns.size() && spec.columns[c].name != col) names += " " + spec.columns[c++].name;
+    std::size_t c = spec.columns.size();
+    for (std::size_t i = 0; i < spec.columns.size(); ++i) {
+      names += " " + spec.columns[i].name;
+      if (spec.columns[i].name == col) c = i;
+    }
     if (eq == std::string::npos || c == spec.columns.size())
       throw UsageError("--only " + f + ": expected COLUMN=VALUE with one of the axis columns:" + names);
     std::string value = f.substr(eq + 1);

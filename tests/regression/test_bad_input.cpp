@@ -1061,3 +1061,9 @@ TEST_CASE("bad input: CSV inputs that start with a UTF-8 byte order mark are rea
   std::string rec = t.file("rec.csv", bom + "id,op,cores,rows,cols,measured_kernel_us\n");
   expect_bad("accuracy -r " + rec + " -o " + t.str() + "/acc", {rec + ": no records, only the header line"});
 }
+
+// `--only cores` (no '=') listed the axis columns before "cores" only: here none.
+TEST_CASE("bad input: sweep --only without a value lists every axis column", "[bad][sweep]") {
+  expect_bad("sweep workloads/sweeps/lx_by_cores.json --only cores",
+             {"--only cores: expected COLUMN=VALUE with one of the axis columns: cores core.lx.usable_bytes"});
+}
