@@ -16,6 +16,7 @@
 #include "sim/app/options.h"
 #include "sim/app/output_dir.h"
 #include "sim/common/error.h"
+#include "sim/common/json_io.h"
 #include "sim/config/chip_config.h"
 #include "sim/regress/accuracy_stats.h"
 #include "sim/regress/child_runs.h"
@@ -54,6 +55,20 @@ std::string run_name(const DeviceRecord& r) { return fmt::format("{}-{}", r.line
 
 std::string fixed(double v, int digits) { return std::isnan(v) ? "-" : fmt::format("{:.{}f}", v, digits); }
 
+// Every op --only names must be the op of a record ("frob" was silently ignored): UsageError
+// naming it, the closest record op and the record ops of the file.
+void check_only_ops(const std::set<std::string>& only_ops, const DeviceRecords& records) {
+  std::set<std::string> ops;
+  for (const auto& r : records.rows) ops.insert(r.at("op"));
+  for (const auto& op : only_ops) {
+    if (ops.count(op)) continue;
+    std::string hint = closest_match(op, {ops.begin(), ops.end()}), list;
+    for (const auto& o : ops) list += (list.empty() ? "" : ",") + o;
+    throw UsageError("--only: \"" + op + "\" is not the op of any record in " + records.file +
+                     (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; its ops: " + list);
+  }
+}
+
 }  // namespace
 
 int cmd_accuracy(const std::vector<std::string>& args) {
@@ -91,6 +106,7 @@ int cmd_accuracy(const std::vector<std::string>& args) {
   // Inputs are checked before any run: the records, the config with its overrides, the output.
   DeviceRecords records = load_device_records(records_file);
   if (records.rows.empty()) throw InputError(records_file, "", "no records, only the header line");
+  check_only_ops(only_ops, records);
   load_chip_config(config, sets);
   OutputDir outputs(out);  // created and probed now; accuracy.csv and skipped.csv land together
   // The records' runs: with --keep-runs in DIR/runs itself (each summary names its graph where

@@ -33,6 +33,10 @@ std::vector<std::string> split_csv(const std::string& line) {
   return out;
 }
 
+// The largest time a record may give, in microseconds (11.6 days): beyond it the error columns
+// overflow (1e308 made accuracy.csv's error -inf).
+constexpr double kMaxRecordUs = 1e12;
+
 const char* kRequired[] = {"id", "op", "cores", "rows", "cols", "measured_kernel_us"};
 
 std::string where(int line, const std::string& column) { return "line " + std::to_string(line) + ", column " + column; }
@@ -86,7 +90,8 @@ DeviceRecords load_device_records(const std::string& file) {
       throw InputError(file, where(r.line, "lx_planning"), "expected 0 or 1, got \"" + r.at("lx_planning") + "\"");
     record_int(f, r, "cols", 0);
     if (std::isnan(record_number(f, r, "measured_kernel_us")))
-      throw InputError(file, where(r.line, "measured_kernel_us"), "expected a number > 0, got an empty field");
+      throw InputError(file, where(r.line, "measured_kernel_us"), "expected a number in (0, 1e12], got an empty field");
+    record_number(f, r, "analytical_model_us");  // optional, read after the runs: checked now
   }
   return f;
 }
@@ -123,10 +128,10 @@ double record_number(const DeviceRecords& f, const DeviceRecord& r, const std::s
   try {
     std::size_t used = 0;
     double v = std::stod(s, &used);
-    if (used == s.size() && v > 0 && std::isfinite(v)) return v;
+    if (used == s.size() && v > 0 && v <= kMaxRecordUs) return v;
   } catch (const std::exception&) {
   }
-  throw InputError(f.file, where(r.line, column), "expected a number > 0, got \"" + s + "\"");
+  throw InputError(f.file, where(r.line, column), "expected a number in (0, 1e12], got \"" + s + "\"");
 }
 
 }  // namespace dfsim

@@ -1067,3 +1067,20 @@ TEST_CASE("bad input: sweep --only without a value lists every axis column", "[b
   expect_bad("sweep workloads/sweeps/lx_by_cores.json --only cores",
              {"--only cores: expected COLUMN=VALUE with one of the axis columns: cores core.lx.usable_bytes"});
 }
+
+// accuracy --only add,frob ran the adds and ignored frob; a measured time of 1e308 made
+// accuracy.csv's error -inf (0 and negative times were refused already).
+TEST_CASE("bad input: accuracy --only naming an op no record has, measured times out of range", "[bad][accuracy]") {
+  TempDir t("acc_values");
+  expect_bad("accuracy --only add,frob -o " + t.str() + "/o",
+             {"dfsim accuracy: --only: \"frob\" is not the op of any record in ", "its ops: add,add3,"});
+  const std::string head = "id,op,cores,rows,cols,measured_kernel_us,analytical_model_us\n";
+  for (const std::string& us : {"1e308", "0", "-5", "inf", "nan"}) {
+    std::string f = t.file("m.csv", head + "r1,add,1,64,64," + us + ",1\n");
+    expect_bad("accuracy -r " + f + " -o " + t.str() + "/o",
+               {f + ": line 2, column measured_kernel_us: expected a number in (0, 1e12], got \"" + us + "\""});
+  }
+  std::string f = t.file("a.csv", head + "r1,add,1,64,64,10,1e308\n");
+  expect_bad("accuracy -r " + f + " -o " + t.str() + "/o", {f + ": line 2, column analytical_model_us: expected a number in (0, 1e12]"});
+  CHECK_FALSE(fs::exists(t.path / "o"));
+}
