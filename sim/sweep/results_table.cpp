@@ -78,7 +78,10 @@ void write_results_jsonl(std::ostream& out, const SweepPlan& plan, const std::ve
   for (std::size_t i = 0; i < rows.size(); ++i) {
     std::string line;  // written by hand: members in column order
     auto add = [&](const std::string& key, const Json& v) {
-      line += (line.empty() ? "{" : ",") + Json(key).dump() + ":" + v.dump();
+      line += line.empty() ? '{' : ',';
+      line += Json(key).dump();
+      line += ':';
+      line += v.dump();
     };
     add("point", plan.spec.numbers[i]);
     for (std::size_t c = 0; c < plan.spec.columns.size(); ++c)
