@@ -49,6 +49,8 @@ namespace {
 
 std::vector<double> parse_rates(const std::string& s) {
   std::vector<double> out;
+  if (!s.empty() && s.back() == ',')  // (getline drops an empty last field)
+    throw UsageError("--rate: expected requests/s in (0, 1e6] (or a list 1,2,4), got \"" + s + "\"");
   std::stringstream ss(s);
   for (std::string f; std::getline(ss, f, ',');) {
     char* end = nullptr;
@@ -66,6 +68,8 @@ std::vector<double> parse_rates(const std::string& s) {
 
 std::vector<int> parse_int_list(const std::string& s, const std::string& option) {
   std::vector<int> out;
+  if (!s.empty() && s.back() == ',')  // (getline drops an empty last field)
+    throw UsageError(option + ": expected ascending integers in [1, 4096], got \"" + s + "\"");
   std::stringstream ss(s);
   for (std::string f; std::getline(ss, f, ',');) {
     char* end = nullptr;

@@ -647,6 +647,7 @@ TEST_CASE("bad input: serve request files", "[bad][serve]") {
   // A rate given twice wrote into one DIR/rate-1/ twice (exit 1, half a sweep); a burstiness
   // with Poisson arrivals or a trace was ignored.
   expect_bad(kServe + "--rate 1,1.0 -n 5", {"--rate", "given twice"});
+  expect_bad(kServe + "--rate 1, -n 5", {"--rate", "got \"1,\""});  // a trailing comma was dropped silently
   expect_bad(kServe + "--rate 1e300", {"--rate", "(0, 1e6]"});
   expect_bad(kServe + "--rate 1 --arrival poisson --burstiness 0.2", {"--burstiness 0.2 needs --arrival gamma"});
   expect_bad(kServe + "--requests " + t.file("j.csv", "arrival_ms,prompt_tokens,output_tokens\n0,10,5\n") + " --burstiness 0.5",
