@@ -339,8 +339,8 @@ class MatmulEmitter {
 
 // How often a tile shared by `sharers` cores is loaded, one multicast per group of `reach`.
 std::string loads_text(int sharers, int reach) {
-  if (reach <= 0 || sharers <= reach) return "once";
-  return fmt::format("{} times (once per {} cores, ring.multicast_max_cores)", (sharers + reach - 1) / reach, reach);
+  if (multicast_loads(sharers, reach) == 1) return "once";
+  return fmt::format("{} times (once per {} cores, ring.multicast_max_cores)", multicast_loads(sharers, reach), reach);
 }
 
 std::string split_text(const MatmulPlan& plan, int cores) {

@@ -39,9 +39,6 @@ std::uint64_t span(const StoredMatrix& m, std::int64_t bshare, std::int64_t rows
 }
 
 
-// Groups of at most `reach` sharers one multicast reaches, for `sharers` cores (0: no limit).
-int multicast_loads(int sharers, int reach) { return reach > 0 ? (sharers + reach - 1) / reach : 1; }
-
 // The busiest memory port's inbound or outbound bytes. Each core reaches memory through the
 // port of its ring half (Ring::memory_port: port = core x ports / stops), and a multicast
 // crosses the port of every half its sharers sit in; cores numbered as lower_matmul's core_of.
@@ -136,6 +133,8 @@ double in_flight_ns(double bytes, double request, int outstanding) {
 }
 
 }  // namespace
+
+int multicast_loads(int sharers, int reach) { return reach > 0 ? (sharers + reach - 1) / reach : 1; }
 
 std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConfig& chip, const MatmulConstraints& c,
                                           int bsplit, int rows, int cols, int ksplit) {

@@ -55,6 +55,10 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
 // sticks along stick dims unless forced. nullopt: no plan fits.
 std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipConfig& chip, const MatmulConstraints& c);
 
+// How many multicast loads a tile shared by `sharers` cores takes when one reaches at most
+// `reach` of them (ring.multicast_max_cores; 0: no limit, one load).
+int multicast_loads(int sharers, int reach);
+
 // The address span one core's part of one operand may cover (a division that needs more is no
 // candidate: docs/compiler.md, work division).
 inline constexpr std::uint64_t kMaxSpanBytes = 256ull << 20;

@@ -10,6 +10,7 @@
 #include "sim/common/error.h"
 #include "sim/common/names.h"
 #include "sim/config/params.h"
+#include "sim/graph/size_limits.h"
 #include "sim/sweep/sweep_spec.h"
 
 namespace dfsim {
@@ -200,9 +201,8 @@ class Reader {
       }
       return;
     }
-    std::size_t n = 1;  // the product, saturating (a dozen axes of 1000 values overflow 64 bits)
-    for (const auto& l : lists)
-      n = n > std::numeric_limits<std::size_t>::max() / l.size() ? std::numeric_limits<std::size_t>::max() : n * l.size();
+    std::uint64_t n = 1;  // the product, saturating (a dozen axes of 1000 values overflow 64 bits)
+    for (const auto& l : lists) n = mul_sat(n, l.size());
     if (n > max_points_) too_many(n);
     // The first axis varies slowest, like nested loops written in file order.
     for (std::size_t p = 0; p < n; ++p) {
@@ -216,9 +216,9 @@ class Reader {
     }
   }
 
-  [[noreturn]] void too_many(std::size_t n) {
+  [[noreturn]] void too_many(std::uint64_t n) {
     root_.at("axes").fail("the sweep has " +
-                          (n == std::numeric_limits<std::size_t>::max() ? std::string("more than 2^64") : std::to_string(n)) +
+                          (n == std::numeric_limits<std::uint64_t>::max() ? std::string("more than 2^64") : std::to_string(n)) +
                           " points, more than the limit of " + std::to_string(max_points_) +
                           " (each is a simulation; split it into several sweep files)");
   }

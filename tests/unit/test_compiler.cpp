@@ -368,11 +368,18 @@ TEST_CASE("compiler: softmax chain sum then broadcast mul on 1 core") {
   }
 }
 
-TEST_CASE("compiler: sum over a leading dim splits a kept dim with strided loads") {
+// sum over dim 0 of x [rows, 256] fp16 into s [256] fp32.
+Json column_sum_graph(int rows) {
   Json j = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "colsum",
     "tensors": {"x": {"shape": [64, 256], "dtype": "fp16"}, "s": {"shape": [256], "dtype": "fp32"}},
     "inputs": ["x"], "outputs": ["s"],
     "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["s"], "attrs": {"dim": 0}}]})");
+  j["tensors"]["x"]["shape"][0] = rows;
+  return j;
+}
+
+TEST_CASE("compiler: sum over a leading dim splits a kept dim with strided loads") {
+  Json j = column_sum_graph(64);
   KernelGraph g = compile(j, 4);
   // 256 columns / 4 cores = 64 columns each: load 64 rows of 128 B, 512 B apart.
   const Access& rd = g.tasks[0].reads[0];
@@ -395,11 +402,7 @@ TEST_CASE("compiler: sum over a leading dim splits a kept dim with strided loads
 }
 
 TEST_CASE("compiler: a column sum whose rows do not fit LX carries stick-wide partials over row chunks") {
-  Json j = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "colsum",
-    "tensors": {"x": {"shape": [8192, 256], "dtype": "fp16"}, "s": {"shape": [256], "dtype": "fp32"}},
-    "inputs": ["x"], "outputs": ["s"],
-    "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["s"], "attrs": {"dim": 0}}]})");
-  KernelGraph g = compile(j, 4);
+  KernelGraph g = compile(column_sum_graph(8192), 4);
   // 64 columns per core: a stick-wide column of all 8192 rows is 1 MiB, over the 794 688-byte
   // tile budget. Rows per chunk: (794 688 - 2 x 256 B of fp32 partial) / 128 B = 6 204, so two
   // chunks of 4 096 rows, each a load of 4 096 runs of one whole stick (128 B, 512 B apart; the
@@ -427,9 +430,7 @@ TEST_CASE("compiler: a column sum whose rows do not fit LX carries stick-wide pa
   CHECK(all_equal(coverage(g, eg, "x", false), 1));  // every input byte read once
   CHECK(all_equal(coverage(g, eg, "s", true), 1));
   // Rows that fit keep the one-load tile (the case above).
-  Json fits = j;
-  fits["tensors"]["x"]["shape"] = Json::parse("[4096, 256]");
-  KernelGraph f = compile(fits, 4);
+  KernelGraph f = compile(column_sum_graph(4096), 4);
   CHECK(f.tasks[0].reads[0].rows == 4096);
   CHECK(f.tasks[0].reads[0].bytes == 128);
 }
