@@ -141,6 +141,7 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   if (std::any_of(planned.begin(), planned.end(), [](const auto& l) { return l.has_value(); })) {
     std::vector<std::optional<StickLayout>> layouts = planned;
     layouts.resize(g.buffers.size());
+    for (auto [made, like] : ctx.laid_out_like) layouts[static_cast<std::size_t>(made)] = layouts[static_cast<std::size_t>(like)];
     if (report) describe_layouts(g, layouts, ops.compile.hbm_layout.value_or("row_major"), *report);
     apply_stick_layout(g, layouts);
   }

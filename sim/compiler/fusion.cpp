@@ -37,6 +37,10 @@ int stored_intermediate(const OpGraph& g, const KernelPlan& k, const Op& next) {
   return -1;
 }
 
+// A matmul whose coarse tiles loop over K stores a partial output every iteration: an
+// epilogue cannot run on it, so none joins its kernel.
+bool k_loop(const Op& matmul) { return matmul.tiles.count("K") && matmul.tiles.at("K") > 1; }
+
 // Forced coarse tiles a fused kernel can run: none, or a loop over the dim the op's output is
 // divided along (lower_fused's coarse-tile loop, which the card's num_tiles_per_dim hint puts
 // around a whole chain). Tiles over another dim (a reduction's row chunks) keep the op's own
@@ -96,7 +100,7 @@ std::vector<KernelPlan> form_kernels(const OpGraph& g, const TensorUses& uses, i
       // The ops of a rowwise kernel run under one coarse-tile loop: the same tiles, or none.
       const bool same_tiles = head.tiles == op.tiles;
       const bool joins = stored >= 0 ? false
-                         : matmul ? op.tiles.empty() && !uses.read_elsewhere(last, oi) &&
+                         : matmul ? op.tiles.empty() && !k_loop(head) && !uses.read_elsewhere(last, oi) &&
                                         matmul_epilogue_ok(g, uses, head, epilogue, op)
                                   : same_tiles && joins_rowwise(g, uses, k, op, cores, tile_budget);
       if (joins) {

@@ -7,14 +7,17 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <stdexcept>
 
 #include "sim/common/error.h"
 #include "sim/compiler/compile_report.h"
 #include "sim/compiler/lowering.h"
+#include "sim/compiler/matmul_accumulate.h"
 #include "sim/compiler/matmul_epilogue.h"
 #include "sim/compiler/matmul_plan.h"
 #include "sim/compiler/spmd_merge.h"
+#include "sim/config/chip_config.h"
 #include "sim/graph/op_shapes.h"
 
 namespace dfsim {
@@ -317,12 +320,14 @@ class MatmulEmitter {
       t.reads.push_back(whole(cur[x], pat.total_bytes()));
       t.writes.push_back(hbm_slice(out_hbm_, pat, 0, CoreGroup{}));
       tasks.add(std::move(t));
+      last_stored_ = cur[x];
     }
     tasks.flush(ctx_.builder);
   }
 
  public:
-  int op_out_ = -1;  // the matmul's own output tensor
+  int op_out_ = -1;       // the matmul's own output tensor
+  int last_stored_ = -1;  // the LX buffer of the last output tile stored
 
  private:
   LowerContext& ctx_;
@@ -404,6 +409,14 @@ void describe(LowerContext& ctx, const std::string& kernel, const Op& op, const 
                                          (1 << 20)));
 }
 
+// The parts of K of a coarse-tile loop over K (compile.tiles {"K": T}, the card's
+// num_tiles_per_dim hint on the reduction dim): one part without one.
+std::vector<TileRange> k_parts(const MatmulProblem& p, const std::map<std::string, std::int64_t>& tiles) {
+  auto it = tiles.find("K");
+  const std::int64_t n = it == tiles.end() ? 1 : std::max<std::int64_t>(it->second, 1);
+  return split_even(p.K, (p.K + n - 1) / n);
+}
+
 }  // namespace
 
 void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, const std::vector<int>& epilogue) {
@@ -422,6 +435,7 @@ void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, co
   c.budget = ctx.budget;
   c.split = op.split;
   c.tiles = op.tiles;
+  c.tiles.erase("K");  // a loop over K runs its parts one after another (below)
   c.keep_invariant = g.compile.lx_planning > LxPlanning::none;
   for (const EpilogueStep& s : steps)
     if (s.operand >= 0 && !s.row_vector) c.extra_bytes_per_output += static_cast<double>(dtype_bytes(s.view.tensor->dtype, 1));
@@ -437,24 +451,86 @@ void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, co
       throw InputError(g.file, at, fmt::format("needs {} cores (the product of the split), the program has {}", product,
                                                ctx.cores));
   }
-  std::optional<MatmulPlan> plan = choose_matmul_plan(p, *ctx.chip, c);
-  if (!plan) {
-    // (Both limits named: which one failed depends on the division tried.)
-    const std::string limits = fmt::format("a core's part of each operand must span at most {} MiB of memory and its "
-                                           "smallest tile fit the {}-byte tile budget (docs/compiler.md, work division)",
-                                           kMaxSpanBytes >> 20, ctx.budget);
-    if (!op.split.empty())
-      throw InputError(g.file, at, fmt::format("cannot divide {} x [{}, {}] @ [{}, {}] that way: a part would be empty, or {}",
-                                               p.batches, p.M, p.K, p.K, p.N, limits));
-    throw InputError(g.file, "/ops/" + std::to_string(op.index),
-                     fmt::format("{}: no division of {} x [{}, {}] @ [{}, {}] over at most {} cores fits: {}", op.op, p.batches,
-                                 p.M, p.K, p.K, p.N, ctx.cores, limits));
-  }
+  // A coarse-tile loop over K runs each part of K as a matmul kernel of its own, one after
+  // another, as the card's loop body does: the part's product is stored, and from the second
+  // part on an elementwise pass adds it to the running sum, which round-trips HBM
+  // (docs/compiler.md, coarse tiles of a matmul).
+  const std::vector<TileRange> parts = k_parts(p, op.tiles);
   const OpTensor& out = g.tensors[static_cast<std::size_t>(stored)];
-  MatmulEmitter e(ctx, p, *plan, std::move(steps), out, ctx.hbm[static_cast<std::size_t>(stored)], kernel);
-  e.op_out_ = op.outputs[0];
-  e.emit();
-  describe(ctx, kernel, op, epilogue, p, *plan);
+  const int out_hbm = ctx.hbm[static_cast<std::size_t>(stored)];
+  std::map<std::int64_t, MatmulPlan> plans;  // by the part's K
+  std::optional<MatmulPlan> first_plan;
+  MatmulProblem first_problem;
+  double estimate_ns = 0;
+  int before = -1;  // the LX buffer of the last tile the iteration before stored
+  int sum = -1;     // the HBM buffer of the running sum
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const bool last = i + 1 == parts.size();
+    MatmulProblem q = parts.size() == 1 ? p : sub_problem(p, MatmulPart{0, p.batches, 0, p.M, 0, p.N, parts[i].begin, parts[i].size});
+    auto it = plans.find(q.K);
+    if (it == plans.end()) {
+      std::optional<MatmulPlan> plan = choose_matmul_plan(q, *ctx.chip, c);
+      if (!plan) {
+        // (Both limits named: which one failed depends on the division tried.)
+        const std::string limits = fmt::format("a core's part of each operand must span at most {} MiB of memory and its "
+                                               "smallest tile fit the {}-byte tile budget (docs/compiler.md, work division)",
+                                               kMaxSpanBytes >> 20, ctx.budget);
+        const std::string what = fmt::format("{} x [{}, {}] @ [{}, {}]{}", q.batches, q.M, q.K, q.K, q.N,
+                                             parts.size() > 1 ? " (one part of the coarse K loop)" : "");
+        if (!op.split.empty())
+          throw InputError(g.file, at, fmt::format("cannot divide {} that way: a part would be empty, or {}", what, limits));
+        throw InputError(g.file, "/ops/" + std::to_string(op.index),
+                         fmt::format("{}: no division of {} over at most {} cores fits: {}", op.op, what, ctx.cores, limits));
+      }
+      it = plans.emplace(q.K, *plan).first;
+    }
+    const MatmulPlan& plan = it->second;
+    if (!first_plan) {
+      first_plan = plan;
+      first_problem = q;
+    }
+    estimate_ns += plan.estimate_ns;
+    // Where this part's product goes: the output when it is the only part, the running sum's
+    // first value for the first part, else a buffer of its own that the accumulation reads.
+    auto scratch = [&](const char* what) {
+      const int b = ctx.builder.add_buffer(fmt::format("{}/i{}/{}", kernel, i, what), Space::hbm, out.bytes(), out.dtype);
+      ctx.laid_out_like.emplace_back(b, out_hbm);  // stored as the output is (the card's layout, when it has one)
+      return b;
+    };
+    const int product = parts.size() == 1 ? out_hbm : scratch(i == 0 ? "sum" : "product");
+    const auto first_buffer = ctx.builder.graph().buffers.size();
+    // The op's epilogue (linear's bias) runs on the last part's product.
+    MatmulEmitter e(ctx, q, plan, last ? steps : std::vector<EpilogueStep>{}, out, product,
+                    parts.size() == 1 ? kernel : fmt::format("{}/i{}", kernel, i));
+    e.op_out_ = op.outputs[0];
+    e.emit();
+    int stored_last = e.last_stored_;
+    if (i > 0) {
+      const int next = last ? out_hbm : scratch("sum");
+      stored_last = emit_accumulate(ctx, fmt::format("{}/i{}/accumulate", kernel, i), out, sum, product, next);
+      sum = next;
+    } else {
+      sum = product;
+    }
+    // Iteration i's buffers take over the space of the last tile iteration i - 1 stored: on
+    // each core, its loads start once that store is done (card.loop_iteration_ns later).
+    if (before >= 0)
+      for (std::size_t b = first_buffer; b < ctx.builder.graph().buffers.size(); ++b)
+        if (ctx.builder.graph().buffers[b].space == Space::lx) ctx.builder.set_after(static_cast<int>(b), before);
+    before = stored_last;
+  }
+  describe(ctx, kernel, op, epilogue, first_problem, *first_plan);
+  if (ctx.report && parts.size() > 1) {
+    KernelReport& rep = ctx.report->kernel(kernel);
+    // The parts' estimates, and the running sum's loads and stores at the memory's peak.
+    rep.estimate_ns = estimate_ns + static_cast<double>(3 * (parts.size() - 1) * out.bytes()) / ctx.chip->memory_peak_gbps();
+    rep.loops.insert(rep.loops.begin(),
+                     fmt::format("coarse tiles: K in {} parts, one after another on each core, each a matmul kernel of "
+                                 "its own (its division and tiles below are the first part's); from the second part on, "
+                                 "the part's product is stored, then loaded with the running sum, added and stored again "
+                                 "(the partial sums round-trip HBM)",
+                                 parts.size()));
+  }
 }
 
 }  // namespace dfsim

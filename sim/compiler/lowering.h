@@ -33,6 +33,10 @@ struct LowerContext {
   // Per HBM buffer, the card's stick layout the layout pass will store it in (compile.hbm_layout;
   // nullopt: row-major), for the lowerings' estimates (set by compile_ops).
   const std::vector<std::optional<StickLayout>>* layouts = nullptr;
+  // HBM buffers a lowering made that are stored like an op graph tensor's (a coarse K loop's
+  // partial sums, shaped like the output): (new buffer, the tensor's buffer). compile_ops lays
+  // them out alike.
+  std::vector<std::pair<int, int>> laid_out_like{};
 };
 
 // How a pointwise op or reduction divides one of its tensors over the cores: the tensor's

@@ -29,6 +29,32 @@ SlicePattern StoredMatrix::block(std::int64_t b, std::int64_t r, std::int64_t nr
   return transposed ? stored_block(b, c, nc, r, nr) : stored_block(b, r, nr, c, nc);
 }
 
+StoredMatrix sub_matrix(const StoredMatrix& m, std::int64_t b0, std::int64_t nb, std::int64_t r0, std::int64_t nr,
+                        std::int64_t c0, std::int64_t nc) {
+  StoredMatrix s = m;
+  const auto stride = static_cast<std::uint64_t>(m.row_stride ? m.row_stride : m.stored_cols());
+  const std::uint64_t origin = m.transposed ? static_cast<std::uint64_t>(c0) * stride + static_cast<std::uint64_t>(r0)
+                                            : static_cast<std::uint64_t>(r0) * stride + static_cast<std::uint64_t>(c0);
+  s.batch_elems.clear();
+  for (std::int64_t b = b0; b < b0 + nb; ++b) s.batch_elems.push_back(m.batch_elems[static_cast<std::size_t>(b)] + origin);
+  s.rows = nr;
+  s.cols = nc;
+  s.row_stride = static_cast<std::int64_t>(stride) == s.stored_cols() ? 0 : static_cast<std::int64_t>(stride);
+  return s;
+}
+
+MatmulProblem sub_problem(const MatmulProblem& p, const MatmulPart& r) {
+  MatmulProblem q = p;
+  q.batches = r.nb;
+  q.M = r.nm;
+  q.N = r.nn;
+  q.K = r.nk;
+  q.a = sub_matrix(p.a, r.b0, r.nb, r.m0, r.nm, r.k0, r.nk);
+  q.b = sub_matrix(p.b, r.b0, r.nb, r.k0, r.nk, r.n0, r.nn);
+  q.c = sub_matrix(p.c, r.b0, r.nb, r.m0, r.nm, r.n0, r.nn);
+  return q;
+}
+
 namespace {
 
 // Element strides of each dim of `shape` stored in device dim order `order` (stored_order):

@@ -39,6 +39,24 @@ std::string names_text(const std::vector<std::string>& names) {
 
 // Checks the keys of `m` (read from `v`) against the dims of `op`; d<i> values must not
 // exceed the dim's size.
+// The extent of a matmul dim B, M, N or K of `op` (matmul or linear: linear's leading dims are
+// rows of M).
+std::int64_t matmul_extent(const OpGraph& g, const Op& op, const std::string& dim) {
+  const Shape& out = g.tensors[static_cast<std::size_t>(op.outputs[0])].shape;
+  const Shape& a = g.tensors[static_cast<std::size_t>(op.inputs[0])].shape;
+  const std::size_t r = out.size();
+  const bool linear = op.op == "linear";
+  auto product = [](const Shape& s, std::size_t n) {
+    std::int64_t p = 1;
+    for (std::size_t i = 0; i < n; ++i) p *= s[i];
+    return p;
+  };
+  if (dim == "N") return out.back();
+  if (dim == "K") return linear || !op.transpose_a ? a.back() : a[a.size() - 2];
+  if (dim == "M") return linear ? product(out, r - 1) : out[r - 2];
+  return linear ? 1 : product(out, r - 2);  // B
+}
+
 void check_dim_map(const OpGraph& g, const Op& op, const std::map<std::string, std::int64_t>& m, const JsonView& v) {
   auto names = split_dim_names(g, op);
   // A reduction with keepdim names its reduced dim (size 1 in the output) by the input's size.
@@ -50,6 +68,9 @@ void check_dim_map(const OpGraph& g, const Op& op, const std::map<std::string, s
     if (k[0] == 'd' && val > out[static_cast<std::size_t>(it - names.begin())])
       v.at(k).fail(fmt::format("{} parts of {}, which has size {} in op {} ({})", val, k,
                                out[static_cast<std::size_t>(it - names.begin())], op.index, op.op));
+    if (find_op_info(op.op)->kind == OpKind::matmul && val > matmul_extent(g, op, k))
+      v.at(k).fail(fmt::format("{} parts of {}, which has size {} in op {} ({})", val, k, matmul_extent(g, op, k), op.index,
+                               op.op));
   }
 }
 

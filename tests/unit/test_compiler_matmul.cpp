@@ -1,5 +1,6 @@
 // Tests of the matmul family: batched matmul, transposed operands, linear, the work-division
 // plans, tile loops, epilogues, sdpa and the compile report.
+#include <limits>
 #include <set>
 #include <catch2/catch.hpp>
 
@@ -13,6 +14,7 @@
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
+#include "sim/runtime/simulation.h"
 #include "tests/unit/coverage.h"
 
 using namespace dfsim;
@@ -355,7 +357,7 @@ TEST_CASE("matmul family: a row-tiled matmul re-reads B per tile unless B stays 
   CHECK(macs(kept) == 1024u * 256 * 256);
   REQUIRE(report.kernels[0].lx_resident.size() >= 1);
   CHECK_THAT(report.kernels[0].lx_resident[0], Contains("loaded once for all 8 m tiles"));
-  // tiles {K: 4}: at least 4 k-steps per output tile.
+  // tiles {K: 4}: a coarse loop of 4 parts of K, one matmul kernel each (tested below).
   og.ops[0].tiles = {{"K", 4}};
   og.compile.lx_planning = LxPlanning::none;
   KernelGraph k4 = compile_ops(og, chip(1), 1);
@@ -487,6 +489,64 @@ TEST_CASE("sdpa: a causal mask skips the Lk tiles past the last query, about hal
   const double ratio = static_cast<double>(macs(causal)) / static_cast<double>(all);
   CHECK(ratio > 0.5);
   CHECK(ratio < 0.56);
+}
+
+TEST_CASE("matmul family: a coarse loop over K runs its parts one after another, their sums through HBM") {
+  // [256, 256] @ [256, 128] on 1 core with tiles {K: 4}: four parts of K = 64, each a matmul
+  // kernel of its own (the card's loop body). Part 0 stores its product as the running sum;
+  // parts 1-3 store their product, then load it and the sum before it, add, and store the new
+  // sum (the card's accumulate kernel), the last one into c. Conservation, with a = 128 KiB,
+  // b = 64 KiB and one output (256 x 128 fp16) = 64 KiB:
+  //   a and b are read once in all (each part reads its K slice): 128 + 64 KiB;
+  //   products: 4 stores of 64 KiB; sums: 3 stores of 64 KiB, 3 x 2 loads of 64 KiB.
+  Json j = matmul_graph("[256, 256]", "[256, 128]", "[256, 128]");
+  OpGraph og = read_op_graph(j, "w.json");
+  og.ops[0].tiles = {{"K", 4}};
+  CompileReport report;
+  KernelGraph g = compile_ops(og, chip(1), 1, &report);
+  const std::uint64_t out = 256u * 128 * 2;
+  CHECK(hbm_bytes(g, "load", "a") == 256u * 256 * 2);
+  CHECK(hbm_bytes(g, "load", "b") == 256u * 128 * 2);
+  CHECK(hbm_bytes(g, "store") == 4 * out + 3 * out);
+  CHECK(hbm_bytes(g, "store", "c") == out);
+  CHECK(hbm_bytes(g, "load") == 256u * 256 * 2 + 256u * 128 * 2 + 6 * out);
+  CHECK(macs(g) == 256u * 256 * 128);
+  // Each part's SFP adds the two 256 x 128 tiles once: 3 adds of 32 768 elements.
+  std::uint64_t adds = 0;
+  for (const auto& task : g.tasks) adds += task.unit == UnitKind::sfp && task.op == "add" ? task.elements : 0;
+  CHECK(adds == 3u * 256 * 128);
+  // Part i + 1's LX buffers take over the space of the last tile part i stored: its loads wait
+  // for that store (Buffer::after), so the parts do not overlap.
+  int linked = 0;
+  for (const Buffer& b : g.buffers) {
+    if (b.space != Space::lx || b.name.find("/i0/") != std::string::npos) continue;
+    REQUIRE(b.after >= 0);
+    const std::string& prev = g.buffers[static_cast<std::size_t>(b.after)].name;
+    const auto part = b.name.substr(b.name.find("/i") + 2, 1);
+    CHECK(prev.find("/i" + std::to_string(std::stoi(part) - 1) + "/") != std::string::npos);
+    ++linked;
+  }
+  CHECK(linked > 0);
+  REQUIRE(report.kernels.size() == 1);
+  CHECK_THAT(report.kernels[0].loops[0], Contains("K in 4 parts"));
+  // In time: part i + 1's first task starts at least card.loop_iteration_ns after the last of
+  // part i ends (its last store: the last tile's buffer is released then).
+  ChipConfig cfg = chip(1);
+  cfg.loop_iteration_ns = 688;
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  REQUIRE(sim.run().ok());
+  std::vector<Tick> first(4, std::numeric_limits<Tick>::max()), last(4, 0);
+  for (std::size_t i = 0; i < x.instances.size(); ++i) {
+    const std::string& name = g.tasks[static_cast<std::size_t>(x.instances[i].task)].name;
+    const auto at = name.find("/i");
+    REQUIRE(at != std::string::npos);
+    const auto part = static_cast<std::size_t>(name[at + 2] - '0');
+    const TaskRecord& r = sim.recorder().tasks()[i];
+    first[part] = std::min(first[part], r.start);
+    last[part] = std::max(last[part], r.end);
+  }
+  for (std::size_t part = 1; part < 4; ++part) CHECK(first[part] >= last[part - 1] + ns_to_ticks(cfg.loop_iteration_ns));
 }
 
 TEST_CASE("compile report: explain lists the kernel's split, loops, bytes and warnings") {

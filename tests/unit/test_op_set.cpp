@@ -150,6 +150,16 @@ TEST_CASE("op set: rejections of the transformer ops name the file and the JSON 
     fails(j, "w.json: /ops/0/compile/split/d2: unknown dim \"d2\" for softmax, expected one of d0, d1");
     j["ops"][0]["compile"] = {{"tiles", {{"d0", 8}}}};
     fails(j, "w.json: /ops/0/compile/tiles/d0: 8 parts of d0, which has size 4 in op 0 (softmax)");
+    // A matmul's dims too: [2, 4, 16] @ [16, 8] has B 2, M 4, N 8, K 16.
+    Json mm = graph({{"a", fp16({2, 4, 16})}, {"b", fp16({16, 8})}, {"c", fp16({2, 4, 8})}},
+                    {{"op", "matmul"}, {"inputs", {"a", "b"}}, {"outputs", {"c"}}, {"compile", {{"tiles", {{"K", 17}}}}}});
+    fails(mm, "w.json: /ops/0/compile/tiles/K: 17 parts of K, which has size 16 in op 0 (matmul)");
+    mm["ops"][0]["compile"] = {{"split", {{"B", 3}}}};
+    fails(mm, "w.json: /ops/0/compile/split/B: 3 parts of B, which has size 2 in op 0 (matmul)");
+    mm["ops"][0]["compile"] = {{"tiles", {{"M", 5}}}};
+    fails(mm, "w.json: /ops/0/compile/tiles/M: 5 parts of M, which has size 4 in op 0 (matmul)");
+    mm["ops"][0]["compile"] = {{"tiles", {{"N", 8}, {"K", 16}}}};
+    CHECK_NOTHROW(read_op_graph(mm, "w.json"));
     j["ops"][0]["compile"] = {{"fuse", 1}};
     fails(j, "w.json: /ops/0/compile/fuse: expected true or false, got an integer");
     j["ops"][0].erase("compile");
