@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <stdexcept>
 
 #include "sim/common/error.h"

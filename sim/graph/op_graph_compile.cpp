@@ -37,8 +37,6 @@ std::string names_text(const std::vector<std::string>& names) {
   return s;
 }
 
-// Checks the keys of `m` (read from `v`) against the dims of `op`; d<i> values must not
-// exceed the dim's size.
 // The extent of a matmul dim B, M, N or K of `op` (matmul or linear: linear's leading dims are
 // rows of M).
 std::int64_t matmul_extent(const OpGraph& g, const Op& op, const std::string& dim) {
@@ -57,6 +55,8 @@ std::int64_t matmul_extent(const OpGraph& g, const Op& op, const std::string& di
   return linear ? 1 : product(out, r - 2);  // B
 }
 
+// Checks the keys of `m` (read from `v`) against the dims of `op`; values must not exceed the
+// dim's size (d<i>, and a matmul's B, M, N, K).
 void check_dim_map(const OpGraph& g, const Op& op, const std::map<std::string, std::int64_t>& m, const JsonView& v) {
   auto names = split_dim_names(g, op);
   // A reduction with keepdim names its reduced dim (size 1 in the output) by the input's size.
