@@ -12,7 +12,8 @@ workloads" table; the 4096^3 trace size in docs/outputs.md; the simulated time q
 workload descriptions ("~N us simulated"); the PT dataflow of configs/spyre.json in docs/config.md;
 the model report of a two-layer Llama-3.1-8B decode step in docs/outputs.md; the waiting slice
 of the shipped placement in docs/placement.md; the per-category table of docs/accuracy.md ("Where
-it stands") and README's overall RMS error, against `dfsim accuracy`.
+it stands") and README's overall RMS error, against `dfsim accuracy`; README's reading of the
+cost-model notes' records, against `dfsim accuracy --records workloads/device-records/cost-model-notes.csv`.
 """
 import json
 import os
@@ -189,6 +190,14 @@ for cat, quoted in rows.items():
     check(f"docs/accuracy.md: {cat} (records, RMS %, mean %, Spearman)", quoted, runs.get(cat))
 m = re.search(r"the RMS error is (\d+) %", open("README.md").read())
 check("README.md: the overall RMS error", m.group(1) if m else None, f"{float(runs['all'][1]):.0f}" if "all" in runs else None)
+
+# 9. README's reading of the cost-model notes' records (all, matmul and bmm RMS %), against
+# `dfsim accuracy --records workloads/device-records/cost-model-notes.csv`.
+out = run("accuracy", "--records", "workloads/device-records/cost-model-notes.csv", "--jobs", "2", "-q", "-o", f"{tmp}/notes")
+runs = {m.group(1): f"{float(m.group(2)):.0f}" for m in re.finditer(r"^(\w+) +\d+ +([\d.]+) ", out, re.M)}
+m = re.search(r"it is at\s+(\d+) % \(matmul (\d+) %, bmm (\d+) %\)", open("README.md").read())
+check("README.md: the cost-model notes' records (all, matmul, bmm RMS %)", list(m.groups()) if m else None,
+      [runs.get("all"), runs.get("matmul"), runs.get("bmm")])
 
 subprocess.run(["rm", "-rf", tmp])
 for f in failures:
