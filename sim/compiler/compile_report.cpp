@@ -18,6 +18,21 @@ KernelReport& CompileReport::kernel(const std::string& name) {
   return kernels.back();
 }
 
+namespace {
+
+// A buffer of one coarse-loop iteration ("<kernel>/i3/sum") under the name of them all
+// ("<kernel>/i*/sum"), so that a loop of many iterations is one line of the report.
+std::string iterations_as_one(const std::string& name) {
+  for (std::size_t at = name.find("/i"); at != std::string::npos; at = name.find("/i", at + 1)) {
+    std::size_t end = at + 2;
+    while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+    if (end > at + 2 && end < name.size() && name[end] == '/') return name.substr(0, at + 2) + "*" + name.substr(end);
+  }
+  return name;
+}
+
+}  // namespace
+
 void CompileReport::measure(const KernelGraph& g, const ChipConfig& chip) {
   std::vector<KernelReport> ordered;
   for (const Kernel& k : g.kernels) {
@@ -35,7 +50,7 @@ void CompileReport::measure(const KernelGraph& g, const ChipConfig& chip) {
         for (const Access& a : *side) {
           const Buffer& b = g.buffers[static_cast<std::size_t>(a.buffer)];
           if (b.space != Space::hbm) continue;
-          r.offchip_bytes[b.name] += a.total_bytes() * n;
+          r.offchip_bytes[iterations_as_one(b.name)] += a.total_bytes() * n;
           bytes += a.total_bytes() * n;
         }
     }

@@ -529,6 +529,11 @@ TEST_CASE("matmul family: a coarse loop over K runs its parts one after another,
   CHECK(linked > 0);
   REQUIRE(report.kernels.size() == 1);
   CHECK_THAT(report.kernels[0].loops[0], Contains("K in 4 parts"));
+  // The report counts the parts' buffers as one: 3 products and 3 running sums, each stored once
+  // and loaded once.
+  CHECK(report.kernels[0].offchip_bytes.at("matmul_c/i*/product") == 6 * out);
+  CHECK(report.kernels[0].offchip_bytes.at("matmul_c/i*/sum") == 6 * out);
+  CHECK(report.kernels[0].offchip_bytes.at("c") == out);
   // In time: part i + 1's first task starts at least card.loop_iteration_ns after the last of
   // part i ends (its last store: the last tile's buffer is released then).
   ChipConfig cfg = chip(1);
