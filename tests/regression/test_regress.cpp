@@ -381,7 +381,7 @@ TEST_CASE("accuracy: the RMS error of the records of torch-spyre's cost-model no
 TEST_CASE("validate: the shipped suites check, a bad one exits 2 with its JSON path", "[regress]") {
   Result ok = dfsim("validate tests/regression/workloads-spyre.suite.json tests/regression/workloads-small.suite.json");
   CHECK(ok.code == 0);
-  CHECK_THAT(ok.out, Contains("tests/regression/workloads-spyre.suite.json: ok (dfsim.suite, 16 cases)"));
+  CHECK_THAT(ok.out, Contains("tests/regression/workloads-spyre.suite.json: ok (dfsim.suite, 17 cases)"));
   TempDir d("validate");
   ojson s = small_suite();
   s["cases"][1]["name"] = "add";
