@@ -35,7 +35,8 @@ struct MatmulPlan {
 };
 
 // What constrains the plan besides the shape: the cores, the tile budget, forced splits
-// (names B, M, N, K), tiles (M or K: at least that many sequential tiles of the dim), whether
+// (names B, M, N, K), tiles (M or K: at least that many sequential tiles of the dim; lower_matmul
+// runs a coarse loop over K as kernels of its own and passes M only), whether
 // loop-invariant operands may stay in LX (B across m tiles, a batch-broadcast A across
 // batches), extra off-chip bytes per output element (epilogue operands).
 struct MatmulConstraints {
