@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "sim/config/chip_config.h"
 #include "sim/graph/kernel_graph.h"
@@ -35,6 +36,7 @@ std::string iterations_as_one(const std::string& name) {
 
 void CompileReport::measure(const KernelGraph& g, const ChipConfig& chip) {
   std::vector<KernelReport> ordered;
+  std::unordered_map<int, std::string> shown;  // an HBM buffer's name in the report, on first use
   for (const Kernel& k : g.kernels) {
     KernelReport r = kernel(k.name);
     r.offchip_bytes.clear();
@@ -50,7 +52,9 @@ void CompileReport::measure(const KernelGraph& g, const ChipConfig& chip) {
         for (const Access& a : *side) {
           const Buffer& b = g.buffers[static_cast<std::size_t>(a.buffer)];
           if (b.space != Space::hbm) continue;
-          r.offchip_bytes[iterations_as_one(b.name)] += a.total_bytes() * n;
+          auto [name, fresh] = shown.try_emplace(a.buffer);
+          if (fresh) name->second = iterations_as_one(b.name);
+          r.offchip_bytes[name->second] += a.total_bytes() * n;
           bytes += a.total_bytes() * n;
         }
     }
