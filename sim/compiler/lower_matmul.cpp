@@ -465,7 +465,7 @@ void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, co
   int sum = -1;     // the HBM buffer of the running sum
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const bool last = i + 1 == parts.size();
-    MatmulProblem q = parts.size() == 1 ? p : sub_problem(p, MatmulPart{0, p.batches, 0, p.M, 0, p.N, parts[i].begin, parts[i].size});
+    MatmulProblem q = parts.size() == 1 ? p : k_part(p, parts[i].begin, parts[i].size);
     auto it = plans.find(q.K);
     if (it == plans.end()) {
       std::optional<MatmulPlan> plan = choose_matmul_plan(q, *ctx.chip, c);

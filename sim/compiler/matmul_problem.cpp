@@ -43,15 +43,11 @@ StoredMatrix sub_matrix(const StoredMatrix& m, std::int64_t b0, std::int64_t nb,
   return s;
 }
 
-MatmulProblem sub_problem(const MatmulProblem& p, const MatmulPart& r) {
+MatmulProblem k_part(const MatmulProblem& p, std::int64_t k0, std::int64_t nk) {
   MatmulProblem q = p;
-  q.batches = r.nb;
-  q.M = r.nm;
-  q.N = r.nn;
-  q.K = r.nk;
-  q.a = sub_matrix(p.a, r.b0, r.nb, r.m0, r.nm, r.k0, r.nk);
-  q.b = sub_matrix(p.b, r.b0, r.nb, r.k0, r.nk, r.n0, r.nn);
-  q.c = sub_matrix(p.c, r.b0, r.nb, r.m0, r.nm, r.n0, r.nn);
+  q.K = nk;
+  q.a = sub_matrix(p.a, 0, p.batches, 0, p.M, k0, nk);
+  q.b = sub_matrix(p.b, 0, p.batches, k0, nk, 0, p.N);
   return q;
 }
 

@@ -40,18 +40,13 @@ struct MatmulProblem {
   std::uint64_t macs() const { return static_cast<std::uint64_t>(batches * M * N * K); }
 };
 
-// A part of a matmul problem: batches [b0, b0 + nb), rows [m0, m0 + nm) of A and C, columns
-// [n0, n0 + nn) of B and C, and [k0, k0 + nk) of K.
-struct MatmulPart {
-  std::int64_t b0 = 0, nb = 0, m0 = 0, nm = 0, n0 = 0, nn = 0, k0 = 0, nk = 0;
-};
-
 // Logical rows [r0, r0 + nr) x cols [c0, c0 + nc) of batches [b0, b0 + nb) of `m` as a matrix of
 // its own: the same bytes, addressed from the part's first element with the whole's row stride.
 StoredMatrix sub_matrix(const StoredMatrix& m, std::int64_t b0, std::int64_t nb, std::int64_t r0, std::int64_t nr,
                         std::int64_t c0, std::int64_t nc);
-// The problem of part `r` of `p` (one iteration of a coarse-tile loop): its A, B and C parts.
-MatmulProblem sub_problem(const MatmulProblem& p, const MatmulPart& r);
+// The problem of K's part [k0, k0 + nk) of `p` (one iteration of a coarse loop over K): A's
+// columns and B's rows of that part, all of C.
+MatmulProblem k_part(const MatmulProblem& p, std::int64_t k0, std::int64_t nk);
 
 // matmul or linear. A shared B ([..., M, K] @ [K, N], linear) folds the batch into M. A
 // tensor with a device layout (compile.layouts: dim order, the last the stick dim) is read with
