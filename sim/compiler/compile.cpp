@@ -13,6 +13,7 @@
 #include "sim/compiler/hbm_layout.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/residency.h"
+#include "sim/compiler/sparse_outputs.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_shapes.h"
@@ -98,16 +99,21 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   ctx.report = report;
   ctx.uses = &uses;
   std::vector<int> alias = hbm_aliases(ops, ctx.stick_bytes);
+  ctx.sparse = stick_sparse_tensors(ops, uses, kernels, residency, alias, cores, usable / 2, ctx.stick_bytes);
   ctx.hbm.assign(ops.tensors.size(), -1);
   for (std::size_t t = 0; t < ops.tensors.size(); ++t) {
     const OpTensor& x = ops.tensors[t];
-    if (alias[t] < 0) ctx.hbm[t] = builder.add_buffer(x.name, Space::hbm, x.bytes(), x.dtype, ops.is_input(static_cast<int>(t)));
+    const std::uint64_t scale = ctx.sparse[t] ? sparse_scale(x.dtype, ctx.stick_bytes) : 1;
+    if (alias[t] < 0)
+      ctx.hbm[t] = builder.add_buffer(x.name, Space::hbm, x.bytes() * scale, x.dtype, ops.is_input(static_cast<int>(t)));
     std::uint64_t kept = residency.kept_bytes[t];
     ctx.lx.push_back(kept ? builder.add_buffer(x.name + "@lx", Space::lx, kept, x.dtype) : -1);
   }
   for (std::size_t t = 0; t < ops.tensors.size(); ++t)
     if (alias[t] >= 0) ctx.hbm[t] = ctx.hbm[static_cast<std::size_t>(alias[t])];
-  const std::vector<std::optional<StickLayout>> planned = planned_layouts(ops, uses, ctx.hbm, alias, ctx.stick_bytes);
+  std::vector<std::optional<StickLayout>> planned = planned_layouts(ops, uses, ctx.hbm, alias, ctx.stick_bytes);
+  for (std::size_t t = 0; t < ops.tensors.size(); ++t)  // a sparse tensor's sticks are its own layout
+    if (ctx.sparse[t] && static_cast<std::size_t>(ctx.hbm[t]) < planned.size()) planned[static_cast<std::size_t>(ctx.hbm[t])].reset();
   ctx.layouts = &planned;
   std::vector<bool> cloned = residency.cloned;  // still to load
   for (const KernelPlan& k : kernels) {
@@ -128,6 +134,12 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
     else if (k.ops.size() > 1) lower_fused(ctx, k.ops, kernel);
     else lowering_for(find_op_info(op.op)->kind)(ctx, op, kernel);
     if (report && !k.not_fused.empty()) report->kernel(kernel).warnings.push_back(k.not_fused);
+    if (report)
+      for (int oi : k.ops)
+        if (int t = ops.ops[static_cast<std::size_t>(oi)].outputs[0]; ctx.sparse[static_cast<std::size_t>(t)])
+          report->kernel(kernel).layout = ops.tensors[static_cast<std::size_t>(t)].name +
+                                          " stick-sparse: one " + std::to_string(ctx.stick_bytes) +
+                                          "-byte stick per element, as the card stores a reduction over the stick dim";
     if (report && report->kernel(kernel).ops.empty())
       for (int oi : k.ops) {
         const Op& o = ops.ops[static_cast<std::size_t>(oi)];

@@ -187,8 +187,8 @@ void describe_layouts(const KernelGraph& g, const std::vector<std::optional<Stic
     if (names.empty()) continue;
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    report.kernel(k.name).layout =
-        list + " in the card's stick layout (hbm_layout \"" + mode + "\")";
+    std::string& layout = report.kernel(k.name).layout;
+    layout += (layout.empty() ? "" : "; ") + list + " in the card's stick layout (hbm_layout \"" + mode + "\")";
   }
 }
 

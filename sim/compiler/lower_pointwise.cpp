@@ -8,6 +8,7 @@
 #include "sim/common/error.h"
 #include "sim/compiler/hbm_layout.h"
 #include "sim/compiler/lowering.h"
+#include "sim/compiler/sparse_outputs.h"
 #include "sim/compiler/tiling.h"
 #include "sim/graph/op_shapes.h"
 
@@ -143,6 +144,12 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
   if (reduction && lower_column_chunks(ctx, op, kernel)) return;
   if (!op.tiles.empty() || find_op_info(op.op)->kind == OpKind::normalize) return lower_rowwise(ctx, op, kernel);
   PointwisePlan p = plan_pointwise(g, op, ctx.cores);
+  // A tensor stored stick-sparse moves and sits in LX as whole sticks, one per element.
+  auto sparse = [&](OperandSlicer& s, int t) {
+    if (!ctx.sparse.empty() && ctx.sparse[static_cast<std::size_t>(t)]) s.scale = sparse_scale(s.tensor->dtype, ctx.stick_bytes);
+  };
+  sparse(p.out, op.outputs[0]);
+  for (std::size_t i = 0; i < p.in.size(); ++i) sparse(p.in[i], op.inputs[i]);
   // A tile's LX: a buffer per operand, except those kept in LX (they have their own space).
   std::uint64_t unit = 0, fixed = 0;
   auto count = [&](const OperandSlicer& s, int tensor) {
@@ -240,6 +247,14 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
       }
       int lx_out = ctx.builder.add_buffer(prefix + "/" + out.name, Space::lx, osp.total_bytes(), out.dtype);
       compute.writes.push_back(whole(lx_out, osp.total_bytes()));
+      if (p.out.scale > 1 && osp.elements > 1) {
+        // Stick-sparse: each result into a stick of its own (what the SFP writes, and how it
+        // counts the rows it reduces); the store moves the whole sticks.
+        Access& w = compute.writes.back();
+        w.bytes = dtype_bytes(out.dtype, 1);
+        w.rows = osp.elements;
+        w.stride = w.bytes * p.out.scale;
+      }
       ctx.builder.add_task(std::move(compute));
       emit_store(ctx, prefix + "/store_" + out.name, lx_out, ctx.hbm[op.outputs[0]], out.dtype, osp,
                  p.out.unit_offset(), grp);

@@ -37,6 +37,9 @@ struct LowerContext {
   // partial sums, shaped like the output): (new buffer, the tensor's buffer). compile_ops lays
   // them out alike.
   std::vector<std::pair<int, int>> laid_out_like{};
+  // Per op graph tensor: stored stick-sparse, a stick per element (sparse_outputs.h; set by
+  // compile_ops; empty: none). Only the pointwise lowering meets such a tensor.
+  std::vector<bool> sparse{};
 };
 
 // How a pointwise op or reduction divides one of its tensors over the cores: the tensor's

@@ -11,7 +11,7 @@ SlicePattern OperandSlicer::slice(std::int64_t begin, std::int64_t len) const {
   SlicePattern p;
   if (dim < 0) {
     p.elements = tensor->elements();
-    p.bytes = tensor->bytes();
+    p.bytes = tensor->bytes() * scale;
     return p;
   }
   auto d = static_cast<std::size_t>(dim);
@@ -28,17 +28,21 @@ SlicePattern OperandSlicer::slice(std::int64_t begin, std::int64_t len) const {
     p.bytes = dtype_bytes(dt, n * inner);
     p.stride = dtype_bytes(dt, extent * inner);
   }
+  p.offset *= scale;
+  p.bytes *= scale;
+  p.stride *= scale;
   return p;
 }
 
 std::uint64_t OperandSlicer::unit_offset() const {
   if (!follows_split()) return 0;
-  return dtype_bytes(tensor->dtype, dims_product(tensor->shape, dim + 1, tensor->shape.size()));
+  return dtype_bytes(tensor->dtype, dims_product(tensor->shape, dim + 1, tensor->shape.size())) * scale;
 }
 
 std::uint64_t OperandSlicer::unit_bytes() const {
   if (!follows_split()) return 0;
-  return dtype_bytes(tensor->dtype, dims_product(tensor->shape, 0, dim) * dims_product(tensor->shape, dim + 1, tensor->shape.size()));
+  return dtype_bytes(tensor->dtype, dims_product(tensor->shape, 0, dim) * dims_product(tensor->shape, dim + 1, tensor->shape.size())) *
+         scale;
 }
 
 std::uint64_t OperandSlicer::fixed_bytes() const {

@@ -20,6 +20,9 @@ struct OperandSlicer {
   const OpTensor* tensor = nullptr;
   int dim = -1;            // tensor dim that follows the split; -1: whole tensor each tile
   bool pinned = false;     // dim has size 1 and is broadcast: always index 0
+  // Bytes of memory per byte of the dense tensor: 1, or a stick per element for a tensor
+  // stored stick-sparse (sparse_outputs.h). Scales every pattern and size below.
+  std::uint64_t scale = 1;
 
   bool follows_split() const { return dim >= 0 && !pinned; }
   // Pattern of units [begin, begin+len) of the split dimension.

@@ -362,9 +362,12 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // multicast_max_cores; more sharers, one load per group of 8): matmul 15.8 -> 14.0 (mmwd
   // 2048x1024x8192 2 x 16 -29.8 -> -13.4 %, 1024x2048x2048 16 x 2 -22.3 -> -14.0 %), bmm 41.4 ->
   // 40.9 (bmm_wd_3d2d on the compiler's own grids -16.2, -22.6 -> +2.5, -1.2 %), all 22.0 -> 21.6.
-  check_pins(r.out, {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 16.9},
+  // 2026-12-06: a reduction over the stick dim stores a 128-B stick per result (the records'
+  // hbm_bytes count them): reduction 16.9 -> 14.9 (amax 8192x1024 -20.4 -> -13.1 %, 16384x2048
+  // -23.9 -> -20.2 %, sumrow 8192x2048 -17.1 -> -13.3 %), all 21.6 -> 21.5.
+  check_pins(r.out, {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 14.9},
                      {"transport", 11, 16.9}, {"softmax", 10, 11.1}, {"matmul", 23, 14.0},
-                     {"bmm", 22, 40.9}, {"all", 110, 21.6}});
+                     {"bmm", 22, 40.9}, {"all", 110, 21.5}});
 }
 
 // The coarse-tiled matmuls of torch-spyre's published cost-model notes

@@ -265,6 +265,55 @@ TEST_CASE("compiler: small shares and column reductions are not pipelined") {
   CHECK(rows.tasks[1].op == "sum");
 }
 
+TEST_CASE("compiler: a reduction over the stick dim stores a stick per result through HBM") {
+  auto graph = [](int dim, const std::string& out, bool fuse_chain) {
+    Json j = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "r",
+        "tensors": {"x": {"shape": [4096, 2048], "dtype": "fp16"}},
+        "inputs": ["x"], "outputs": ["y"], "compile": {"lx_planning": false}})");
+    j["tensors"]["y"] = {{"shape", Json::parse(out)}, {"dtype", "fp16"}};
+    j["ops"] = Json::array({Json{{"op", "sum"}, {"inputs", {"x"}}, {"outputs", {"y"}}, {"attrs", {{"dim", dim}}}}});
+    if (fuse_chain) {  // y = sum(x, keepdim) feeds z = x * y, fused into one kernel
+      j["ops"][0]["attrs"]["keepdim"] = true;
+      j["tensors"]["z"] = {{"shape", {4096, 2048}}, {"dtype", "fp16"}};
+      j["ops"].push_back(Json{{"op", "mul"}, {"inputs", {"x", "y"}}, {"outputs", {"z"}}});
+      j["outputs"] = {"z"};
+    }
+    return j;
+  };
+  SECTION("row sums: 4096 results, a 128-B stick each (512 KiB, not 8 KiB)") {
+    KernelGraph g = compile(graph(-1, "[4096]", false), 32);
+    CHECK(g.buffers[static_cast<std::size_t>(g.find_buffer("y"))].bytes == 4096u * 128);
+    CHECK(dma_bytes(g, "load") == 4096u * 2048 * 2);
+    CHECK(dma_bytes(g, "store") == 4096u * 128);
+    // Each SFP sum writes its tile's results one per stick: 2-byte runs 128 B apart, one row
+    // per result (what the SFP counts as the rows of its cross-lane reduction).
+    std::uint64_t results = 0;
+    for (const Task& t : g.tasks)
+      if (t.op == "sum") {
+        REQUIRE(t.writes.size() == 1);
+        CHECK(t.writes[0].bytes == 2);
+        CHECK(t.writes[0].stride == 128);
+        CHECK(t.elements == t.writes[0].rows * 2048);
+        results += t.writes[0].rows * static_cast<std::uint64_t>(t.core_count);
+      }
+    CHECK(results == 4096);
+    ExpandedGraph eg = expand_graph(g, chip());
+    CHECK(all_equal(coverage(g, eg, "y", true), 1));  // every stick stored once
+    check_tile_budget(g, 1589376 / 2);
+  }
+  SECTION("a column sum keeps its dense bytes: its results run along the stick dim") {
+    KernelGraph g = compile(graph(0, "[2048]", false), 32);
+    CHECK(g.buffers[static_cast<std::size_t>(g.find_buffer("y"))].bytes == 2048u * 2);
+    CHECK(dma_bytes(g, "store") == 2048u * 2);
+  }
+  SECTION("fused with its reader, the row sums never reach HBM") {
+    KernelGraph g = compile(graph(-1, "[4096, 1]", true), 32);
+    REQUIRE(g.kernels.size() == 1);
+    CHECK(g.buffers[static_cast<std::size_t>(g.find_buffer("y"))].bytes == 4096u * 2);
+    CHECK(dma_bytes(g, "store") == 4096u * 2048 * 2);  // z only
+  }
+}
+
 TEST_CASE("compiler: a smaller LX splits each core's share into tiles") {
   // Budget 98304 B / 6144 B per row = 16 rows per tile; 64 rows per core -> 4 tiles;
   // 4 tiles x 4 templates = 16 templates, x 32 cores = 512 instances.
@@ -352,9 +401,11 @@ TEST_CASE("compiler: softmax chain sum then broadcast mul on 1 core") {
   }
   CHECK(sum_elems == 512u * 1024);  // the input elements of every sum tile
   CHECK(mul_elems == 512u * 1024);
-  // x read twice (sum, mul), s read once; s and y written once.
-  CHECK(dma_bytes(g, "load") == 2u * 512 * 1024 * 2 + 512u * 2);
-  CHECK(dma_bytes(g, "store") == 512u * 2 + 512u * 1024 * 2);
+  // x read twice (sum, mul), s read once; s and y written once. s goes through HBM
+  // stick-sparse: a 128-B stick per row (512 x 128 B, not 512 x 2).
+  CHECK(dma_bytes(g, "load") == 2u * 512 * 1024 * 2 + 512u * 128);
+  CHECK(dma_bytes(g, "store") == 512u * 128 + 512u * 1024 * 2);
+  CHECK(g.buffers[static_cast<std::size_t>(g.find_buffer("s"))].bytes == 512u * 128);
   check_tile_budget(g, 1589376 / 2);
   ExpandedGraph eg = expand_graph(g, chip());
   // The mul kernel's load of s waits for every store of s (the sum kernel's stores).
@@ -648,11 +699,12 @@ std::uint64_t hbm_traffic(const KernelGraph& g, const std::string& name) {
 }  // namespace
 
 TEST_CASE("compiler: LX planning keeps reduction outputs or every intermediate in LX") {
-  // 256 rows over 4 cores: 64 rows each; x, y, z, w are 512 KiB, s 512 B (128 B per core).
+  // 256 rows over 4 cores: 64 rows each; x, y, z, w are 512 KiB, s 512 B (128 B per core);
+  // through HBM s is stick-sparse, a 128-B stick per row: 32 KiB.
   const std::uint64_t big = 256 * 1024 * 2, small = 256 * 2;
   SECTION("none: every intermediate goes through HBM") {
     KernelGraph g = compile(chain("false"), 4);
-    CHECK(hbm_traffic(g, "s") == 2 * small);  // stored once, loaded once
+    CHECK(hbm_traffic(g, "s") == 2 * 256 * 128);  // stored once, loaded once, a stick per row
     CHECK(hbm_traffic(g, "y") == 2 * big);
     CHECK(hbm_traffic(g, "z") == 2 * big);  // stored once; z * z loads z once
     CHECK(g.find_buffer("s@lx") < 0);

@@ -659,13 +659,14 @@ TEST_CASE("every op of the catalogue but the matmul family lowers alone and fuse
 
 TEST_CASE("residency: the card's LX planning levels on an unfused softmax (none, reductions, inplace, clone)") {
   // softmax 512x1024 as five kernels on 4 cores (128 rows each): m = amax(x), t = x - m,
-  // e = exp(t), s = sum(e), y = e / s. x, t, e, y are 1 MiB (256 KiB per core), m, s 1 KiB.
+  // e = exp(t), s = sum(e), y = e / s. x, t, e, y are 1 MiB (256 KiB per core), m, s 1 KiB in
+  // LX and 64 KiB through HBM (stick-sparse: a 128-B stick per row).
   G b;
   b.t("x", {512, 1024}).t("m", {512, 1}).t("t", {512, 1024}).t("e", {512, 1024}).t("s", {512, 1}).t("y", {512, 1024});
   b.in({"x"}).out({"y"});
   b.op("amax", {"x"}, {"m"}, {{"keepdim", true}}).op("sub", {"x", "m"}, {"t"}).op("exp", {"t"}, {"e"});
   b.op("sum", {"e"}, {"s"}, {{"keepdim", true}}).op("div", {"e", "s"}, {"y"});
-  const std::uint64_t big = 1u << 20, small = 1024;
+  const std::uint64_t big = 1u << 20, small = 512 * 128;
   auto run = [&](const char* level) {
     b.j["compile"] = {{"fuse", false}, {"lx_planning", level}};
     KernelGraph g = b.compile(4);
