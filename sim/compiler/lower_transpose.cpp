@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "sim/common/error.h"
+#include "sim/compiler/compile_report.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
 #include "sim/graph/op_shapes.h"
@@ -172,57 +173,116 @@ std::optional<Split> choose_split(const Reduced& r, Dtype dt, int cores, std::ui
   return best;
 }
 
-// A 2-D transpose x [A, B] -> y [B, A] whose stick groups do not fit LX: tiled in blocks of
-// `an` x rows by `bn` x columns (each side's runs at least a stick), one strided load, an SFP
-// copy and one strided store per block. Rows of x are divided over the cores.
-void lower_blocks(LowerContext& ctx, const Op& op, const std::string& kernel, const Reduced& r, std::uint64_t need) {
+// Runs (bytes) beyond which a longer one no longer helps a block transpose: a few sticks in
+// a row of the same DRAM page serve at the stream rate.
+constexpr std::uint64_t kBlockRunCap = 1024;
+
+// A block grid for a 2-D transpose that moves the stick: x's rows over `rows` cores, its columns
+// over `cols`; each core's part cut into blocks of `an` x rows by `bn` x columns.
+struct BlockGrid {
+  int rows = 1, cols = 1;
+  std::int64_t share_r = 0, share_c = 0;  // x rows and columns per core (whole sticks)
+  std::int64_t an = 0, bn = 0;            // x rows and columns per block
+  int used = 0;                           // cores with work
+  std::uint64_t run = 0;                  // the shorter side's run, capped at kBlockRunCap
+};
+
+// The grid that keeps the most cores busy, then the longest runs on both sides (the card's
+// stick layout makes a 64 x 64 block one contiguous run on each side; row-major, a block's
+// runs are its row and column lengths), then the fewest grid rows. Blocks fit the tile budget
+// (both buffers, as loaded and reshuffled) and, while their runs stay at the cap, are cut in
+// kPipelineTiles per core so that loads overlap stores.
+BlockGrid choose_grid(std::int64_t a, std::int64_t b, std::uint64_t es, std::int64_t stick, int cores, std::uint64_t budget) {
+  const std::int64_t ga = (a + stick - 1) / stick, gb = (b + stick - 1) / stick;  // stick groups
+  BlockGrid best;
+  for (int cr = 1; cr <= cores && cr <= ga; ++cr) {
+    const int cc = static_cast<int>(std::min<std::int64_t>(cores / cr, gb));
+    BlockGrid g;
+    g.rows = cr;
+    g.cols = cc;
+    g.share_r = (ga + cr - 1) / cr * stick;
+    g.share_c = (gb + cc - 1) / cc * stick;
+    g.used = static_cast<int>(((a + g.share_r - 1) / g.share_r) * ((b + g.share_c - 1) / g.share_c));
+    g.an = std::min(g.share_r, a);
+    g.bn = std::min(g.share_c, b);
+    auto bytes = [&] { return 2 * es * static_cast<std::uint64_t>(g.an) * static_cast<std::uint64_t>(g.bn); };
+    auto halve = [&](std::int64_t& n) { n = std::max(stick, (n / 2 + stick - 1) / stick * stick); };
+    auto shrink = [&](std::uint64_t limit, std::int64_t floor) {
+      while (bytes() > limit && (g.an > floor || g.bn > floor)) halve(g.an >= g.bn ? g.an : g.bn);
+    };
+    shrink(budget, stick);
+    const std::uint64_t per_core = es * static_cast<std::uint64_t>(std::min(g.share_r, a) * std::min(g.share_c, b));
+    const auto cap_units = static_cast<std::int64_t>(kBlockRunCap / es);
+    shrink(std::max<std::uint64_t>(2 * kMinPipelinedTileBytes, 2 * per_core / kPipelineTiles), cap_units);
+    g.run = std::min<std::uint64_t>(kBlockRunCap, es * static_cast<std::uint64_t>(std::min(g.an, g.bn)));
+    if (g.used > best.used || (g.used == best.used && g.run > best.run)) best = g;
+  }
+  return best;
+}
+
+// A 2-D transpose x [A, B] -> y [B, A] that moves the stick: x cut into blocks over a grid of
+// cores (choose_grid), one strided load, an SFP copy and one strided store per block. The
+// cores of one grid row take consecutive column shares (one template); grid rows are emitted
+// one by one.
+void lower_blocks(LowerContext& ctx, const Op& op, const std::string& kernel, const Reduced& r) {
   const OpGraph& g = ctx.ops;
   const OpTensor& x = g.tensors[static_cast<std::size_t>(op.inputs[0])];
   const OpTensor& y = g.tensors[static_cast<std::size_t>(op.outputs[0])];
   const Dtype dt = x.dtype;
   const std::int64_t a = r.x[0], b = r.x[1];
   const std::uint64_t es = dtype_bytes(dt, 1);
-  const std::int64_t an = std::min(a, stick_units(es, ctx.stick_bytes));
-  // Columns per block: whole sticks, both tile buffers (as loaded, reshuffled) in budget.
   const std::int64_t stick = stick_units(es, ctx.stick_bytes);
-  std::int64_t bn = static_cast<std::int64_t>(ctx.budget / (2 * es * static_cast<std::uint64_t>(an))) / stick * stick;
-  bn = std::min(bn, b);
-  if (bn < 1)
+  const BlockGrid grid = choose_grid(a, b, es, stick, ctx.cores, ctx.budget);
+  if (2 * es * static_cast<std::uint64_t>(grid.an * grid.bn) > ctx.budget)
     throw InputError(g.file, "/ops/" + std::to_string(op.index),
-                     fmt::format("transpose: one slice needs {} bytes of LX, more than the {}-byte tile budget", need, ctx.budget));
-  const std::vector<TileRange> cols = split_even(b, bn);
-  auto groups = divide_granular(a, an, ctx.cores);
-  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-    const CoreGroup& grp = groups[gi];
-    auto row_tiles = granular_tiles(grp.share, an, an, 0);
-    for (std::size_t ti = 0; ti < row_tiles.size(); ++ti)
-      for (std::size_t ci = 0; ci < cols.size(); ++ci) {
-        const TileRange& rt = row_tiles[ti];
-        const TileRange& ct = cols[ci];
-        const auto r0 = static_cast<std::uint64_t>(grp.base + rt.begin), rn = static_cast<std::uint64_t>(rt.size);
-        const auto c0 = static_cast<std::uint64_t>(ct.begin), cn = static_cast<std::uint64_t>(ct.size);
-        const std::string prefix = fmt::format("{}/g{}/t{}/b{}", kernel, gi, ti, ci);
-        auto strided = [&](std::uint64_t off, std::uint64_t run, std::uint64_t rows, std::uint64_t stride) {
-          SlicePattern p;
-          p.offset = off * es;
-          p.elements = run * rows;
-          p.bytes = (rows > 1 && run == stride ? run * rows : run) * es;
-          p.rows = rows > 1 && run != stride ? rows : 1;
-          p.stride = p.rows > 1 ? stride * es : 0;
-          return p;
-        };
-        const std::uint64_t ua = static_cast<std::uint64_t>(a), ub = static_cast<std::uint64_t>(b);
-        SlicePattern xp = strided(r0 * ub + c0, cn, rn, ub), yp = strided(c0 * ua + r0, rn, cn, ua);
-        int xt = emit_load(ctx, prefix + "/load_" + x.name, prefix + "/" + x.name, ctx.hbm[op.inputs[0]], dt, xp, ub * es, grp);
-        int yt = ctx.builder.add_buffer(prefix + "/" + y.name, Space::lx, yp.total_bytes(), dt);
-        Task t = group_task(prefix + "/transpose", UnitKind::sfp, "copy", grp, dt);
-        t.elements = yp.elements;
-        t.reads.push_back(whole(xt, xp.total_bytes()));
-        t.writes.push_back(whole(yt, yp.total_bytes()));
-        ctx.builder.add_task(std::move(t));
-        emit_store(ctx, prefix + "/store_" + y.name, yt, ctx.hbm[op.outputs[0]], dt, yp, es, grp);
-      }
+                     fmt::format("transpose: one {} x {} block needs {} bytes of LX, more than the {}-byte tile budget",
+                                 grid.an, grid.bn, 2 * es * static_cast<std::uint64_t>(grid.an * grid.bn), ctx.budget));
+  if (ctx.report) {
+    KernelReport& rep = ctx.report->kernel(kernel);
+    rep.split = fmt::format("x rows over {} x columns over {} ({} of {} cores)", grid.rows, grid.cols, grid.used, ctx.cores);
+    rep.why = fmt::format("a transpose that moves the stick, in blocks of {} x {} elements: runs of {} B loaded and {} B "
+                          "stored (the card's stick layout makes a block one run on each side)",
+                          grid.an, grid.bn, grid.bn * static_cast<std::int64_t>(es), grid.an * static_cast<std::int64_t>(es));
   }
+  const auto ua = static_cast<std::uint64_t>(a), ub = static_cast<std::uint64_t>(b);
+  auto strided = [&](std::uint64_t off, std::uint64_t run, std::uint64_t rows, std::uint64_t stride) {
+    SlicePattern p;
+    p.offset = off * es;
+    p.elements = run * rows;
+    p.bytes = (rows > 1 && run == stride ? run * rows : run) * es;
+    p.rows = rows > 1 && run != stride ? rows : 1;
+    p.stride = p.rows > 1 ? stride * es : 0;
+    return p;
+  };
+  const std::vector<CoreGroup> row_groups = divide_granular(a, stick, grid.rows);
+  const std::vector<CoreGroup> col_groups = divide_granular(b, stick, grid.cols);
+  int gi = 0;
+  for (const CoreGroup& rg : row_groups)
+    for (int rc = rg.first; rc < rg.first + rg.count; ++rc) {
+      const std::int64_t row0 = rg.start(rc);
+      for (const CoreGroup& cg : col_groups) {
+        // The cores of this grid row that share a column share: core rc * cols + j.
+        const CoreGroup grp{rc * grid.cols + cg.first, cg.count, cg.share, cg.base};
+        const std::vector<TileRange> rts = split_even(rg.share, grid.an), cts = split_even(cg.share, grid.bn);
+        for (std::size_t ti = 0; ti < rts.size(); ++ti)
+          for (std::size_t ci = 0; ci < cts.size(); ++ci) {
+            const auto r0 = static_cast<std::uint64_t>(row0 + rts[ti].begin), rn = static_cast<std::uint64_t>(rts[ti].size);
+            const auto c0 = static_cast<std::uint64_t>(cg.base + cts[ci].begin), cn = static_cast<std::uint64_t>(cts[ci].size);
+            const std::string prefix = fmt::format("{}/g{}/t{}/b{}", kernel, gi, ti, ci);
+            SlicePattern xp = strided(r0 * ub + c0, cn, rn, ub), yp = strided(c0 * ua + r0, rn, cn, ua);
+            // One column further for the next core of the group: es bytes of x, a row of y.
+            int xt = emit_load(ctx, prefix + "/load_" + x.name, prefix + "/" + x.name, ctx.hbm[op.inputs[0]], dt, xp, es, grp);
+            int yt = ctx.builder.add_buffer(prefix + "/" + y.name, Space::lx, yp.total_bytes(), dt);
+            Task t = group_task(prefix + "/transpose", UnitKind::sfp, "copy", grp, dt);
+            t.elements = yp.elements;
+            t.reads.push_back(whole(xt, xp.total_bytes()));
+            t.writes.push_back(whole(yt, yp.total_bytes()));
+            ctx.builder.add_task(std::move(t));
+            emit_store(ctx, prefix + "/store_" + y.name, yt, ctx.hbm[op.outputs[0]], dt, yp, ua * es, grp);
+          }
+        ++gi;
+      }
+    }
 }
 
 }  // namespace
@@ -233,9 +293,10 @@ void lower_transpose(LowerContext& ctx, const Op& op, const std::string& kernel)
   const OpTensor& y = g.tensors[static_cast<std::size_t>(op.outputs[0])];
   const Dtype dt = x.dtype;
   const Reduced r = reduce(x.shape, op.perm);
+  // A 2-D transpose that moves the stick: blocks over a grid of cores, runs on both sides.
+  if (r.x.size() == 2 && r.stick_moves()) return lower_blocks(ctx, op, kernel, r);
   std::uint64_t need = 0;
   auto split = choose_split(r, dt, ctx.cores, ctx.budget, ctx.stick_bytes, &need);
-  if (!split && r.x.size() == 2 && r.stick_moves()) return lower_blocks(ctx, op, kernel, r, need);
   if (!split)
     throw InputError(g.file, "/ops/" + std::to_string(op.index),
                      fmt::format("transpose: one slice needs {} bytes of LX, more than the {}-byte tile budget "

@@ -196,30 +196,36 @@ TEST_CASE("ops: cat rejections name the file and the JSON path") {
 
 TEST_CASE("compiler: transpose that moves the stick dim (4096x2048 on 32 cores)") {
   KernelGraph g = compile_ops(ops(transpose_graph({4096, 2048}, {1, 0})), chip32(), 32);
-  // Splitting output dim 0 (x's columns) would need 64 columns (a stick of each x row) x 4096
-  // rows x 2 B x 2 buffers = 1 MiB per core, more than the 794688-byte tile budget; so the
-  // output's dim 1 (x's rows) is split: 4096 / 32 = 128 x rows per core, in groups of 64 so
-  // each output run is one 128 B stick. A unit (x row) takes 2048 x 2 B x 2 buffers = 8 KiB:
-  // 794688 / 8192 = 97 units -> 64 (whole groups): 2 tiles per core, each load x (64 rows x
-  // 4 KiB, contiguous), SFP copy (64 x 2048 elements), store y (2048 rows of 128 B, 8 KiB
-  // apart) = 6 templates x 32 cores.
-  REQUIRE(g.tasks.size() == 6);
+  // Blocks over a grid of cores, chosen for the longest runs on both sides (choose_grid; tile
+  // budget 794688 B, a block's two buffers, as loaded and reshuffled, at most a quarter of a
+  // core's part so that loads overlap stores, unless its runs would fall below 1 KiB):
+  //   1 x 32: 4096 x 64 per core, blocks 1024 x 64: x runs 128 B
+  //   2 x 16: 2048 x 128, blocks 512 x 128: 256 B
+  //   4 x 8: 1024 x 256, blocks 512 x 256 (2 x 2 x 512 x 256 = 512 KiB): x runs 512 B, y 1 KiB
+  //   8 x 4, 16 x 2: the same 512 B, not longer, so the fewest grid rows stay: 4 x 8.
+  // Per grid row (8 cores, consecutive column shares: one template), 2 blocks x (load x, SFP
+  // copy, store y): 4 x 6 = 24 templates, 192 instances.
+  REQUIRE(g.tasks.size() == 24);
   CHECK(g.instance_count() == 192);
   const Task& load = g.tasks[0];
   CHECK(load.op == "load");
-  CHECK(load.reads[0].bytes == 64 * 4096);
-  CHECK(load.reads[0].rows == 1);
-  CHECK(load.reads[0].offset.alpha == 128 * 4096);
+  CHECK(load.core_count == 8);
+  CHECK(load.reads[0].bytes == 256 * 2);   // a block row: 256 x columns
+  CHECK(load.reads[0].rows == 512);        // 512 x rows, a row of x (4 KiB) apart
+  CHECK(load.reads[0].stride == 4096);
+  CHECK(load.reads[0].offset.alpha == 256 * 2);  // the next core: 256 columns on
   const Task& shuffle = g.tasks[1];
   CHECK(shuffle.unit == UnitKind::sfp);
   CHECK(shuffle.op == "copy");
-  CHECK(shuffle.elements == 64 * 2048);
+  CHECK(shuffle.elements == 512 * 256);
   const Task& store = g.tasks[2];
-  CHECK(store.writes[0].bytes == 128);
-  CHECK(store.writes[0].rows == 2048);
+  CHECK(store.writes[0].bytes == 512 * 2);  // a y row of the block: 512 x rows
+  CHECK(store.writes[0].rows == 256);
   CHECK(store.writes[0].stride == 8192);
-  CHECK(store.writes[0].offset.alpha == 128 * 2);
-  CHECK(g.tasks[5].writes[0].offset.beta == 64 * 2);  // tile 1: 64 rows of x later
+  CHECK(store.writes[0].offset.alpha == 256 * 8192);  // 256 y rows on
+  CHECK(g.tasks[5].writes[0].offset.beta == 512 * 2);  // block 1: 512 rows of x later
+  CHECK(g.tasks[6].first_core == 8);                     // grid row 1: x rows 1024 ...
+  CHECK(g.tasks[6].reads[0].offset.at(8) == 1024 * 4096);
 
   ExpandedGraph eg = expand_graph(g, chip32());
   CHECK(all_equal(coverage(g, eg, "x", false), 1));
@@ -399,15 +405,14 @@ TEST_CASE("compiler: cat along a dim other than the stick dim is a select over t
 }
 
 TEST_CASE("compiler: a transpose slice that does not fit the LX budget is rejected") {
-  // x [1048576, 64] -> y [64, 1048576]. Splitting y's dim 0 takes a stick of every x row:
-  // 64 columns x 1048576 rows x 2 B x 2 buffers = 256 MiB. Splitting y's dim 1 (x's rows)
-  // takes groups of 64 rows (one 128 B stick per y row): 64 x 64 x 2 B x 2 buffers = 16 KiB.
+  // x [1048576, 64] -> y [64, 1048576], in blocks: the smallest is a stick each way, 64 x 64
+  // elements x 2 B x 2 buffers (as loaded, reshuffled) = 16 KiB.
   Json j = transpose_graph({1 << 20, 64}, {1, 0});
   ChipConfig c = chip32();
-  c.core.lx.usable_bytes = 65536;  // tile budget 32 KiB: a group of 64 rows x 64 x 2 x 2 = 16 KiB fits
+  c.core.lx.usable_bytes = 65536;  // tile budget 32 KiB: a block fits
   CHECK_NOTHROW(compile_ops(ops(j), c, 32));
   c.core.lx.usable_bytes = 16384;  // 8 KiB: nothing fits
   REQUIRE_THROWS_WITH(compile_ops(ops(j), c, 32),
-                      Contains("w.json: /ops/0: transpose: one slice needs 16384 bytes of LX, more than the "
+                      Contains("w.json: /ops/0: transpose: one 64 x 64 block needs 16384 bytes of LX, more than the "
                                "8192-byte tile budget"));
 }
