@@ -192,7 +192,8 @@ struct BlockGrid {
 // runs are its row and column lengths), then the fewest grid rows. Blocks fit the tile budget
 // (both buffers, as loaded and reshuffled) and, while their runs stay at the cap, are cut in
 // kPipelineTiles per core so that loads overlap stores.
-BlockGrid choose_grid(std::int64_t a, std::int64_t b, std::uint64_t es, std::int64_t stick, int cores, std::uint64_t budget) {
+BlockGrid choose_grid(std::int64_t a, std::int64_t b, unsigned bits, std::int64_t stick, int cores, std::uint64_t budget) {
+  auto bytes_of = [&](std::int64_t n) { return static_cast<std::uint64_t>(n) * bits / 8; };
   const std::int64_t ga = (a + stick - 1) / stick, gb = (b + stick - 1) / stick;  // stick groups
   BlockGrid best;
   for (int cr = 1; cr <= cores && cr <= ga; ++cr) {
@@ -205,16 +206,16 @@ BlockGrid choose_grid(std::int64_t a, std::int64_t b, std::uint64_t es, std::int
     g.used = static_cast<int>(((a + g.share_r - 1) / g.share_r) * ((b + g.share_c - 1) / g.share_c));
     g.an = std::min(g.share_r, a);
     g.bn = std::min(g.share_c, b);
-    auto bytes = [&] { return 2 * es * static_cast<std::uint64_t>(g.an) * static_cast<std::uint64_t>(g.bn); };
+    auto bytes = [&] { return 2 * bytes_of(g.an * g.bn); };
     auto halve = [&](std::int64_t& n) { n = std::max(stick, (n / 2 + stick - 1) / stick * stick); };
     auto shrink = [&](std::uint64_t limit, std::int64_t floor) {
       while (bytes() > limit && (g.an > floor || g.bn > floor)) halve(g.an >= g.bn ? g.an : g.bn);
     };
     shrink(budget, stick);
-    const std::uint64_t per_core = es * static_cast<std::uint64_t>(std::min(g.share_r, a) * std::min(g.share_c, b));
-    const auto cap_units = static_cast<std::int64_t>(kBlockRunCap / es);
+    const std::uint64_t per_core = bytes_of(std::min(g.share_r, a) * std::min(g.share_c, b));
+    const auto cap_units = static_cast<std::int64_t>(kBlockRunCap * 8 / bits);
     shrink(std::max<std::uint64_t>(2 * kMinPipelinedTileBytes, 2 * per_core / kPipelineTiles), cap_units);
-    g.run = std::min<std::uint64_t>(kBlockRunCap, es * static_cast<std::uint64_t>(std::min(g.an, g.bn)));
+    g.run = std::min<std::uint64_t>(kBlockRunCap, bytes_of(std::min(g.an, g.bn)));
     if (g.used > best.used || (g.used == best.used && g.run > best.run)) best = g;
   }
   return best;
@@ -230,28 +231,33 @@ void lower_blocks(LowerContext& ctx, const Op& op, const std::string& kernel, co
   const OpTensor& y = g.tensors[static_cast<std::size_t>(op.outputs[0])];
   const Dtype dt = x.dtype;
   const std::int64_t a = r.x[0], b = r.x[1];
-  const std::uint64_t es = dtype_bytes(dt, 1);
-  const std::int64_t stick = stick_units(es, ctx.stick_bytes);
-  const BlockGrid grid = choose_grid(a, b, es, stick, ctx.cores, ctx.budget);
-  if (2 * es * static_cast<std::uint64_t>(grid.an * grid.bn) > ctx.budget)
+  // Sizes in bits, so that int4 (two per byte) counts exactly: every block starts and ends on
+  // whole bytes, as rows and columns of x are whole bytes (the caller checks) and blocks are
+  // whole sticks.
+  const unsigned bits = dtype_bits(dt);
+  auto bytes_of = [&](std::uint64_t n) { return n * bits / 8; };
+  const std::int64_t stick = std::max<std::int64_t>(1, static_cast<std::int64_t>(ctx.stick_bytes * 8 / bits));
+  const BlockGrid grid = choose_grid(a, b, bits, stick, ctx.cores, ctx.budget);
+  const std::uint64_t block_bytes = 2 * bytes_of(static_cast<std::uint64_t>(grid.an * grid.bn));
+  if (block_bytes > ctx.budget)
     throw InputError(g.file, "/ops/" + std::to_string(op.index),
                      fmt::format("transpose: one {} x {} block needs {} bytes of LX, more than the {}-byte tile budget",
-                                 grid.an, grid.bn, 2 * es * static_cast<std::uint64_t>(grid.an * grid.bn), ctx.budget));
+                                 grid.an, grid.bn, block_bytes, ctx.budget));
   if (ctx.report) {
     KernelReport& rep = ctx.report->kernel(kernel);
     rep.split = fmt::format("x rows over {} x columns over {} ({} of {} cores)", grid.rows, grid.cols, grid.used, ctx.cores);
     rep.why = fmt::format("a transpose that moves the stick, in blocks of {} x {} elements: runs of {} B loaded and {} B "
                           "stored (the card's stick layout makes a block one run on each side)",
-                          grid.an, grid.bn, grid.bn * static_cast<std::int64_t>(es), grid.an * static_cast<std::int64_t>(es));
+                          grid.an, grid.bn, bytes_of(static_cast<std::uint64_t>(grid.bn)), bytes_of(static_cast<std::uint64_t>(grid.an)));
   }
   const auto ua = static_cast<std::uint64_t>(a), ub = static_cast<std::uint64_t>(b);
   auto strided = [&](std::uint64_t off, std::uint64_t run, std::uint64_t rows, std::uint64_t stride) {
     SlicePattern p;
-    p.offset = off * es;
+    p.offset = bytes_of(off);
     p.elements = run * rows;
-    p.bytes = (rows > 1 && run == stride ? run * rows : run) * es;
+    p.bytes = bytes_of(rows > 1 && run == stride ? run * rows : run);
     p.rows = rows > 1 && run != stride ? rows : 1;
-    p.stride = p.rows > 1 ? stride * es : 0;
+    p.stride = p.rows > 1 ? bytes_of(stride) : 0;
     return p;
   };
   const std::vector<CoreGroup> row_groups = divide_granular(a, stick, grid.rows);
@@ -261,8 +267,10 @@ void lower_blocks(LowerContext& ctx, const Op& op, const std::string& kernel, co
     for (int rc = rg.first; rc < rg.first + rg.count; ++rc) {
       const std::int64_t row0 = rg.start(rc);
       for (const CoreGroup& cg : col_groups) {
-        // The cores of this grid row that share a column share: core rc * cols + j.
-        const CoreGroup grp{rc * grid.cols + cg.first, cg.count, cg.share, cg.base};
+        // The cores of this grid row that share a column share: core rc * cols + j, each the
+        // group's column share further on (a step of 1 unit of that many bytes per core).
+        const CoreGroup grp{rc * grid.cols + cg.first, cg.count, 1, cg.base};
+        const std::uint64_t x_step = bytes_of(static_cast<std::uint64_t>(cg.share)), y_step = x_step * ua;
         const std::vector<TileRange> rts = split_even(rg.share, grid.an), cts = split_even(cg.share, grid.bn);
         for (std::size_t ti = 0; ti < rts.size(); ++ti)
           for (std::size_t ci = 0; ci < cts.size(); ++ci) {
@@ -270,15 +278,14 @@ void lower_blocks(LowerContext& ctx, const Op& op, const std::string& kernel, co
             const auto c0 = static_cast<std::uint64_t>(cg.base + cts[ci].begin), cn = static_cast<std::uint64_t>(cts[ci].size);
             const std::string prefix = fmt::format("{}/g{}/t{}/b{}", kernel, gi, ti, ci);
             SlicePattern xp = strided(r0 * ub + c0, cn, rn, ub), yp = strided(c0 * ua + r0, rn, cn, ua);
-            // One column further for the next core of the group: es bytes of x, a row of y.
-            int xt = emit_load(ctx, prefix + "/load_" + x.name, prefix + "/" + x.name, ctx.hbm[op.inputs[0]], dt, xp, es, grp);
+            int xt = emit_load(ctx, prefix + "/load_" + x.name, prefix + "/" + x.name, ctx.hbm[op.inputs[0]], dt, xp, x_step, grp);
             int yt = ctx.builder.add_buffer(prefix + "/" + y.name, Space::lx, yp.total_bytes(), dt);
             Task t = group_task(prefix + "/transpose", UnitKind::sfp, "copy", grp, dt);
             t.elements = yp.elements;
             t.reads.push_back(whole(xt, xp.total_bytes()));
             t.writes.push_back(whole(yt, yp.total_bytes()));
             ctx.builder.add_task(std::move(t));
-            emit_store(ctx, prefix + "/store_" + y.name, yt, ctx.hbm[op.outputs[0]], dt, yp, ua * es, grp);
+            emit_store(ctx, prefix + "/store_" + y.name, yt, ctx.hbm[op.outputs[0]], dt, yp, y_step, grp);
           }
         ++gi;
       }
@@ -293,8 +300,11 @@ void lower_transpose(LowerContext& ctx, const Op& op, const std::string& kernel)
   const OpTensor& y = g.tensors[static_cast<std::size_t>(op.outputs[0])];
   const Dtype dt = x.dtype;
   const Reduced r = reduce(x.shape, op.perm);
-  // A 2-D transpose that moves the stick: blocks over a grid of cores, runs on both sides.
-  if (r.x.size() == 2 && r.stick_moves()) return lower_blocks(ctx, op, kernel, r);
+  // A 2-D transpose that moves the stick: blocks over a grid of cores, runs on both sides
+  // (rows and columns of whole bytes: an int4 tensor of an odd dim splits as below).
+  const bool whole_bytes = r.x.size() == 2 && (static_cast<std::uint64_t>(r.x[0]) * dtype_bits(dt)) % 8 == 0 &&
+                           (static_cast<std::uint64_t>(r.x[1]) * dtype_bits(dt)) % 8 == 0;
+  if (r.x.size() == 2 && r.stick_moves() && whole_bytes) return lower_blocks(ctx, op, kernel, r);
   std::uint64_t need = 0;
   auto split = choose_split(r, dt, ctx.cores, ctx.budget, ctx.stick_bytes, &need);
   if (!split)

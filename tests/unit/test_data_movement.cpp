@@ -269,6 +269,8 @@ TEST_CASE("compiler: transposes of many shapes move every element to its place")
       {{64, 128}, {1, 0}, 32},        {{4, 8, 64}, {1, 0, 2}, 32},   {{4, 8, 64}, {0, 2, 1}, 3},
       {{2, 3, 4, 64}, {2, 0, 1, 3}, 32}, {{5, 1, 70}, {2, 1, 0}, 4}, {{3, 64}, {0, 1}, 32},
       {{6, 5, 4, 3}, {3, 1, 2, 0}, 7}, {{7, 9, 130}, {1, 0, 2}, 5}, {{100, 3, 2, 64}, {1, 2, 0, 3}, 32},
+      // 2-D, the stick moving: blocks over grids of cores, ragged edges.
+      {{300, 500}, {1, 0}, 7},        {{1000, 70}, {1, 0}, 32},      {{2048, 1000}, {1, 0}, 32},
   };
   for (const Case& c : cases) {
     INFO("x " << Json(c.xs).dump() << " dims " << Json(c.dims).dump() << " on " << c.cores << " cores");
@@ -402,6 +404,24 @@ TEST_CASE("compiler: cat along a dim other than the stick dim is a select over t
   CHECK(all_equal(coverage(kv, ekv, "y", true), 1));
   auto covn = coverage(kv, ekv, "n", false);
   CHECK(std::all_of(covn.begin(), covn.end(), [](int v) { return v >= 1; }));
+}
+
+TEST_CASE("compiler: an int4 transpose's blocks start and end on whole bytes") {
+  // Two int4 per byte: x [4096, 2048] is 4 MiB. Blocks are whole sticks (256 int4), so every
+  // block's runs and offsets are whole bytes and each byte of x is read once, each of y
+  // written once (it was refused as a compiled graph reading past x's end, splitting at odd
+  // elements).
+  for (std::vector<std::int64_t> xs : {std::vector<std::int64_t>{4096, 2048}, {4096, 4096}, {640, 384}}) {
+    INFO("x " << Json(xs).dump());
+    Json j = transpose_graph(xs, {1, 0});
+    j["tensors"]["x"]["dtype"] = "int4";
+    j["tensors"]["y"]["dtype"] = "int4";
+    KernelGraph g = compile_ops(ops(j), chip32(), 32);
+    CHECK(g.buffers[static_cast<std::size_t>(g.find_buffer("x"))].bytes == static_cast<std::uint64_t>(xs[0] * xs[1] / 2));
+    ExpandedGraph eg = expand_graph(g, chip32());
+    CHECK(all_equal(coverage(g, eg, "x", false), 1));
+    CHECK(all_equal(coverage(g, eg, "y", true), 1));
+  }
 }
 
 TEST_CASE("compiler: a transpose slice that does not fit the LX budget is rejected") {
