@@ -1,6 +1,7 @@
-// Lowering of a reduction whose kept elements are too few to occupy the cores: the reduced
-// dim is split over the cores, each reduces its part (a chain of tiles), and the partials
-// meet in a binary tree over the ring (a reduce step is a ring copy plus an SFP combine).
+// Lowering of a reduction whose kept elements are too few to occupy the cores, or whose kept
+// split would read a stick per row (a column sum): the reduced dim is split over the cores,
+// each reduces its part (a chain of tiles), and the partials meet in a binary tree over the
+// ring (a reduce step is a ring copy plus an SFP combine).
 #include <fmt/format.h>
 
 #include "sim/common/error.h"
@@ -15,15 +16,39 @@ namespace {
 
 // Fewest elements of the reduced dim per core: one stick of fp16 per kept row.
 constexpr std::int64_t kMinPerCore = 64;
+// A kept split whose runs are shorter than this reads the input a few sticks per row; the
+// largest partial a reduced-dim split passes around the ring instead.
+constexpr std::uint64_t kShortRunBytes = 1024;
+constexpr std::uint64_t kMaxPartialBytes = 64 << 10;
+
+// Whether splitting the kept elements (lower_pointwise) would cut the stick dim into runs
+// shorter than kShortRunBytes: a reduction over an outer dim of a tensor whose other outer dims
+// are 1 (a column sum of [R, C] gives each core C / cores columns of every row). In the card's
+// stick layout ([C/64, R, 64]) a stick column over every row is one run; row-major, splitting
+// the reduced rows is what reads long runs.
+bool kept_split_is_short(const OpGraph& g, const Op& op, int cores) {
+  const OpTensor& in = g.tensors[op.inputs[0]];
+  const std::size_t last = in.shape.size() - 1;
+  if (static_cast<std::size_t>(op.dim) == last || stored_order(g, in).back() != static_cast<int>(last)) return false;
+  for (std::size_t i = 0; i < last; ++i)
+    if (static_cast<int>(i) != op.dim && in.shape[i] > 1) return false;  // the kept split takes that dim
+  const std::uint64_t row = dtype_bytes(in.dtype, static_cast<std::uint64_t>(in.shape[last]));
+  return row / static_cast<std::uint64_t>(std::max(cores, 1)) < kShortRunBytes;
+}
 
 // Cores to split the reduced dim over, or 0 when splitting the kept elements is better.
 int split_parts(const OpGraph& g, const Op& op, int cores) {
   const OpTensor& in = g.tensors[op.inputs[0]];
+  const OpTensor& out = g.tensors[op.outputs[0]];
   const auto d = static_cast<std::size_t>(op.dim);
   const std::uint64_t kept = dims_product(in.shape, 0, d) * dims_product(in.shape, d + 1, in.shape.size());
-  // Worth it only when splitting the kept elements would leave most cores idle.
   int parts = static_cast<int>(std::min<std::int64_t>(cores, in.shape[d] / kMinPerCore));
-  return kept * 2 > static_cast<std::uint64_t>(cores) || parts < 2 ? 0 : parts;
+  if (parts < 2) return 0;
+  // Worth it when splitting the kept elements would leave most cores idle, or read short runs
+  // (and the partials stay small, without coarse tiles of their own).
+  if (kept * 2 <= static_cast<std::uint64_t>(cores)) return parts;
+  const bool short_runs = op.tiles.empty() && dtype_bytes(out.dtype, kept) <= kMaxPartialBytes && kept_split_is_short(g, op, cores);
+  return short_runs ? parts : 0;
 }
 
 }  // namespace

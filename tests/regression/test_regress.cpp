@@ -368,9 +368,11 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // 2026-12-06: a 2-D transpose that moves the stick runs in blocks over a grid of cores, runs
   // long on both sides: transport 16.9 -> 16.2 (transpose 4096x2048 +19.8 -> -3.8 %, 512x2048
   // +4.1 -> -11.6 %), all 21.5 -> 21.4.
-  check_pins(r.out, {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 14.9},
+  // 2026-12-06: a column sum whose kept split is short runs splits the reduced rows, partials
+  // over the ring: reduction 14.9 -> 13.2 (ctsum 4096x2048 +27.5 -> -19.6 %), all 21.4 -> 21.3.
+  check_pins(r.out, {{"pointwise", 25, 6.9}, {"broadcast", 11, 13.3}, {"reduction", 8, 13.2},
                      {"transport", 11, 16.2}, {"softmax", 10, 11.1}, {"matmul", 23, 14.0},
-                     {"bmm", 22, 40.9}, {"all", 110, 21.4}});
+                     {"bmm", 22, 40.9}, {"all", 110, 21.3}});
 }
 
 // The coarse-tiled matmuls of torch-spyre's published cost-model notes

@@ -247,11 +247,13 @@ TEST_CASE("compiler: small shares and column reductions are not pipelined") {
   // 64 rows of 64 fp16 per core: a tile of 16 rows would carry 16 x 3 x 128 = 6 KiB < 16 KiB.
   KernelGraph small = compile(add_graph("2048", "64"), 32);
   CHECK(small.tasks.size() == 4);
-  // A column sum (a strided slice per core) keeps one tile: cutting it would shorten rows.
+  // A column sum split over its columns (a strided slice per core; forced, as unforced its
+  // 128-B runs would have the rows split instead, below) keeps one tile: cutting it would
+  // shorten rows.
   KernelGraph cols = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
       "tensors": {"x": {"shape": [1, 4096, 2048], "dtype": "fp16"}, "y": {"shape": [1, 2048], "dtype": "fp16"}},
       "inputs": ["x"], "outputs": ["y"],
-      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 1}}]})"), 32);
+      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 1}, "compile": {"split": {"d1": 32}}}]})"), 32);
   CHECK(cols.tasks.size() == 3);
   // A row sum (contiguous rows per core) is pipelined, in twice the elementwise ops' tiles so
   // that only an eighth of its SFP reduction trails the last load: 2048 rows of 2 KiB on 32
@@ -453,7 +455,13 @@ TEST_CASE("compiler: sum over a leading dim splits a kept dim with strided loads
 }
 
 TEST_CASE("compiler: a column sum whose rows do not fit LX carries stick-wide partials over row chunks") {
-  KernelGraph g = compile(column_sum_graph(8192), 4);
+  // Split over its columns (forced: unforced, a stick of each row per core is a short run and
+  // the rows would be split instead, "a column sum reads whole rows").
+  auto forced = [](Json j) {
+    j["ops"][0]["compile"] = {{"split", {{"d0", 4}}}};
+    return j;
+  };
+  KernelGraph g = compile(forced(column_sum_graph(8192)), 4);
   // 64 columns per core: a stick-wide column of all 8192 rows is 1 MiB, over the 794 688-byte
   // tile budget. Rows per chunk: (794 688 - 2 x 256 B of fp32 partial) / 128 B = 6 204, so two
   // chunks of 4 096 rows, each a load of 4 096 runs of one whole stick (128 B, 512 B apart; the
@@ -481,7 +489,7 @@ TEST_CASE("compiler: a column sum whose rows do not fit LX carries stick-wide pa
   CHECK(all_equal(coverage(g, eg, "x", false), 1));  // every input byte read once
   CHECK(all_equal(coverage(g, eg, "s", true), 1));
   // Rows that fit keep the one-load tile (the case above).
-  KernelGraph f = compile(column_sum_graph(4096), 4);
+  KernelGraph f = compile(forced(column_sum_graph(4096)), 4);
   CHECK(f.tasks[0].reads[0].rows == 4096);
   CHECK(f.tasks[0].reads[0].bytes == 128);
 }
@@ -628,6 +636,43 @@ TEST_CASE("compiler: matmul k-steps are whole sticks when K is not a power of tw
       macs += task.m * task.n * task.k * static_cast<std::uint64_t>(task.core_count);
     }
   CHECK(macs == 512ull * 512 * 14336);
+}
+
+TEST_CASE("compiler: a column sum reads whole rows: the reduced dim is split, the partials meet over the ring") {
+  // [4096, 2048] summed over dim 0 on 32 cores: splitting the 2048 kept columns gives each core
+  // a stick of every row (4096 runs of 128 B); in the card's stick layout ([32, 4096, 64]) a
+  // stick column is one run, row-major the rows are: 4096 / 32 = 128 rows per core (512 KiB,
+  // contiguous), then a tree of 16 + 8 + 4 + 2 + 1 = 31 ring copies and adds of the 2048-element
+  // partial (4 KiB), and core 0 stores it.
+  KernelGraph g = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
+      "tensors": {"x": {"shape": [4096, 2048], "dtype": "fp16"}, "y": {"shape": [2048], "dtype": "fp16"}},
+      "inputs": ["x"], "outputs": ["y"],
+      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 0}}]})"), 32);
+  std::uint64_t loaded = 0;
+  int copies = 0;
+  for (const Task& t : g.tasks) {
+    if (t.op == "load") {
+      CHECK(t.reads[0].rows == 1);  // contiguous rows
+      loaded += t.reads[0].total_bytes() * static_cast<std::uint64_t>(t.core_count);
+    }
+    if (t.unit == UnitKind::ring) {
+      ++copies;
+      CHECK(t.reads[0].total_bytes() == 2048u * 2);
+    }
+  }
+  CHECK(loaded == 4096u * 2048 * 2);
+  CHECK(copies == 31);
+  CHECK(dma_bytes(g, "store") == 2048u * 2);
+  ExpandedGraph eg = expand_graph(g, chip());
+  CHECK(all_equal(coverage(g, eg, "x", false), 1));
+  CHECK(all_equal(coverage(g, eg, "y", true), 1));
+  // Rows of 512 KiB: a core's columns are 16 KiB of every row, long runs already: the columns
+  // stay split (no partials to combine).
+  KernelGraph wide = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
+      "tensors": {"x": {"shape": [4096, 262144], "dtype": "fp16"}, "y": {"shape": [262144], "dtype": "fp16"}},
+      "inputs": ["x"], "outputs": ["y"],
+      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 0}}]})"), 32);
+  for (const Task& t : wide.tasks) CHECK(t.unit != UnitKind::ring);  // 16 KiB runs per core: no need
 }
 
 TEST_CASE("compiler: a reduction with few kept rows splits the reduced dim and combines over the ring") {
