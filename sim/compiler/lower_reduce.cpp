@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/common/error.h"
+#include "sim/compiler/compile_report.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/tiling.h"
 #include "sim/graph/op_shapes.h"
@@ -67,6 +68,18 @@ bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& k
   if (!split_reduction_applies(g, op, ctx.cores)) return false;
   int parts = split_parts(g, op, ctx.cores);
 
+  if (ctx.report) {
+    KernelReport& r = ctx.report->kernel(kernel);
+    int steps = 0;
+    while ((1 << steps) < parts) ++steps;
+    r.split = fmt::format("reduced dim d{} ({}) over {} cores, the partials combined in {} ring steps", op.dim, extent,
+                          parts, steps);
+    r.why = kept * 2 <= static_cast<std::uint64_t>(ctx.cores)
+                ? fmt::format("{} kept element(s) cannot occupy {} cores", kept, ctx.cores)
+                : fmt::format("splitting the {} kept elements would give each core under {} B of every row; whole rows "
+                              "are long runs (in the card's stick layout a stick column is one)",
+                              kept, kShortRunBytes);
+  }
   const std::string combine = op.op == "amax" ? "max" : "add";
   const std::uint64_t part_bytes = dtype_bytes(out.dtype, kept);
   OperandSlicer src{&in, static_cast<int>(d), false};
