@@ -4,6 +4,7 @@
 
 #include "sim/common/error.h"
 #include "sim/compiler/compile.h"
+#include "sim/compiler/compile_report.h"
 #include "sim/compiler/tiling.h"
 #include "sim/compiler/work_division.h"
 #include "sim/config/chip_config.h"
@@ -662,6 +663,14 @@ TEST_CASE("compiler: a column sum reads whole rows: the reduced dim is split, th
   }
   CHECK(loaded == 4096u * 2048 * 2);
   CHECK(copies == 31);
+  CompileReport rep;
+  compile_ops(ops(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
+      "tensors": {"x": {"shape": [4096, 2048], "dtype": "fp16"}, "y": {"shape": [2048], "dtype": "fp16"}},
+      "inputs": ["x"], "outputs": ["y"],
+      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 0}}]})")), chip(), 32, &rep);
+  REQUIRE(rep.kernels.size() == 1);
+  CHECK(rep.kernels[0].split == "reduced dim d0 (4096) over 32 cores, the partials combined in 5 ring steps");
+  CHECK_THAT(rep.kernels[0].why, Contains("under 1024 B of every row"));
   CHECK(dma_bytes(g, "store") == 2048u * 2);
   ExpandedGraph eg = expand_graph(g, chip());
   CHECK(all_equal(coverage(g, eg, "x", false), 1));
