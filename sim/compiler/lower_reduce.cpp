@@ -22,19 +22,18 @@ constexpr std::int64_t kMinPerCore = 64;
 constexpr std::uint64_t kShortRunBytes = 1024;
 constexpr std::uint64_t kMaxPartialBytes = 64 << 10;
 
-// Whether splitting the kept elements (lower_pointwise) would cut the stick dim into runs
-// shorter than kShortRunBytes: a reduction over an outer dim of a tensor whose other outer dims
-// are 1 (a column sum of [R, C] gives each core C / cores columns of every row). In the card's
-// stick layout ([C/64, R, 64]) a stick column over every row is one run; row-major, splitting
-// the reduced rows is what reads long runs.
+// Whether the kept split (lower_pointwise's plan) would cut the stick dim into runs shorter
+// than kShortRunBytes: a column sum of [R, C] gives each core C / cores columns of every row.
+// In the card's stick layout ([C/64, R, 64]) a stick column over every row is one run;
+// row-major, splitting the reduced rows is what reads long runs.
 bool kept_split_is_short(const OpGraph& g, const Op& op, int cores) {
   const OpTensor& in = g.tensors[op.inputs[0]];
-  const std::size_t last = in.shape.size() - 1;
-  if (static_cast<std::size_t>(op.dim) == last || stored_order(g, in).back() != static_cast<int>(last)) return false;
-  for (std::size_t i = 0; i < last; ++i)
-    if (static_cast<int>(i) != op.dim && in.shape[i] > 1) return false;  // the kept split takes that dim
-  const std::uint64_t row = dtype_bytes(in.dtype, static_cast<std::uint64_t>(in.shape[last]));
-  return row / static_cast<std::uint64_t>(std::max(cores, 1)) < kShortRunBytes;
+  const int last = static_cast<int>(in.shape.size()) - 1;
+  if (op.dim == last || stored_order(g, in).back() != last) return false;
+  const PointwisePlan p = plan_pointwise(g, op, cores);
+  if (p.in[0].dim != last) return false;  // a kept outer dim is split: whole rows per core
+  const std::int64_t share = (p.extent + p.cores - 1) / p.cores;
+  return dtype_bytes(in.dtype, static_cast<std::uint64_t>(share)) < kShortRunBytes;
 }
 
 // Cores to split the reduced dim over, or 0 when splitting the kept elements is better.

@@ -192,8 +192,8 @@ struct BlockGrid {
 // runs are its row and column lengths), then the fewest grid rows. Blocks fit the tile budget
 // (both buffers, as loaded and reshuffled) and, while their runs stay at the cap, are cut in
 // kPipelineTiles per core so that loads overlap stores.
-BlockGrid choose_grid(std::int64_t a, std::int64_t b, unsigned bits, std::int64_t stick, int cores, std::uint64_t budget) {
-  auto bytes_of = [&](std::int64_t n) { return static_cast<std::uint64_t>(n) * bits / 8; };
+BlockGrid choose_grid(std::int64_t a, std::int64_t b, Dtype dt, std::int64_t stick, int cores, std::uint64_t budget) {
+  auto bytes_of = [&](std::int64_t n) { return dtype_bytes(dt, static_cast<std::uint64_t>(n)); };
   const std::int64_t ga = (a + stick - 1) / stick, gb = (b + stick - 1) / stick;  // stick groups
   BlockGrid best;
   for (int cr = 1; cr <= cores && cr <= ga; ++cr) {
@@ -213,7 +213,7 @@ BlockGrid choose_grid(std::int64_t a, std::int64_t b, unsigned bits, std::int64_
     };
     shrink(budget, stick);
     const std::uint64_t per_core = bytes_of(std::min(g.share_r, a) * std::min(g.share_c, b));
-    const auto cap_units = static_cast<std::int64_t>(kBlockRunCap * 8 / bits);
+    const auto cap_units = static_cast<std::int64_t>(kBlockRunCap * 8 / dtype_bits(dt));
     shrink(std::max<std::uint64_t>(2 * kMinPipelinedTileBytes, 2 * per_core / kPipelineTiles), cap_units);
     g.run = std::min<std::uint64_t>(kBlockRunCap, bytes_of(std::min(g.an, g.bn)));
     if (g.used > best.used || (g.used == best.used && g.run > best.run)) best = g;
@@ -231,13 +231,12 @@ void lower_blocks(LowerContext& ctx, const Op& op, const std::string& kernel, co
   const OpTensor& y = g.tensors[static_cast<std::size_t>(op.outputs[0])];
   const Dtype dt = x.dtype;
   const std::int64_t a = r.x[0], b = r.x[1];
-  // Sizes in bits, so that int4 (two per byte) counts exactly: every block starts and ends on
-  // whole bytes, as rows and columns of x are whole bytes (the caller checks) and blocks are
-  // whole sticks.
-  const unsigned bits = dtype_bits(dt);
-  auto bytes_of = [&](std::uint64_t n) { return n * bits / 8; };
-  const std::int64_t stick = std::max<std::int64_t>(1, static_cast<std::int64_t>(ctx.stick_bytes * 8 / bits));
-  const BlockGrid grid = choose_grid(a, b, bits, stick, ctx.cores, ctx.budget);
+  // Counted in elements, converted by dtype_bytes, so that int4 (two per byte) is exact: every
+  // block starts and ends on whole bytes, as rows and columns of x are whole bytes (the caller
+  // checks) and blocks are whole sticks (256 int4).
+  auto bytes_of = [&](std::uint64_t n) { return dtype_bytes(dt, n); };
+  const std::int64_t stick = std::max<std::int64_t>(1, static_cast<std::int64_t>(ctx.stick_bytes * 8 / dtype_bits(dt)));
+  const BlockGrid grid = choose_grid(a, b, dt, stick, ctx.cores, ctx.budget);
   const std::uint64_t block_bytes = 2 * bytes_of(static_cast<std::uint64_t>(grid.an * grid.bn));
   if (block_bytes > ctx.budget)
     throw InputError(g.file, "/ops/" + std::to_string(op.index),
