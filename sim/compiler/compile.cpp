@@ -130,9 +130,17 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
     ctx.budget = usable / 2;
     for (int oi : k.ops) ctx.budget = std::min(ctx.budget, residency.tile_budget[static_cast<std::size_t>(oi)]);
     builder.begin_kernel(kernel);
-    if (k.matmul_epilogue) lower_matmul(ctx, op, kernel, std::vector<int>(k.ops.begin() + 1, k.ops.end()));
-    else if (k.ops.size() > 1) lower_fused(ctx, k.ops, kernel);
-    else lowering_for(find_op_info(op.op)->kind)(ctx, op, kernel);
+    try {
+      if (k.matmul_epilogue) lower_matmul(ctx, op, kernel, std::vector<int>(k.ops.begin() + 1, k.ops.end()));
+      else if (k.ops.size() > 1) lower_fused(ctx, k.ops, kernel);
+      else lowering_for(find_op_info(op.op)->kind)(ctx, op, kernel);
+    } catch (const HalfByteSplit& e) {
+      // int4 packs two elements a byte: a division of the op's work must give every core (and
+      // every tile) whole bytes, which this shape over these cores does not.
+      throw InputError(ops.file, "/ops/" + std::to_string(op.index),
+                       op.op + " on " + std::to_string(ctx.cores) + " cores: " + e.what() +
+                           "; int4 work is divided at whole bytes only (try another core count, compile.split or an even extent)");
+    }
     if (report && !k.not_fused.empty()) report->kernel(kernel).warnings.push_back(k.not_fused);
     if (report)
       for (int oi : k.ops)

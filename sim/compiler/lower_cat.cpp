@@ -81,18 +81,18 @@ bool lower_cat_select(LowerContext& ctx, const Op& op, const std::string& kernel
         const std::uint64_t m = std::min(n, rows), start = o % rows, head = std::min(m, rows - start);
         const std::string name = fmt::format("{}/load_{}.{}", prefix, x.name, i);
         int buf = emit_load(ctx, name, fmt::format("{}/{}.{}", prefix, x.name, i), ctx.hbm[static_cast<std::size_t>(t)],
-                            dt, run(start, head), 0, ct.core);
+                            dt, run(start, head), UnitStep{}, ct.core);
         sel.reads.push_back(whole(buf, head * row_bytes));
         if (head < m) {  // the tile wraps around the input's end
           buf = emit_load(ctx, name + "b", fmt::format("{}/{}.{}b", prefix, x.name, i), ctx.hbm[static_cast<std::size_t>(t)],
-                          dt, run(0, m - head), 0, ct.core);
+                          dt, run(0, m - head), UnitStep{}, ct.core);
           sel.reads.push_back(whole(buf, (m - head) * row_bytes));
         }
       }
       const int out = ctx.builder.add_buffer(prefix + "/" + y.name, Space::lx, n * row_bytes, dt);
       sel.writes.push_back(whole(out, n * row_bytes));
       ctx.builder.add_task(std::move(sel));
-      emit_store(ctx, prefix + "/store_" + y.name, out, ctx.hbm[static_cast<std::size_t>(op.outputs[0])], dt, run(o, n), 0,
+      emit_store(ctx, prefix + "/store_" + y.name, out, ctx.hbm[static_cast<std::size_t>(op.outputs[0])], dt, run(o, n), UnitStep{},
                  ct.core);
     }
   return true;
@@ -156,7 +156,7 @@ void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel) {
         xp.offset = bytes(begin * unit);
         xp.bytes = bytes(len * unit);
         int xt = emit_load(ctx, prefix + "/load_" + x.name + suffix, prefix + "/" + x.name + suffix,
-                           ctx.hbm[static_cast<std::size_t>(t)], dt, xp, bytes(unit), grp);
+                           ctx.hbm[static_cast<std::size_t>(t)], dt, xp, UnitStep::bytes(bytes(unit)), grp);
         for (std::size_t k = 0; k < places.size(); ++k) {
           SlicePattern yp;
           yp.elements = xp.elements;
@@ -173,7 +173,7 @@ void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel) {
             yp.bytes = xp.bytes;
           }
           std::string name = prefix + "/store_" + y.name + suffix + (places.size() > 1 ? fmt::format(".{}", k) : "");
-          emit_store(ctx, name, xt, ctx.hbm[op.outputs[0]], dt, yp, bytes(step), grp);
+          emit_store(ctx, name, xt, ctx.hbm[op.outputs[0]], dt, yp, UnitStep::bytes(bytes(step)), grp);
         }
       }
     }

@@ -56,12 +56,12 @@ void lower_embedding(LowerContext& ctx, const Op& op, const std::string& kernel)
         rows.elements = u64(k) * u64(table.shape[1]);
         int lx = ctx.builder.add_buffer(prefix + "/" + y.name, Space::lx, row * u64(k), y.dtype);
         Task ld = group_task(prefix + "/gather_" + table.name, UnitKind::dma, "load", one, table.dtype);
-        ld.reads.push_back(hbm_slice(ctx.hbm[static_cast<std::size_t>(op.inputs[0])], rows, u64(gap) * row, one));
+        ld.reads.push_back(hbm_slice(ctx.hbm[static_cast<std::size_t>(op.inputs[0])], rows, UnitStep::bytes(u64(gap) * row), one));
         ld.writes.push_back(whole(lx, row * u64(k)));
         ctx.builder.add_task(std::move(ld));
         SlicePattern out{u64(b) * row, row * u64(k), 1, 0, rows.elements};
         emit_store(ctx, prefix + "/store_" + y.name, lx, ctx.hbm[static_cast<std::size_t>(op.outputs[0])], y.dtype, out,
-                   row, one);
+                   UnitStep::bytes(row), one);
       }
     }
   }
@@ -98,10 +98,10 @@ void lower_kv_write(LowerContext& ctx, const Op& op, const std::string& kernel) 
             const std::uint64_t bytes = u64(t.size) * row, first = u64(begin + t.begin);
             SlicePattern in{(u64(o) * u64(t_rows) + first) * row, bytes, 1, 0, bytes / dtype_bytes(cache.dtype, 1)};
             int lx = emit_load(ctx, prefix + "/load_" + fresh.name, prefix + "/" + fresh.name,
-                               ctx.hbm[static_cast<std::size_t>(op.inputs[1])], fresh.dtype, in, 0, one);
+                               ctx.hbm[static_cast<std::size_t>(op.inputs[1])], fresh.dtype, in, UnitStep{}, one);
             SlicePattern out{u64(o) * stride + (u64(op.position) + first) * row, bytes, 1, 0, in.elements};
             emit_store(ctx, prefix + "/store_" + cache.name, lx, ctx.hbm[static_cast<std::size_t>(op.outputs[0])],
-                       cache.dtype, out, 0, one);
+                       cache.dtype, out, UnitStep{}, one);
           }
         }
     return;
@@ -117,10 +117,10 @@ void lower_kv_write(LowerContext& ctx, const Op& op, const std::string& kernel) 
       const std::string prefix = fmt::format("{}/g{}/t{}", kernel, gi, ti);
       SlicePattern in{b * block, k * block, 1, 0, k * block / dtype_bytes(cache.dtype, 1)};
       int lx = emit_load(ctx, prefix + "/load_" + fresh.name, prefix + "/" + fresh.name,
-                         ctx.hbm[static_cast<std::size_t>(op.inputs[1])], fresh.dtype, in, block, grp);
+                         ctx.hbm[static_cast<std::size_t>(op.inputs[1])], fresh.dtype, in, UnitStep::bytes(block), grp);
       SlicePattern out{b * stride + u64(op.position) * row, block, k, k > 1 ? stride : 0, in.elements};
       emit_store(ctx, prefix + "/store_" + cache.name, lx, ctx.hbm[static_cast<std::size_t>(op.outputs[0])], cache.dtype,
-                 out, stride, grp);
+                 out, UnitStep::bytes(stride), grp);
     }
   }
 }

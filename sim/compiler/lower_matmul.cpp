@@ -292,7 +292,7 @@ class MatmulEmitter {
             pat = s.view.block(cr.b0 + j, m0, m, n0, n);
           }
           Task ld = group_task("", UnitKind::dma, "load", one, ot.dtype);
-          ld.reads.push_back(hbm_slice(ctx_.hbm[static_cast<std::size_t>(s.operand)], pat, 0, CoreGroup{}));
+          ld.reads.push_back(hbm_slice(ctx_.hbm[static_cast<std::size_t>(s.operand)], pat, UnitStep{}, CoreGroup{}));
           ld.writes.push_back(whole(operand, pat.total_bytes()));
           loads.add(std::move(ld));
           t.reads.push_back(whole(operand, pat.total_bytes()));
@@ -317,7 +317,7 @@ class MatmulEmitter {
       SlicePattern pat = c.block(cr.b0 + j, cr.m0 + mt_[mi].begin, m, cr.n0 + nt_[ni].begin, n);
       Task t = group_task("", UnitKind::dma, "store", CoreGroup{static_cast<int>(x), 1, 0, 0}, out_.dtype);
       t.reads.push_back(whole(cur[x], pat.total_bytes()));
-      t.writes.push_back(hbm_slice(out_hbm_, pat, 0, CoreGroup{}));
+      t.writes.push_back(hbm_slice(out_hbm_, pat, UnitStep{}, CoreGroup{}));
       tasks.add(std::move(t));
       last_stored_ = cur[x];
     }

@@ -97,7 +97,7 @@ bool lower_norm_chunks(LowerContext& ctx, const Op& op, const std::string& kerne
         const std::string pre = fmt::format("{}/g{}/t{}/p1c{}", kernel, gi, ri, ci);
         SlicePattern sp = chunk_of(chunks[ci]);
         const std::uint64_t n = sp.elements, b = sp.total_bytes();
-        int xc = e.known(emit_load(ctx, pre + "/load_" + x.name, pre + "/" + x.name, hx, x.dtype, sp, u64(d) * es, grp), b);
+        int xc = e.known(emit_load(ctx, pre + "/load_" + x.name, pre + "/" + x.name, hx, x.dtype, sp, UnitStep::bytes(u64(d) * es), grp), b);
         if (softmax) {
           int m2 = e.step(pre + "/softmax.amax", "amax", {xc, m}, pre + "/max", vec, n);
           int t = e.step(pre + "/softmax.sub", "sub", {xc, m2}, pre + "/shifted", b, n);
@@ -117,7 +117,7 @@ bool lower_norm_chunks(LowerContext& ctx, const Op& op, const std::string& kerne
         const std::string pre = fmt::format("{}/p2c{}", tile, ci);
         SlicePattern sp = chunk_of(chunks[ci]);
         const std::uint64_t n = sp.elements, b = sp.total_bytes();
-        int xc = e.known(emit_load(ctx, pre + "/load_" + x.name, pre + "/" + x.name, hx, x.dtype, sp, u64(d) * es, grp), b);
+        int xc = e.known(emit_load(ctx, pre + "/load_" + x.name, pre + "/" + x.name, hx, x.dtype, sp, UnitStep::bytes(u64(d) * es), grp), b);
         int out = -1;
         if (softmax) {
           int t = e.step(pre + "/softmax.sub", "sub", {xc, m}, pre + "/shifted", b, n);
@@ -134,7 +134,7 @@ bool lower_norm_chunks(LowerContext& ctx, const Op& op, const std::string& kerne
               const OpTensor& wt = g.tensors[static_cast<std::size_t>(op.inputs[i])];
               SlicePattern wp{u64(chunks[ci].begin) * es, u64(chunks[ci].size) * es, 1, 0, u64(chunks[ci].size)};
               w.push_back(e.known(emit_load(ctx, pre + "/load_" + wt.name, pre + "/" + wt.name,
-                                            ctx.hbm[static_cast<std::size_t>(op.inputs[i])], wt.dtype, wp, 0, grp),
+                                            ctx.hbm[static_cast<std::size_t>(op.inputs[i])], wt.dtype, wp, UnitStep{}, grp),
                                   wp.bytes));
             }
             std::vector<int> rd = {nrm};
@@ -144,7 +144,7 @@ bool lower_norm_chunks(LowerContext& ctx, const Op& op, const std::string& kerne
           }
         }
         emit_store(ctx, pre + "/store_" + y.name, out, ctx.hbm[static_cast<std::size_t>(op.outputs[0])], y.dtype, sp,
-                   u64(d) * es, grp);
+                   UnitStep::bytes(u64(d) * es), grp);
       }
     }
   }

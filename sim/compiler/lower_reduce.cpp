@@ -132,7 +132,7 @@ bool lower_split_reduction(LowerContext& ctx, const Op& op, const std::string& k
   SlicePattern whole_out;
   whole_out.elements = kept;
   whole_out.bytes = part_bytes;
-  emit_store(ctx, kernel + "/store_" + out.name, part[0], ctx.hbm[op.outputs[0]], out.dtype, whole_out, 0,
+  emit_store(ctx, kernel + "/store_" + out.name, part[0], ctx.hbm[op.outputs[0]], out.dtype, whole_out, UnitStep{},
              CoreGroup{0, 1, 0, 0});
   return true;
 }

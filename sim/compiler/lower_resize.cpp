@@ -71,7 +71,7 @@ void copy_part(LowerContext& ctx, const Op& op, const std::string& kernel, int o
         }
         Task ld = group_task(prefix + "/load_" + x.name + (loads > 1 ? fmt::format(".{}", l) : ""), UnitKind::dma, "load",
                              grp, x.dtype);
-        ld.reads.push_back(hbm_slice(ctx.hbm[static_cast<std::size_t>(op.inputs[0])], in, unit_off, grp));
+        ld.reads.push_back(hbm_slice(ctx.hbm[static_cast<std::size_t>(op.inputs[0])], in, UnitStep::bytes(unit_off), grp));
         Access w;
         w.buffer = lx;
         w.offset.beta = static_cast<std::int64_t>(l * (bytes / loads));
@@ -80,7 +80,7 @@ void copy_part(LowerContext& ctx, const Op& op, const std::string& kernel, int o
         ctx.builder.add_task(std::move(ld));
       }
       emit_store(ctx, prefix + "/store_" + y.name, lx, ctx.hbm[static_cast<std::size_t>(out)], y.dtype,
-                 pattern(b * unit, bytes, 1, 0, elements), unit, grp);
+                 pattern(b * unit, bytes, 1, 0, elements), UnitStep::bytes(unit), grp);
     }
   }
 }

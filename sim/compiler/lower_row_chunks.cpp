@@ -55,11 +55,11 @@ bool lower_row_chunks(LowerContext& ctx, const Op& op, const std::string& kernel
         sp.stride = rn > 1 ? u64(d) * in_es : 0;
         if (c.size == d) sp = SlicePattern{r0 * u64(d) * in_es, rn * u64(d) * in_es, 1, 0, 0};
         sp.elements = rn * u64(c.size);
-        prev = emit_carried_reduce(ctx, prefix, op, in, ctx.hbm[static_cast<std::size_t>(op.inputs[0])], out.dtype, sp, u64(d) * in_es, grp, prev, part_bytes);
+        prev = emit_carried_reduce(ctx, prefix, op, in, ctx.hbm[static_cast<std::size_t>(op.inputs[0])], out.dtype, sp, UnitStep::bytes(u64(d) * in_es), grp, prev, part_bytes);
       }
       SlicePattern op_out{r0 * out_es, part_bytes, 1, 0, rn};
       emit_store(ctx, fmt::format("{}/g{}/t{}/store_{}", kernel, gi, ri, out.name), prev,
-                 ctx.hbm[static_cast<std::size_t>(op.outputs[0])], out.dtype, op_out, out_es, grp);
+                 ctx.hbm[static_cast<std::size_t>(op.outputs[0])], out.dtype, op_out, UnitStep::bytes(out_es), grp);
     }
   }
   return true;

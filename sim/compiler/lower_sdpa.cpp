@@ -119,7 +119,7 @@ void lower_sdpa(LowerContext& ctx, const Op& op, const std::string& kernel) {
     p.rows = rows;
     p.stride = rows > 1 ? stride_elems * e : 0;
     p.elements = run_elems * rows;
-    return hbm_slice(ctx.hbm[static_cast<std::size_t>(tensor)], p, 0, CoreGroup{});
+    return hbm_slice(ctx.hbm[static_cast<std::size_t>(tensor)], p, UnitStep{}, CoreGroup{});
   };
   auto one = [](int core) { return CoreGroup{core, 1, 0, 0}; };
   auto buffer = [&](const std::string& name, Dtype d, std::int64_t elems) {

@@ -277,14 +277,14 @@ void lower_blocks(LowerContext& ctx, const Op& op, const std::string& kernel, co
             const auto c0 = static_cast<std::uint64_t>(cg.base + cts[ci].begin), cn = static_cast<std::uint64_t>(cts[ci].size);
             const std::string prefix = fmt::format("{}/g{}/t{}/b{}", kernel, gi, ti, ci);
             SlicePattern xp = strided(r0 * ub + c0, cn, rn, ub), yp = strided(c0 * ua + r0, rn, cn, ua);
-            int xt = emit_load(ctx, prefix + "/load_" + x.name, prefix + "/" + x.name, ctx.hbm[op.inputs[0]], dt, xp, x_step, grp);
+            int xt = emit_load(ctx, prefix + "/load_" + x.name, prefix + "/" + x.name, ctx.hbm[op.inputs[0]], dt, xp, UnitStep::bytes(x_step), grp);
             int yt = ctx.builder.add_buffer(prefix + "/" + y.name, Space::lx, yp.total_bytes(), dt);
             Task t = group_task(prefix + "/transpose", UnitKind::sfp, "copy", grp, dt);
             t.elements = yp.elements;
             t.reads.push_back(whole(xt, xp.total_bytes()));
             t.writes.push_back(whole(yt, yp.total_bytes()));
             ctx.builder.add_task(std::move(t));
-            emit_store(ctx, prefix + "/store_" + y.name, yt, ctx.hbm[op.outputs[0]], dt, yp, y_step, grp);
+            emit_store(ctx, prefix + "/store_" + y.name, yt, ctx.hbm[op.outputs[0]], dt, yp, UnitStep::bytes(y_step), grp);
           }
         ++gi;
       }
@@ -376,7 +376,7 @@ void lower_transpose(LowerContext& ctx, const Op& op, const std::string& kernel)
                               UnitKind::dma, "load", grp, dt);
           Access from = pattern(ctx.hbm[op.inputs[0]], dt, xoff, run, rows, n > 1 ? sx(n - 2) : run);
           if (grp.count > 1) {
-            from.offset.alpha = static_cast<std::int64_t>(xs.unit_offset()) * grp.share;
+            from.offset.alpha = static_cast<std::int64_t>(core_step_bytes(xs.unit_offset(), grp.share));
             from.offset.beta -= from.offset.alpha * grp.first;
           }
           t.reads.push_back(from);

@@ -19,7 +19,7 @@ Task group_task(const std::string& name, UnitKind unit, const std::string& op, c
   return t;
 }
 
-Access hbm_slice(int buffer, const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g) {
+Access hbm_slice(int buffer, const SlicePattern& p, UnitStep unit_offset, const CoreGroup& g) {
   Access a;
   a.buffer = buffer;
   a.bytes = p.bytes;
@@ -27,7 +27,7 @@ Access hbm_slice(int buffer, const SlicePattern& p, std::uint64_t unit_offset, c
   a.stride = p.stride;
   auto off = static_cast<std::int64_t>(p.offset);
   if (g.count > 1) {
-    a.offset.alpha = static_cast<std::int64_t>(unit_offset) * g.share;
+    a.offset.alpha = static_cast<std::int64_t>(core_step_bytes(unit_offset, g.share));
     a.offset.beta = off - a.offset.alpha * g.first;
   } else {
     a.offset.beta = off;
@@ -36,7 +36,7 @@ Access hbm_slice(int buffer, const SlicePattern& p, std::uint64_t unit_offset, c
 }
 
 int emit_load(LowerContext& ctx, const std::string& task_name, const std::string& lx_name, int hbm_buffer,
-              Dtype dtype, const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g) {
+              Dtype dtype, const SlicePattern& p, UnitStep unit_offset, const CoreGroup& g) {
   int lx = ctx.builder.add_buffer(lx_name, Space::lx, p.total_bytes(), dtype);
   Task t = group_task(task_name, UnitKind::dma, "load", g, dtype);
   t.reads.push_back(hbm_slice(hbm_buffer, p, unit_offset, g));
@@ -103,7 +103,7 @@ void emit_band_multicast(CoreTasks& tasks, int hbm, std::uint64_t offset, std::u
       p.stride = row_stride;
     }
     Task t = group_task("", UnitKind::dma, "load", CoreGroup{sharers[i], 1, 0, 0}, dtype);
-    t.reads.push_back(hbm_slice(hbm, p, 0, CoreGroup{}));
+    t.reads.push_back(hbm_slice(hbm, p, UnitStep{}, CoreGroup{}));
     for (int d : sharers) {
       Access w = whole(lx, band * row_bytes);
       w.offset.beta = static_cast<std::int64_t>(i * h * row_bytes);
@@ -115,7 +115,7 @@ void emit_band_multicast(CoreTasks& tasks, int hbm, std::uint64_t offset, std::u
 }
 
 void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,
-                const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g) {
+                const SlicePattern& p, UnitStep unit_offset, const CoreGroup& g) {
   Task t = group_task(task_name, UnitKind::dma, "store", g, dtype);
   t.reads.push_back(whole(lx_buffer, p.total_bytes()));
   t.writes.push_back(hbm_slice(hbm_buffer, p, unit_offset, g));
@@ -129,7 +129,7 @@ std::string reduction_sfp_op(const OpGraph& g, const Op& op) {
 }
 
 int emit_carried_reduce(LowerContext& ctx, const std::string& prefix, const Op& op, const OpTensor& in, int hbm_in, Dtype out,
-                        const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g, int prev,
+                        const SlicePattern& p, UnitStep unit_offset, const CoreGroup& g, int prev,
                         std::uint64_t part_bytes) {
   int lx = emit_load(ctx, prefix + "/load_" + in.name, prefix + "/" + in.name, hbm_in, in.dtype, p, unit_offset, g);
   Task t = group_task(prefix + "/" + op.op, UnitKind::sfp, reduction_sfp_op(ctx.ops, op), g, out);

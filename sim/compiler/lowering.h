@@ -138,11 +138,11 @@ void lower_collective(LowerContext& ctx, const Op& op, const std::string& kernel
 // Shared helpers of the lowerings.
 Task group_task(const std::string& name, UnitKind unit, const std::string& op, const CoreGroup& g, Dtype dtype);
 // HBM access of a slice: `p` is the first core's pattern; each further core of the group
-// moves `unit_offset * g.share` bytes on.
-Access hbm_slice(int buffer, const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
+// moves `unit_offset * g.share` on (HalfByteSplit when that is not whole bytes).
+Access hbm_slice(int buffer, const SlicePattern& p, UnitStep unit_offset, const CoreGroup& g);
 // A load of `p` into a new LX buffer `lx_name`; returns the LX buffer.
 int emit_load(LowerContext& ctx, const std::string& task_name, const std::string& lx_name, int hbm_buffer,
-              Dtype dtype, const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
+              Dtype dtype, const SlicePattern& p, UnitStep unit_offset, const CoreGroup& g);
 // A load of `p` (the same bytes for every core) into a new LX buffer on each of cores
 // [0, cores): read once and multicast. When `p` is one run that splits into `cores` bands of
 // whole sticks, core c loads band c; otherwise core 0 loads it all. Returns the LX buffer.
@@ -164,7 +164,7 @@ int multicast_reach(const LowerContext& ctx);
 // `sharers` cut into groups of at most `reach` consecutive entries (one group when reach <= 0).
 std::vector<std::vector<int>> multicast_groups(const std::vector<int>& sharers, int reach);
 void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,
-                const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g);
+                const SlicePattern& p, UnitStep unit_offset, const CoreGroup& g);
 // One step of a reduction carried tile to tile: loads `p` of input `in` (HBM buffer
 // `hbm_in`), reduces it with
 // `op` on the SFP together with the previous partial `prev` (-1: none) into a new partial of
@@ -175,7 +175,7 @@ void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, 
 // into another ("max" for amax, "add" for sum and mean).
 std::string reduction_sfp_op(const OpGraph& g, const Op& op);
 int emit_carried_reduce(LowerContext& ctx, const std::string& prefix, const Op& op, const OpTensor& in, int hbm_in, Dtype out,
-                        const SlicePattern& p, std::uint64_t unit_offset, const CoreGroup& g, int prev,
+                        const SlicePattern& p, UnitStep unit_offset, const CoreGroup& g, int prev,
                         std::uint64_t part_bytes);
 // The part of a tensor kept in LX (one core's slice, units of the split dim one after
 // another) that tile `t` of the core's share covers.

@@ -45,8 +45,8 @@ int emit_accumulate(LowerContext& ctx, const std::string& prefix, const OpTensor
         pat.stride = static_cast<std::uint64_t>(M) * row;
       }
       const std::string tp = fmt::format("{}/g{}/t{}", prefix, gi, ti);
-      const int a = emit_load(ctx, tp + "/load_sum_before", tp + "/sum_before", before, out.dtype, pat, row, grp);
-      const int b = emit_load(ctx, tp + "/load_product", tp + "/product", product, out.dtype, pat, row, grp);
+      const int a = emit_load(ctx, tp + "/load_sum_before", tp + "/sum_before", before, out.dtype, pat, UnitStep::bytes(row), grp);
+      const int b = emit_load(ctx, tp + "/load_product", tp + "/product", product, out.dtype, pat, UnitStep::bytes(row), grp);
       const int c = ctx.builder.add_buffer(tp + "/" + out.name, Space::lx, pat.total_bytes(), out.dtype);
       Task add = group_task(tp + "/add", UnitKind::sfp, "add", grp, out.dtype);
       add.elements = pat.elements;
@@ -55,7 +55,7 @@ int emit_accumulate(LowerContext& ctx, const std::string& prefix, const OpTensor
       ctx.builder.add_task(std::move(add));
       Task store = group_task(tp + "/store_" + out.name, UnitKind::dma, "store", grp, out.dtype);
       store.reads.push_back(whole(c, pat.total_bytes()));
-      store.writes.push_back(hbm_slice(sum, pat, row, grp));
+      store.writes.push_back(hbm_slice(sum, pat, UnitStep::bytes(row), grp));
       ctx.builder.add_task(std::move(store));
       if (gi == 0) last = c;
     }

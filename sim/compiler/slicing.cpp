@@ -5,6 +5,14 @@
 
 namespace dfsim {
 
+std::uint64_t core_step_bytes(UnitStep step, std::int64_t share) {
+  const std::uint64_t bits = step.bits * static_cast<std::uint64_t>(share);
+  if (bits % 8 != 0)
+    throw HalfByteSplit("each core's share (" + std::to_string(share) + " of the split dim, " + std::to_string(bits) +
+                        " bits) would end half a byte into the next core's");
+  return bits / 8;
+}
+
 SlicePattern OperandSlicer::slice(std::int64_t begin, std::int64_t len) const {
   const Shape& s = tensor->shape;
   Dtype dt = tensor->dtype;
@@ -20,6 +28,9 @@ SlicePattern OperandSlicer::slice(std::int64_t begin, std::int64_t len) const {
   std::uint64_t b = pinned ? 0 : static_cast<std::uint64_t>(begin);
   std::uint64_t n = pinned ? 1 : static_cast<std::uint64_t>(len);
   p.elements = outer * n * inner;
+  if ((b * inner * dtype_bits(dt)) % 8 != 0)
+    throw HalfByteSplit(tensor->name + " would be cut inside a byte: element " + std::to_string(b * inner) + " of " +
+                        std::string(dtype_name(dt)) + " starts half a byte in");
   p.offset = dtype_bytes(dt, b * inner);
   if (outer == 1 || n == extent) {  // one contiguous run
     p.bytes = dtype_bytes(dt, p.elements);
@@ -34,9 +45,9 @@ SlicePattern OperandSlicer::slice(std::int64_t begin, std::int64_t len) const {
   return p;
 }
 
-std::uint64_t OperandSlicer::unit_offset() const {
-  if (!follows_split()) return 0;
-  return dtype_bytes(tensor->dtype, dims_product(tensor->shape, dim + 1, tensor->shape.size())) * scale;
+UnitStep OperandSlicer::unit_offset() const {
+  if (!follows_split()) return {};
+  return UnitStep{dims_product(tensor->shape, dim + 1, tensor->shape.size()) * dtype_bits(tensor->dtype) * scale};
 }
 
 std::uint64_t OperandSlicer::unit_bytes() const {

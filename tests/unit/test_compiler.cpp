@@ -363,6 +363,45 @@ TEST_CASE("compiler: uneven splits cover every row exactly once") {
   CHECK(g.tasks[4].reads[0].offset.beta == 992 * 64 * 2);
 }
 
+TEST_CASE("compiler: int4 elementwise ops and reductions are divided at whole bytes") {
+  // Two int4 per byte. add of [R, C] int4 on 32 cores: every byte of a, b read once and of y
+  // written once, for shapes whose split unit (a row) is half a byte (C odd) as well as whole.
+  auto int4_add = [](const char* rows, const char* cols) {
+    Json j = add_graph(rows, cols);
+    for (const char* t : {"a", "b", "y"}) j["tensors"][t]["dtype"] = "int4";
+    return j;
+  };
+  for (auto [rows, cols] : {std::pair{"4096", "1"}, {"64", "63"}, {"1000", "64"}, {"4095", "1"}}) {
+    INFO(rows << " x " << cols);
+    KernelGraph g = compile(int4_add(rows, cols), 32);
+    ExpandedGraph eg = expand_graph(g, chip());
+    CHECK(all_equal(coverage(g, eg, "y", true), 1));
+    CHECK(all_equal(coverage(g, eg, "a", false), 1));
+    CHECK(all_equal(coverage(g, eg, "b", false), 1));
+  }
+  // [4096, 1]: 128 rows per core, 128 x 4 bits = 64 B from one core's slice to the next (it
+  // was 128: a row's half byte rounded up to 1 B before multiplying by the share).
+  KernelGraph g = compile(int4_add("4096", "1"), 32);
+  CHECK(g.buffers[static_cast<std::size_t>(g.find_buffer("a"))].bytes == 2048);
+  CHECK(g.tasks[0].core_count == 32);
+  CHECK(g.tasks[0].reads[0].offset.alpha == 64);
+  // A row sum of int4 [4096, 63] into int4 [4096]: 129 024 B read once, 2 048 B written once.
+  Json sum = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "s",
+    "tensors": {"x": {"shape": [4096, 63], "dtype": "int4"}, "y": {"shape": [4096], "dtype": "int4"}},
+    "inputs": ["x"], "outputs": ["y"],
+    "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": -1}}]})");
+  KernelGraph gs = compile(sum, 32);
+  ExpandedGraph es = expand_graph(gs, chip());
+  CHECK(coverage(gs, es, "x", false).size() == 129024);
+  CHECK(all_equal(coverage(gs, es, "x", false), 1));
+  CHECK(all_equal(coverage(gs, es, "y", true), 1));
+  // [3, 4095]: a core's row is 16 380 bits, half a byte short of whole: refused, naming the op.
+  REQUIRE_THROWS_WITH(compile(int4_add("3", "4095"), 32),
+                      Contains("w.json: /ops/0: add on 32 cores: each core's share (1 of the split dim, 16380 bits) "
+                               "would end half a byte into the next core's; int4 work is divided at whole bytes only"));
+  CHECK_NOTHROW(compile(int4_add("3", "4095"), 1));  // one core: nothing to divide
+}
+
 TEST_CASE("compiler: a broadcast operand is loaded once and multicast to every core") {
   Json j = add_graph("2048", "1024");
   j["tensors"]["b"]["shape"] = {1024};
