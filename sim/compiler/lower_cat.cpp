@@ -118,6 +118,14 @@ void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel) {
     at += static_cast<std::uint64_t>(g.tensors[static_cast<std::size_t>(t)].shape[d]);
   }
   auto bytes = [&](std::uint64_t elements) { return dtype_bytes(dt, elements); };
+  // An offset in the tensors: whole bytes, or an int4 slice that would start inside one.
+  auto offset_of = [&](std::uint64_t elements) {
+    if ((elements * dtype_bits(dt)) % 8 != 0)
+      throw HalfByteSplit("a slice would start at element " + std::to_string(elements) + ", half a byte into " +
+                          std::string(dtype_name(dt)) + " data");
+    return elements * dtype_bits(dt) / 8;
+  };
+  auto step_of = [&](std::uint64_t elements) { return UnitStep{elements * dtype_bits(dt)}; };
 
   for (std::size_t i = 0; i < op.inputs.size(); ++i) {
     const int t = op.inputs[i];
@@ -153,27 +161,27 @@ void lower_cat(LowerContext& ctx, const Op& op, const std::string& kernel) {
         const std::string prefix = fmt::format("{}/g{}/t{}", kernel, gi, ti);
         SlicePattern xp;
         xp.elements = len * unit;
-        xp.offset = bytes(begin * unit);
+        xp.offset = offset_of(begin * unit);
         xp.bytes = bytes(len * unit);
         int xt = emit_load(ctx, prefix + "/load_" + x.name + suffix, prefix + "/" + x.name + suffix,
-                           ctx.hbm[static_cast<std::size_t>(t)], dt, xp, UnitStep::bytes(bytes(unit)), grp);
+                           ctx.hbm[static_cast<std::size_t>(t)], dt, xp, step_of(unit), grp);
         for (std::size_t k = 0; k < places.size(); ++k) {
           SlicePattern yp;
           yp.elements = xp.elements;
           std::uint64_t step = unit;  // y elements from one unit of s to the next
           if (s < d && len * mid > 1) {
             step = mid * yrow;
-            yp.offset = bytes(begin * step + places[k]);
+            yp.offset = offset_of(begin * step + places[k]);
             yp.bytes = bytes(row);
             yp.rows = len * mid;
             yp.stride = bytes(yrow);
           } else {
             if (s < d) step = mid * yrow;
-            yp.offset = bytes((s < d ? begin * step : begin * unit) + places[k]);
+            yp.offset = offset_of((s < d ? begin * step : begin * unit) + places[k]);
             yp.bytes = xp.bytes;
           }
           std::string name = prefix + "/store_" + y.name + suffix + (places.size() > 1 ? fmt::format(".{}", k) : "");
-          emit_store(ctx, name, xt, ctx.hbm[op.outputs[0]], dt, yp, UnitStep::bytes(bytes(step)), grp);
+          emit_store(ctx, name, xt, ctx.hbm[op.outputs[0]], dt, yp, step_of(step), grp);
         }
       }
     }

@@ -270,7 +270,9 @@ void lower_blocks(LowerContext& ctx, const Op& op, const std::string& kernel, co
         // group's column share further on (a step of 1 unit of that many bytes per core).
         const CoreGroup grp{rc * grid.cols + cg.first, cg.count, 1, cg.base};
         const std::uint64_t x_step = bytes_of(static_cast<std::uint64_t>(cg.share)), y_step = x_step * ua;
-        const std::vector<TileRange> rts = split_even(rg.share, grid.an), cts = split_even(cg.share, grid.bn);
+        // Blocks of whole sticks but the last (as the shares are): split_even's near-equal
+        // blocks could start an int4 block half a byte into a row of y.
+        const std::vector<TileRange> rts = split_sticks(rg.share, grid.an, stick), cts = split_sticks(cg.share, grid.bn, stick);
         for (std::size_t ti = 0; ti < rts.size(); ++ti)
           for (std::size_t ci = 0; ci < cts.size(); ++ci) {
             const auto r0 = static_cast<std::uint64_t>(row0 + rts[ti].begin), rn = static_cast<std::uint64_t>(rts[ti].size);

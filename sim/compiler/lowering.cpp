@@ -145,8 +145,12 @@ int emit_carried_reduce(LowerContext& ctx, const std::string& prefix, const Op& 
 Access kept_part(int buffer, const OperandSlicer& s, const TileRange& t) {
   Access a;
   a.buffer = buffer;
-  a.offset.beta = static_cast<std::int64_t>(s.unit_bytes()) * t.begin;
-  a.bytes = s.unit_bytes() * static_cast<std::uint64_t>(t.size);
+  // In bits: a tile of int4 units starts on a whole byte or not at all.
+  const std::uint64_t begin = s.unit_bits() * static_cast<std::uint64_t>(t.begin);
+  if (begin % 8 != 0)
+    throw HalfByteSplit("a tile of " + s.tensor->name + " kept in LX would start half a byte in");
+  a.offset.beta = static_cast<std::int64_t>(begin / 8);
+  a.bytes = (s.unit_bits() * static_cast<std::uint64_t>(t.size) + 7) / 8;
   return a;
 }
 

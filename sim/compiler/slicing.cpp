@@ -56,6 +56,12 @@ std::uint64_t OperandSlicer::unit_bytes() const {
          scale;
 }
 
+std::uint64_t OperandSlicer::unit_bits() const {
+  if (!follows_split()) return 0;
+  return dims_product(tensor->shape, 0, dim) * dims_product(tensor->shape, dim + 1, tensor->shape.size()) *
+         dtype_bits(tensor->dtype) * scale;
+}
+
 std::uint64_t OperandSlicer::fixed_bytes() const {
   if (follows_split()) return 0;
   return slice(0, 1).total_bytes();

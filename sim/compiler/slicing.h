@@ -51,6 +51,7 @@ struct OperandSlicer {
   UnitStep unit_offset() const;
   // LX bytes per unit of the split dimension, and bytes needed regardless of the tile size.
   std::uint64_t unit_bytes() const;
+  std::uint64_t unit_bits() const;  // exact (an int4 unit may be half a byte)
   std::uint64_t fixed_bytes() const;
 };
 

@@ -49,6 +49,11 @@ OpTensor read_tensor(const std::string& name, const JsonView& v) {
   if (s.size() == 0) s.fail("shape must have at least one dimension");
   for (std::size_t i = 0; i < s.size(); ++i) t.shape.push_back(s.at(i).as_int(1, std::int64_t(1) << 40));
   t.dtype = v.at("dtype").as_dtype();
+  // int4 packs two elements a byte; a row (the last dim) of whole bytes keeps every row, and
+  // so every division of the outer dims, on byte boundaries, as packed int4 storage does.
+  if (dtype_bits(t.dtype) % 8 != 0 && (t.shape.back() * dtype_bits(t.dtype)) % 8 != 0)
+    s.at(s.size() - 1).fail("the last dim of an " + std::string(dtype_name(t.dtype)) + " tensor must make rows of whole bytes (" +
+                            std::to_string(8 / dtype_bits(t.dtype)) + " elements a byte), got " + std::to_string(t.shape.back()));
   return t;
 }
 

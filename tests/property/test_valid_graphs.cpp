@@ -56,8 +56,11 @@ std::string slurp(const fs::path& p) {
 // The third: a unit of work that cannot be split (a row, a reduction slice, a rope plane with
 // its cos and sin) larger than the LX left for tiles ("one row needs N bytes of LX, more than
 // the M-byte tile budget"), reached on configs/small.json and when lx_planning keeps much.
+// The fourth: int4 work divided so that a core's or a tile's slice would start inside a byte
+// (a 1-D int4 tensor split in odd shares: "int4 work is divided at whole bytes only").
 bool unsupported(const std::string& why) {
   return why.find("not supported yet") != std::string::npos ||
+         why.find("int4 work is divided at whole bytes only") != std::string::npos ||
          why.find("needs M, N and K divisible by m, n and k") != std::string::npos ||
          (why.find(" needs ") != std::string::npos && why.find("bytes of LX, more than the") != std::string::npos);
 }

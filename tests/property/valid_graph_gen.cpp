@@ -309,7 +309,7 @@ GeneratedGraph generate_graph(std::uint64_t seed, std::uint64_t index) {
   g.config = d.pick(0, 1) ? "configs/small.json" : "configs/spyre.json";
   g.cores = static_cast<int>(g.config == "configs/small.json" ? d.pick(1, 2) : one_of(d, std::vector<std::int64_t>{1, 2, 3, 4, 8, 16, 32}));
   d.cores = g.cores;
-  static const std::vector<std::string> dtypes = {"fp16", "fp16", "fp16", "fp8", "int8", "fp32"};
+  static const std::vector<std::string> dtypes = {"fp16", "fp16", "fp16", "fp8", "int8", "fp32", "int4"};
   std::size_t rank = static_cast<std::size_t>(d.pick(0, 3) ? 2 : d.pick(1, 3));
   d.new_tensor(d.random_shape(rank), one_of(d, dtypes), true);
   int n_ops = static_cast<int>(d.pick(1, 6));
@@ -327,6 +327,14 @@ GeneratedGraph generate_graph(std::uint64_t seed, std::uint64_t index) {
   for (std::size_t i = 0; i < d.live.size(); ++i)  // every unconsumed op output is a graph output
     if (d.uses[i] == 0 && std::find(d.inputs.begin(), d.inputs.end(), d.live[i]) == d.inputs.end())
       outputs.push_back(d.live[i]);
+  // int4 rows are whole bytes (an even last dim, docs/op-graph-format.md): a graph whose ops
+  // gave an int4 tensor odd rows (a row sum of [R, C] leaves [R]) is the same graph in int8.
+  bool odd_int4 = false;
+  for (const auto& [name, t] : d.tensors.items())
+    odd_int4 = odd_int4 || (t.at("dtype") == "int4" && t.at("shape").back().get<std::int64_t>() % 2 != 0);
+  if (odd_int4)
+    for (auto& [name, t] : d.tensors.items())
+      if (t.at("dtype") == "int4") t["dtype"] = "int8";
   Json inputs = Json::array();  // inputs no op reads are left out
   for (std::size_t i = 0; i < d.live.size(); ++i)
     if (d.uses[i] > 0 && std::find(d.inputs.begin(), d.inputs.end(), d.live[i]) != d.inputs.end()) inputs.push_back(d.live[i]);

@@ -364,42 +364,63 @@ TEST_CASE("compiler: uneven splits cover every row exactly once") {
 }
 
 TEST_CASE("compiler: int4 elementwise ops and reductions are divided at whole bytes") {
-  // Two int4 per byte. add of [R, C] int4 on 32 cores: every byte of a, b read once and of y
-  // written once, for shapes whose split unit (a row) is half a byte (C odd) as well as whole.
-  auto int4_add = [](const char* rows, const char* cols) {
-    Json j = add_graph(rows, cols);
-    for (const char* t : {"a", "b", "y"}) j["tensors"][t]["dtype"] = "int4";
+  // Two int4 per byte. add of int4 tensors on 32 cores: every byte of a, b read once and of y
+  // written once, for shapes whose split unit is half a byte (1-D: one element) as well as
+  // whole rows.
+  auto int4_add = [](const std::string& shape) {
+    Json j = add_graph();
+    for (const char* t : {"a", "b", "y"}) j["tensors"][t] = Json{{"shape", Json::parse(shape)}, {"dtype", "int4"}};
     return j;
   };
-  for (auto [rows, cols] : {std::pair{"4096", "1"}, {"64", "63"}, {"1000", "64"}, {"4095", "1"}}) {
-    INFO(rows << " x " << cols);
-    KernelGraph g = compile(int4_add(rows, cols), 32);
+  for (const char* shape : {"[4096]", "[64, 62]", "[1000, 64]", "[4094]", "[33]"}) {
+    INFO(shape);
+    if (std::string(shape) == "[33]") {  // an odd last dim is refused when the graph is read
+      CHECK_THROWS(compile(int4_add(shape), 32));
+      continue;
+    }
+    KernelGraph g = compile(int4_add(shape), 32);
     ExpandedGraph eg = expand_graph(g, chip());
     CHECK(all_equal(coverage(g, eg, "y", true), 1));
     CHECK(all_equal(coverage(g, eg, "a", false), 1));
     CHECK(all_equal(coverage(g, eg, "b", false), 1));
   }
-  // [4096, 1]: 128 rows per core, 128 x 4 bits = 64 B from one core's slice to the next (it
-  // was 128: a row's half byte rounded up to 1 B before multiplying by the share).
-  KernelGraph g = compile(int4_add("4096", "1"), 32);
+  // [4096]: 128 elements per core, 128 x 4 bits = 64 B from one core's slice to the next (it
+  // was 128: an element's half byte rounded up to 1 B before multiplying by the share).
+  KernelGraph g = compile(int4_add("[4096]"), 32);
   CHECK(g.buffers[static_cast<std::size_t>(g.find_buffer("a"))].bytes == 2048);
   CHECK(g.tasks[0].core_count == 32);
   CHECK(g.tasks[0].reads[0].offset.alpha == 64);
-  // A row sum of int4 [4096, 63] into int4 [4096]: 129 024 B read once, 2 048 B written once.
+  // A row sum of int4 [4096, 64] into int4 [4096]: 131 072 B read once, 2 048 B written once.
   Json sum = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "s",
-    "tensors": {"x": {"shape": [4096, 63], "dtype": "int4"}, "y": {"shape": [4096], "dtype": "int4"}},
+    "tensors": {"x": {"shape": [4096, 64], "dtype": "int4"}, "y": {"shape": [4096], "dtype": "int4"}},
     "inputs": ["x"], "outputs": ["y"],
     "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": -1}}]})");
   KernelGraph gs = compile(sum, 32);
   ExpandedGraph es = expand_graph(gs, chip());
-  CHECK(coverage(gs, es, "x", false).size() == 129024);
+  CHECK(coverage(gs, es, "x", false).size() == 131072);
   CHECK(all_equal(coverage(gs, es, "x", false), 1));
   CHECK(all_equal(coverage(gs, es, "y", true), 1));
-  // [3, 4095]: a core's row is 16 380 bits, half a byte short of whole: refused, naming the op.
-  REQUIRE_THROWS_WITH(compile(int4_add("3", "4095"), 32),
-                      Contains("w.json: /ops/0: add on 32 cores: each core's share (1 of the split dim, 16380 bits) "
+  // [4094] on 32 cores: shares of 128 elements, the last 126; on 3 cores shares of 1365
+  // elements, which would end half a byte into the next core's: refused, naming the op.
+  REQUIRE_THROWS_WITH(compile(int4_add("[4094]"), 3),
+                      Contains("w.json: /ops/0: add on 3 cores: each core's share (1365 of the split dim, 5460 bits) "
                                "would end half a byte into the next core's; int4 work is divided at whole bytes only"));
-  CHECK_NOTHROW(compile(int4_add("3", "4095"), 1));  // one core: nothing to divide
+  CHECK_NOTHROW(compile(int4_add("[4094]"), 1));  // one core: nothing to divide
+  // Kept in LX (lx_planning all): a chain over int4 [64] on one core reads and writes each
+  // tile's part of the kept slice at its bit offset (it was 2x: 1 B per element).
+  Json chain = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
+    "tensors": {"x": {"shape": [64], "dtype": "int4"}, "t": {"shape": [64], "dtype": "int4"},
+                "y": {"shape": [64], "dtype": "int4"}},
+    "inputs": ["x"], "outputs": ["y"],
+    "ops": [{"op": "neg", "inputs": ["x"], "outputs": ["t"]}, {"op": "add", "inputs": ["t", "x"], "outputs": ["y"]}],
+    "compile": {"lx_planning": "all", "fuse": false}})");
+  KernelGraph gk = compile(chain, 1);
+  ExpandedGraph ek = expand_graph(gk, chip());
+  CHECK(all_equal(coverage(gk, ek, "y", true), 1));
+  // An int4 tensor's rows are whole bytes: an odd last dim is refused where the graph is read.
+  Json odd = int4_add("[4, 63]");
+  REQUIRE_THROWS_WITH(ops(odd), Contains("w.json: /tensors/a/shape/1: the last dim of an int4 tensor must make rows of "
+                                         "whole bytes (2 elements a byte), got 63"));
 }
 
 TEST_CASE("compiler: a broadcast operand is loaded once and multicast to every core") {

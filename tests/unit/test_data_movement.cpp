@@ -422,6 +422,26 @@ TEST_CASE("compiler: an int4 transpose's blocks start and end on whole bytes") {
     CHECK(all_equal(coverage(g, eg, "x", false), 1));
     CHECK(all_equal(coverage(g, eg, "y", true), 1));
   }
+  // One core, 192 KiB of LX: x [4480, 128] in blocks of whole sticks (4480 rows are 17.5
+  // sticks: near-equal blocks of 4480 / n rows started y's runs half a byte in, and two
+  // blocks wrote the same byte).
+  Json j = transpose_graph({4480, 128}, {1, 0}, 1);
+  j["tensors"]["x"]["dtype"] = "int4";
+  j["tensors"]["y"]["dtype"] = "int4";
+  ChipConfig small = chip32();
+  small.core.lx.usable_bytes = 196608;
+  KernelGraph g = compile_ops(ops(j), small, 1);
+  ExpandedGraph eg = expand_graph(g, small);
+  CHECK(all_equal(coverage(g, eg, "x", false), 1));
+  CHECK(all_equal(coverage(g, eg, "y", true), 1));
+  // cat of 1-D int4 along its only dim: 128 + 64 elements on 32 cores, each byte once.
+  Json c = cat_graph({{"a", {128}}, {"b", {64}}}, {"a", "b"}, 0, {192});
+  for (const char* t : {"a", "b", "y"}) c["tensors"][t]["dtype"] = "int4";
+  KernelGraph gc = compile_ops(ops(c), chip32(), 32);
+  ExpandedGraph ec = expand_graph(gc, chip32());
+  CHECK(all_equal(coverage(gc, ec, "a", false), 1));
+  CHECK(all_equal(coverage(gc, ec, "b", false), 1));
+  CHECK(all_equal(coverage(gc, ec, "y", true), 1));
 }
 
 TEST_CASE("compiler: a transpose slice that does not fit the LX budget is rejected") {
