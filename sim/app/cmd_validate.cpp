@@ -44,7 +44,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   for (const auto& f : files) {
     try {
       StreamedTasks streamed;  // a large kernel graph's tasks, read while parsing
-      Json j = parse_workload_text(read_input_file(f, "a JSON file"), f, &streamed);
+      Json j = parse_workload_text(read_input_file(f, "a JSON file", true), f, &streamed);
       std::string format = detect_format(j);
       if (j.is_object() && j.contains("format") && j["format"] == "dfsim.suite") {
         Suite s = load_suite(f);

@@ -84,7 +84,7 @@ void not_a_workload(const Json& j, const std::string& file) {
 
 void check_workload_file(const std::string& file) {
   StreamedTasks streamed;  // a large kernel graph's tasks, read while parsing
-  Json j = parse_workload_text(read_input_file(file, "a JSON file"), file, &streamed);
+  Json j = parse_workload_text(read_input_file(file, "a JSON file", true), file, &streamed);
   const std::string f = detect_format(j);
   if (f == "dfsim.ops") read_op_graph(j, file);
   else if (f == "dfsim.kernels") read_kernel_graph(j, file, &streamed);
@@ -94,7 +94,7 @@ void check_workload_file(const std::string& file) {
 KernelGraph load_workload(const std::string& file, const ChipConfig& cfg, const CompileOverrides& over,
                           std::string* format, CompileReport* report) {
   StreamedTasks streamed;  // a large kernel graph's tasks, read while parsing
-  Json j = parse_workload_text(read_input_file(file, "a JSON file"), file, &streamed);
+  Json j = parse_workload_text(read_input_file(file, "a JSON file", true), file, &streamed);
   return workload_from_json(j, streamed, file, cfg, over, format, report);
 }
 

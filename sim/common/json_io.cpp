@@ -233,7 +233,7 @@ Json parse_json_text(const std::string& text, const std::string& file, const Jso
 }
 
 Json load_json_file(const std::string& path) {
-  return parse_json_text(read_input_file(path, "a JSON file"), path);
+  return parse_json_text(read_input_file(path, "a JSON file", true), path);
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {

@@ -4,6 +4,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -21,7 +23,23 @@ std::string read_text_file(const std::string& path) {
   return text.str();
 }
 
-std::string read_input_file(const std::string& path, const std::string& expected) {
+namespace {
+
+// Line and column (1-based) of byte `at` of `text`.
+std::string line_column(const std::string& text, std::size_t at) {
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < at; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return fmt::format("{}:{}", line, at - line_start + 1);
+}
+
+}  // namespace
+
+std::string read_input_file(const std::string& path, const std::string& expected, bool json) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw InputError(path, "", errno == ENOENT ? "no such file" : std::string("cannot be read: ") + std::strerror(errno));
@@ -36,6 +54,8 @@ std::string read_input_file(const std::string& path, const std::string& expected
   std::string text;
   if (S_ISREG(st.st_mode)) text.reserve(static_cast<std::size_t>(st.st_size));
   char buf[1 << 16];
+  std::size_t sniffed = 0;  // bytes before the first one that may open the text
+  bool opened = !json;
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     std::size_t n = static_cast<std::size_t>(in.gcount());
     if (text.size() + n > kMaxInputBytes) throw too_large();
@@ -43,15 +63,25 @@ std::string read_input_file(const std::string& path, const std::string& expected
     text.append(buf, n);
     if (const void* nul = std::memchr(buf, '\0', n)) {
       std::size_t at = base + static_cast<std::size_t>(static_cast<const char*>(nul) - buf);
-      std::size_t line = 1, line_start = 0;
-      for (std::size_t i = 0; i < at; ++i) {
-        if (text[i] == '\n') {
-          ++line;
-          line_start = i + 1;
-        }
+      throw InputError(path, line_column(text, at), "binary data (a NUL byte), expected " + expected);
+    }
+    for (; !opened && sniffed < text.size(); ++sniffed) {
+      const char c = text[sniffed];
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+      const std::size_t k = std::min<std::size_t>(3, text.size());
+      if (sniffed == 0 && text.compare(0, k, "\xEF\xBB\xBF", k) == 0) {
+        if (text.size() < 3) break;  // the rest of the mark is still to come
+        sniffed = 2;
+        continue;
       }
-      throw InputError(path, fmt::format("{}:{}", line, at - line_start + 1),
-                       "binary data (a NUL byte), expected " + expected);
+      // What a JSON text (or a comment) can begin with; the parser judges the rest.
+      if (std::strchr("{[\"-0123456789tfn/", c) == nullptr)
+        throw InputError(path, line_column(text, sniffed),
+                         fmt::format("malformed JSON: {} cannot begin a JSON value, expected {}",
+                                     std::isprint(static_cast<unsigned char>(c)) ? fmt::format("'{}'", c)
+                                                                                  : fmt::format("byte 0x{:02x}", static_cast<unsigned char>(c)),
+                                     expected));
+      opened = true;
     }
   }
   if (in.bad()) throw InputError(path, "", "cannot be read");

@@ -16,7 +16,10 @@ constexpr std::uint64_t kMaxInputBytes = std::uint64_t{1} << 30;
 // its size, or after that many bytes of a pipe or device), or binary: a NUL byte, which no
 // JSON or CSV text holds, refused at its line:column as soon as it is read (so /dev/zero or
 // /dev/urandom cost one read, not all memory). `expected` says what it should be ("a JSON file").
-std::string read_input_file(const std::string& path, const std::string& expected);
+// With `json`, a first character (after white space and a UTF-8 byte order mark) that can
+// begin no JSON text (nor a comment's '/': configs have them) is refused at its line:column as
+// soon as it is read, so `yes | dfsim run -w /dev/stdin` costs one read, not a gigabyte.
+std::string read_input_file(const std::string& path, const std::string& expected, bool json = false);
 
 // read_input_file for the line-oriented inputs (CSV tables, request traces, histograms), less a
 // leading UTF-8 byte order mark (spreadsheets write one; the JSON parser skips it itself), so

@@ -210,7 +210,7 @@ KernelGraph read_kernel_graph(const Json& j, const std::string& file, StreamedTa
 
 KernelGraph load_kernel_graph(const std::string& path) {
   StreamedTasks streamed;
-  Json j = parse_workload_text(read_input_file(path, "a JSON file"), path, &streamed);
+  Json j = parse_workload_text(read_input_file(path, "a JSON file", true), path, &streamed);
   return read_kernel_graph(j, path, &streamed);
 }
 

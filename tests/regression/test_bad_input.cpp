@@ -702,6 +702,22 @@ TEST_CASE("bad input: binary data, endless devices and files beyond 1 GiB", "[ba
   fs::resize_file(big, (std::uintmax_t{1} << 30) + 1);  // sparse: no disk space used
   expect_bad("run -c " + kSmall + " -w " + big, {big + ": larger than 1 GiB, the limit of an input file"});
   expect_bad(kServe + "--rate 1 --prompt-len hist:" + big, {big, "larger than 1 GiB"});
+  // Text that cannot begin JSON is refused at its first character: a pipe of `yes` was read
+  // to the 1 GiB limit first (7 s and a gigabyte of memory), a file in full.
+  std::string txt = t.file("txt.json", "\n  yes");
+  expect_bad("validate " + txt, {txt + ": 2:3: malformed JSON: 'y' cannot begin a JSON value, expected a JSON file"});
+  std::string bom = t.file("bom.json", "\xEF\xBB\xBF#x");
+  expect_bad("run -c " + kSmall + " -w " + bom, {bom + ": 1:4: malformed JSON: '#' cannot begin a JSON value"});
+  const std::string err = (t.path / "pipe.err").string();
+  const int status = std::system(("yes | " + std::string(DFSIM_BINARY) + " run -c " + kSmall + " -w /dev/stdin -o " +
+                                  (t.path / "pipe").string() + " 2>" + err).c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  std::ifstream ef(err);
+  std::string line;
+  std::getline(ef, line);
+  CHECK(line == "/dev/stdin: 1:1: malformed JSON: 'y' cannot begin a JSON value, expected a JSON file");
+  CHECK_FALSE(fs::exists(t.path / "pipe" / "summary.json"));
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(s < 60);  // each is refused after one read; before, each ran until killed
 }
