@@ -194,9 +194,10 @@ check("README.md: the overall RMS error", m.group(1) if m else None, f"{float(ru
 readme = re.sub(r"\s+", " ", open("README.md").read())
 quoted = dict((c if c != "batched-matmul records" else "bmm", v)
               for c, v in re.findall(r"(pointwise|broadcast|reduction|transport|softmax|matmul|batched-matmul records) "
-                                     r"(?:within|at) (\d+) %", readme))
+                                     r"(?:within|at) (\d+(?:\.\d)?) %", readme))
+# Each to the precision it is quoted with (a whole percent, or one decimal: 6.5 is not "6 %").
 check("README.md: the per-category RMS errors", quoted,
-      {c: f"{float(runs[c][1]):.0f}" for c in quoted if c in runs} if len(quoted) == 7 else None)
+      {c: f"{float(runs[c][1]):.{1 if '.' in quoted[c] else 0}f}" for c in quoted if c in runs} if len(quoted) == 7 else None)
 
 # 9. README's reading of the cost-model notes' records (all, matmul and bmm RMS %), against
 # `dfsim accuracy --records workloads/device-records/cost-model-notes.csv`.

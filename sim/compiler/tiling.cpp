@@ -52,9 +52,11 @@ std::optional<std::vector<TileRange>> tile_units(std::int64_t share, std::uint64
                                                  std::uint64_t fixed_bytes, std::uint64_t budget, int min_tiles) {
   if (fixed_bytes + unit_bytes > budget) return std::nullopt;
   std::int64_t max_units = unit_bytes == 0 ? share : static_cast<std::int64_t>((budget - fixed_bytes) / unit_bytes);
-  std::int64_t pipelined = (share + min_tiles - 1) / min_tiles;
-  if (min_tiles > 1 && static_cast<std::uint64_t>(pipelined) * unit_bytes >= kMinPipelinedTileBytes)
-    max_units = std::min(max_units, pipelined);
+  // As many tiles as min_tiles asks while each keeps kMinPipelinedTileBytes: a share too
+  // small for min_tiles such tiles still gets as many as it can hold, not one.
+  const std::uint64_t share_bytes = static_cast<std::uint64_t>(share) * unit_bytes;
+  const auto tiles = static_cast<std::int64_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(min_tiles), share_bytes / kMinPipelinedTileBytes));
+  if (min_tiles > 1 && tiles > 1) max_units = std::min(max_units, (share + tiles - 1) / tiles);
   return split_even(share, std::clamp<std::int64_t>(max_units, 1, share));
 }
 

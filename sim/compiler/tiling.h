@@ -22,9 +22,9 @@ std::vector<TileRange> split_even(std::int64_t extent, std::int64_t max_tile);
 std::vector<TileRange> split_sticks(std::int64_t extent, std::int64_t max_tile, std::int64_t align);
 // Tiles of a core's `share` units where each unit needs `unit_bytes` of LX and every tile
 // also needs `fixed_bytes`. nullopt if even one unit does not fit `budget`. With
-// `min_tiles` > 1 the share is cut into at least that many tiles as long as each keeps at
-// least kMinPipelinedTileBytes of per-unit data, so that a core's loads of one tile overlap
-// the store of the previous one (software pipelining).
+// `min_tiles` > 1 the share is cut into that many tiles, or as many as keep
+// kMinPipelinedTileBytes of per-unit data each when fewer do, so that a core's loads of one
+// tile overlap the store of the previous one (software pipelining).
 constexpr std::uint64_t kMinPipelinedTileBytes = 16384;
 // Tiles per core of a software-pipelined lowering (elementwise ops, transpose, cat).
 constexpr int kPipelineTiles = 4;

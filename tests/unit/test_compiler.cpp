@@ -266,6 +266,17 @@ TEST_CASE("compiler: small shares and column reductions are not pipelined") {
       "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": -1}}]})"), 32);
   CHECK(rows.tasks.size() == 24);
   CHECK(rows.tasks[1].op == "sum");
+  // A share too small for 8 such tiles gets as many as keep 16 KiB each, not one tile: 1536
+  // rows on 32 cores = 48 rows per core, each 2 KiB of x plus the 128-B stick of its sum
+  // (stick-sparse), 48 x 2176 = 104 448 B -> 6 tiles (floor(104448 / 16384)) of 8 rows: 18
+  // templates (it was one tile, 3 templates, and a 1536-row sum read at 114 GB/s against 141
+  // for 2048 rows).
+  KernelGraph some = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "r",
+      "tensors": {"x": {"shape": [1536, 1024], "dtype": "fp16"}, "y": {"shape": [1536], "dtype": "fp16"}},
+      "inputs": ["x"], "outputs": ["y"],
+      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": -1}}]})"), 32);
+  CHECK(some.tasks.size() == 18);
+  CHECK(some.tasks[0].reads[0].bytes == 8 * 2048);  // a tile: 8 rows of x
 }
 
 TEST_CASE("compiler: a reduction over the stick dim stores a stick per result through HBM") {
