@@ -4,6 +4,8 @@
 // ring (a reduce step is a ring copy plus an SFP combine).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sim/common/error.h"
 #include "sim/compiler/compile_report.h"
 #include "sim/compiler/lowering.h"
@@ -15,8 +17,11 @@ namespace dfsim {
 namespace {
 
 
-// Fewest elements of the reduced dim per core: one stick of fp16 per kept row.
+// Fewest elements of the reduced dim per core when it is the last dim: one stick of fp16 per
+// kept row. Over an outer dim each index is a whole slice of the kept elements, as large as the
+// partial a core passes on: a core takes enough of them to read kReadPerSent times that.
 constexpr std::int64_t kMinPerCore = 64;
+constexpr std::uint64_t kReadPerSent = 4;
 // A kept split whose runs are shorter than this reads the input a few sticks per row; the
 // largest partial a reduced-dim split passes around the ring instead.
 constexpr std::uint64_t kShortRunBytes = 1024;
@@ -42,7 +47,11 @@ int split_parts(const OpGraph& g, const Op& op, int cores) {
   const OpTensor& out = g.tensors[op.outputs[0]];
   const auto d = static_cast<std::size_t>(op.dim);
   const std::uint64_t kept = dims_product(in.shape, 0, d) * dims_product(in.shape, d + 1, in.shape.size());
-  int parts = static_cast<int>(std::min<std::int64_t>(cores, in.shape[d] / kMinPerCore));
+  const std::uint64_t slice = std::max<std::uint64_t>(1, dtype_bytes(in.dtype, kept));
+  const std::int64_t least = d + 1 == in.shape.size()
+                                 ? kMinPerCore
+                                 : static_cast<std::int64_t>((kReadPerSent * dtype_bytes(out.dtype, kept) + slice - 1) / slice);
+  int parts = static_cast<int>(std::min<std::int64_t>(cores, in.shape[d] / least));
   if (parts < 2) return 0;
   // Worth it when splitting the kept elements would leave most cores idle, or read short runs
   // (and the partials stay small, without coarse tiles of their own).

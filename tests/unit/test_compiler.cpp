@@ -501,7 +501,10 @@ Json column_sum_graph(int rows) {
 }
 
 TEST_CASE("compiler: sum over a leading dim splits a kept dim with strided loads") {
+  // Forced: unforced, 64 rows would have the reduced rows split (8 a core read four times the
+  // 1-KiB fp32 partial a core sends; "a column sum ... whole rows", below).
   Json j = column_sum_graph(64);
+  j["ops"][0]["compile"]["split"] = {{"d0", 4}};
   KernelGraph g = compile(j, 4);
   // 256 columns / 4 cores = 64 columns each: load 64 rows of 128 B, 512 B apart.
   const Access& rd = g.tasks[0].reads[0];
@@ -513,8 +516,8 @@ TEST_CASE("compiler: sum over a leading dim splits a kept dim with strided loads
   // Each lane keeps its own column: the SFP accumulates sticks elementwise (no cross-lane tree).
   CHECK(g.tasks[1].op == "add");
   // 256 columns on 32 cores would give 8 columns (16 B) each: the stick dim is split in whole
-  // sticks, 256 / 64 = 4 cores of one 128 B stick each.
-  KernelGraph wide = compile(j, 32);
+  // sticks, 256 / 64 = 4 cores of one 128 B stick each (4 rows: too few to split them).
+  KernelGraph wide = compile(column_sum_graph(4), 32);
   CHECK(wide.cores == 32);
   CHECK(wide.tasks[0].core_count == 4);
   CHECK(wide.tasks[0].reads[0].bytes == 128);
@@ -743,6 +746,17 @@ TEST_CASE("compiler: a column sum reads whole rows: the reduced dim is split, th
   ExpandedGraph eg = expand_graph(g, chip());
   CHECK(all_equal(coverage(g, eg, "x", false), 1));
   CHECK(all_equal(coverage(g, eg, "y", true), 1));
+  // 1024 rows still take all 32 cores: 32 rows each (at least 4 rows of 4 KiB a core: a core
+  // reads four times the 4-KiB partial it sends). It took 16 (at least 64 rows a core, the rule of a
+  // reduction over the stick dim) and ran a 1024 x 4096 sum in 107.6 us against 115.3 for 2048
+  // rows; now 59.0.
+  CompileReport rep1;
+  compile_ops(ops(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
+      "tensors": {"x": {"shape": [1024, 2048], "dtype": "fp16"}, "y": {"shape": [2048], "dtype": "fp16"}},
+      "inputs": ["x"], "outputs": ["y"],
+      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 0}}]})")), chip(), 32, &rep1);
+  REQUIRE(rep1.kernels.size() == 1);
+  CHECK(rep1.kernels[0].split == "reduced dim d0 (1024) over 32 cores, the partials combined in 5 ring steps");
   // Rows of 512 KiB: a core's columns are 16 KiB of every row, long runs already: the columns
   // stay split (no partials to combine).
   KernelGraph wide = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
