@@ -176,6 +176,11 @@ std::optional<Split> choose_split(const Reduced& r, Dtype dt, int cores, std::ui
 // Runs (bytes) beyond which a longer one no longer helps a block transpose: a few sticks in
 // a row of the same DRAM page serve at the stream rate.
 constexpr std::uint64_t kBlockRunCap = 1024;
+// Runs (bytes) a block may be cut down to so that a core has several blocks, its loads
+// overlapping its stores: with one block a core loads and then stores, and 32 identical cores
+// do so in step, a read phase then a write phase near the one-direction rates (2048 x 2048 at
+// 147 GB/s where the card moves every size at ~116: accuracy.md, "Still off", transport).
+constexpr std::uint64_t kPipelinedRunFloor = 512;
 
 // A block grid for a 2-D transpose that moves the stick: x's rows over `rows` cores, its columns
 // over `cols`; each core's part cut into blocks of `an` x rows by `bn` x columns.
@@ -190,8 +195,8 @@ struct BlockGrid {
 // The grid that keeps the most cores busy, then the longest runs on both sides (the card's
 // stick layout makes a 64 x 64 block one contiguous run on each side; row-major, a block's
 // runs are its row and column lengths), then the fewest grid rows. Blocks fit the tile budget
-// (both buffers, as loaded and reshuffled) and, while their runs stay at the cap, are cut in
-// kPipelineTiles per core so that loads overlap stores.
+// (both buffers, as loaded and reshuffled) and, while their runs stay at kPipelinedRunFloor or
+// more, are cut in kPipelineTiles per core so that loads overlap stores.
 BlockGrid choose_grid(std::int64_t a, std::int64_t b, Dtype dt, std::int64_t stick, int cores, std::uint64_t budget) {
   auto bytes_of = [&](std::int64_t n) { return dtype_bytes(dt, static_cast<std::uint64_t>(n)); };
   const std::int64_t ga = (a + stick - 1) / stick, gb = (b + stick - 1) / stick;  // stick groups
@@ -213,8 +218,8 @@ BlockGrid choose_grid(std::int64_t a, std::int64_t b, Dtype dt, std::int64_t sti
     };
     shrink(budget, stick);
     const std::uint64_t per_core = bytes_of(std::min(g.share_r, a) * std::min(g.share_c, b));
-    const auto cap_units = static_cast<std::int64_t>(kBlockRunCap * 8 / dtype_bits(dt));
-    shrink(std::max<std::uint64_t>(2 * kMinPipelinedTileBytes, 2 * per_core / kPipelineTiles), cap_units);
+    const auto floor_units = static_cast<std::int64_t>(kPipelinedRunFloor * 8 / dtype_bits(dt));
+    shrink(std::max<std::uint64_t>(2 * kMinPipelinedTileBytes, 2 * per_core / kPipelineTiles), floor_units);
     g.run = std::min<std::uint64_t>(kBlockRunCap, bytes_of(std::min(g.an, g.bn)));
     if (g.used > best.used || (g.used == best.used && g.run > best.run)) best = g;
   }

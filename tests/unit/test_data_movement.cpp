@@ -198,34 +198,35 @@ TEST_CASE("compiler: transpose that moves the stick dim (4096x2048 on 32 cores)"
   KernelGraph g = compile_ops(ops(transpose_graph({4096, 2048}, {1, 0})), chip32(), 32);
   // Blocks over a grid of cores, chosen for the longest runs on both sides (choose_grid; tile
   // budget 794688 B, a block's two buffers, as loaded and reshuffled, at most a quarter of a
-  // core's part so that loads overlap stores, unless its runs would fall below 1 KiB):
+  // core's part so that loads overlap stores, unless its runs would fall below 512 B):
   //   1 x 32: 4096 x 64 per core, blocks 1024 x 64: x runs 128 B
   //   2 x 16: 2048 x 128, blocks 512 x 128: 256 B
-  //   4 x 8: 1024 x 256, blocks 512 x 256 (2 x 2 x 512 x 256 = 512 KiB): x runs 512 B, y 1 KiB
+  //   4 x 8: 1024 x 256 (512 KiB), blocks 256 x 256 (2 x 2 x 256 x 256 = 256 KiB, a half of
+  //     the part's two buffers): x and y runs 512 B
   //   8 x 4, 16 x 2: the same 512 B, not longer, so the fewest grid rows stay: 4 x 8.
-  // Per grid row (8 cores, consecutive column shares: one template), 2 blocks x (load x, SFP
-  // copy, store y): 4 x 6 = 24 templates, 192 instances.
-  REQUIRE(g.tasks.size() == 24);
-  CHECK(g.instance_count() == 192);
+  // Per grid row (8 cores, consecutive column shares: one template), 4 blocks x (load x, SFP
+  // copy, store y): 4 x 12 = 48 templates, 384 instances.
+  REQUIRE(g.tasks.size() == 48);
+  CHECK(g.instance_count() == 384);
   const Task& load = g.tasks[0];
   CHECK(load.op == "load");
   CHECK(load.core_count == 8);
   CHECK(load.reads[0].bytes == 256 * 2);   // a block row: 256 x columns
-  CHECK(load.reads[0].rows == 512);        // 512 x rows, a row of x (4 KiB) apart
+  CHECK(load.reads[0].rows == 256);        // 256 x rows, a row of x (4 KiB) apart
   CHECK(load.reads[0].stride == 4096);
   CHECK(load.reads[0].offset.alpha == 256 * 2);  // the next core: 256 columns on
   const Task& shuffle = g.tasks[1];
   CHECK(shuffle.unit == UnitKind::sfp);
   CHECK(shuffle.op == "copy");
-  CHECK(shuffle.elements == 512 * 256);
+  CHECK(shuffle.elements == 256 * 256);
   const Task& store = g.tasks[2];
-  CHECK(store.writes[0].bytes == 512 * 2);  // a y row of the block: 512 x rows
+  CHECK(store.writes[0].bytes == 256 * 2);  // a y row of the block: 256 x rows
   CHECK(store.writes[0].rows == 256);
   CHECK(store.writes[0].stride == 8192);
   CHECK(store.writes[0].offset.alpha == 256 * 8192);  // 256 y rows on
-  CHECK(g.tasks[5].writes[0].offset.beta == 512 * 2);  // block 1: 512 rows of x later
-  CHECK(g.tasks[6].first_core == 8);                     // grid row 1: x rows 1024 ...
-  CHECK(g.tasks[6].reads[0].offset.at(8) == 1024 * 4096);
+  CHECK(g.tasks[5].writes[0].offset.beta == 256 * 2);  // block 1: 256 rows of x later
+  CHECK(g.tasks[12].first_core == 8);                    // grid row 1: x rows 1024 ...
+  CHECK(g.tasks[12].reads[0].offset.at(8) == 1024 * 4096);
 
   ExpandedGraph eg = expand_graph(g, chip32());
   CHECK(all_equal(coverage(g, eg, "x", false), 1));
