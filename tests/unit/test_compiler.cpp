@@ -716,10 +716,23 @@ TEST_CASE("compiler: a column sum reads whole rows: the reduced dim is split, th
   // stick column is one run, row-major the rows are: 4096 / 32 = 128 rows per core (512 KiB,
   // contiguous), then a tree of 16 + 8 + 4 + 2 + 1 = 31 ring copies and adds of the 2048-element
   // partial (4 KiB), and core 0 stores it.
-  KernelGraph g = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
-      "tensors": {"x": {"shape": [4096, 2048], "dtype": "fp16"}, "y": {"shape": [2048], "dtype": "fp16"}},
-      "inputs": ["x"], "outputs": ["y"],
-      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 0}}]})"), 32);
+  // x [rows, cols] fp16 summed over dim 0 into [cols], and the compile report of it.
+  auto sum0 = [](int rows, int cols) {
+    Json j = Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
+        "tensors": {"x": {"shape": [1, 1], "dtype": "fp16"}, "y": {"shape": [1], "dtype": "fp16"}},
+        "inputs": ["x"], "outputs": ["y"],
+        "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 0}}]})");
+    j["tensors"]["x"]["shape"] = {rows, cols};
+    j["tensors"]["y"]["shape"] = {cols};
+    return j;
+  };
+  auto report = [&](int rows, int cols) {
+    CompileReport rep;
+    compile_ops(ops(sum0(rows, cols)), chip(), 32, &rep);
+    REQUIRE(rep.kernels.size() == 1);
+    return rep.kernels[0];
+  };
+  KernelGraph g = compile(sum0(4096, 2048), 32);
   std::uint64_t loaded = 0;
   int copies = 0;
   for (const Task& t : g.tasks) {
@@ -734,14 +747,9 @@ TEST_CASE("compiler: a column sum reads whole rows: the reduced dim is split, th
   }
   CHECK(loaded == 4096u * 2048 * 2);
   CHECK(copies == 31);
-  CompileReport rep;
-  compile_ops(ops(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
-      "tensors": {"x": {"shape": [4096, 2048], "dtype": "fp16"}, "y": {"shape": [2048], "dtype": "fp16"}},
-      "inputs": ["x"], "outputs": ["y"],
-      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 0}}]})")), chip(), 32, &rep);
-  REQUIRE(rep.kernels.size() == 1);
-  CHECK(rep.kernels[0].split == "reduced dim d0 (4096) over 32 cores, the partials combined in 5 ring steps");
-  CHECK_THAT(rep.kernels[0].why, Contains("under 1024 B of every row"));
+  const KernelReport rep = report(4096, 2048);
+  CHECK(rep.split == "reduced dim d0 (4096) over 32 cores, the partials combined in 5 ring steps");
+  CHECK_THAT(rep.why, Contains("under 1024 B of every row"));
   CHECK(dma_bytes(g, "store") == 2048u * 2);
   ExpandedGraph eg = expand_graph(g, chip());
   CHECK(all_equal(coverage(g, eg, "x", false), 1));
@@ -750,19 +758,10 @@ TEST_CASE("compiler: a column sum reads whole rows: the reduced dim is split, th
   // reads four times the 4-KiB partial it sends). It took 16 (at least 64 rows a core, the rule of a
   // reduction over the stick dim) and ran a 1024 x 4096 sum in 107.6 us against 115.3 for 2048
   // rows; now 59.0.
-  CompileReport rep1;
-  compile_ops(ops(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
-      "tensors": {"x": {"shape": [1024, 2048], "dtype": "fp16"}, "y": {"shape": [2048], "dtype": "fp16"}},
-      "inputs": ["x"], "outputs": ["y"],
-      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 0}}]})")), chip(), 32, &rep1);
-  REQUIRE(rep1.kernels.size() == 1);
-  CHECK(rep1.kernels[0].split == "reduced dim d0 (1024) over 32 cores, the partials combined in 5 ring steps");
+  CHECK(report(1024, 2048).split == "reduced dim d0 (1024) over 32 cores, the partials combined in 5 ring steps");
   // Rows of 512 KiB: a core's columns are 16 KiB of every row, long runs already: the columns
   // stay split (no partials to combine).
-  KernelGraph wide = compile(Json::parse(R"({"format": "dfsim.ops", "version": 1, "name": "c",
-      "tensors": {"x": {"shape": [4096, 262144], "dtype": "fp16"}, "y": {"shape": [262144], "dtype": "fp16"}},
-      "inputs": ["x"], "outputs": ["y"],
-      "ops": [{"op": "sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"dim": 0}}]})"), 32);
+  KernelGraph wide = compile(sum0(4096, 262144), 32);
   for (const Task& t : wide.tasks) CHECK(t.unit != UnitKind::ring);  // 16 KiB runs per core: no need
 }
 
