@@ -219,7 +219,14 @@ BlockGrid choose_grid(std::int64_t a, std::int64_t b, Dtype dt, std::int64_t sti
     shrink(budget, stick);
     const std::uint64_t per_core = bytes_of(std::min(g.share_r, a) * std::min(g.share_c, b));
     const auto floor_units = static_cast<std::int64_t>(kPipelinedRunFloor * 8 / dtype_bits(dt));
-    shrink(std::max<std::uint64_t>(2 * kMinPipelinedTileBytes, 2 * per_core / kPipelineTiles), floor_units);
+    const std::uint64_t pipelined = std::max<std::uint64_t>(2 * kMinPipelinedTileBytes, 2 * per_core / kPipelineTiles);
+    shrink(pipelined, floor_units);
+    // A core left with one block still loads it whole and then stores it, in step with the
+    // others: cut it in two, one side's runs down to half the floor (the other keeps it).
+    auto blocks = [&] { return ((std::min(g.share_r, a) + g.an - 1) / g.an) * ((std::min(g.share_c, b) + g.bn - 1) / g.bn); };
+    const std::int64_t half_floor = std::max(stick, floor_units / 2);
+    while (blocks() < 2 && bytes() > pipelined && std::min(g.an, g.bn) >= floor_units && std::max(g.an, g.bn) > half_floor)
+      halve(g.an >= g.bn ? g.an : g.bn);
     g.run = std::min<std::uint64_t>(kBlockRunCap, bytes_of(std::min(g.an, g.bn)));
     if (g.used > best.used || (g.used == best.used && g.run > best.run)) best = g;
   }

@@ -233,6 +233,36 @@ TEST_CASE("compiler: transpose that moves the stick dim (4096x2048 on 32 cores)"
   CHECK(all_equal(coverage(g, eg, "y", true), 1));
 }
 
+TEST_CASE("compiler: a transpose whose cores would have one block each cuts it in two") {
+  KernelGraph g = compile_ops(ops(transpose_graph({1024, 2048}, {1, 0})), chip32(), 32);
+  // 4 MiB on 32 cores, 128 KiB a core. With runs of 512 B at least, 4 x 8 gives each core one
+  // 256 x 256 block: it would load it all, then store it all, in step with the other 31 cores
+  // (a read phase and a write phase, 145 GB/s, where the card moves every size at ~116). So a
+  // lone block is halved once more on one side, its runs there down to 256 B:
+  //   1 x 32: 1024 x 64 per core, runs 128 B
+  //   2 x 16: 512 x 128 per core, blocks 256 x 128: x runs 256 B, y runs 512 B, 2 blocks
+  //   4 x 8: 256 x 256 per core, blocks 128 x 256 (or 256 x 128): runs 256 B, 2 blocks
+  //   8 x 4, 16 x 2: the same 256 B; the fewest grid rows stay: 2 x 16.
+  // Per grid row (16 cores, one template each), 2 blocks x (load x, SFP copy, store y):
+  // 2 x 2 x 3 = 12 templates, 32 x 2 x 3 = 192 instances.
+  REQUIRE(g.tasks.size() == 12);
+  CHECK(g.instance_count() == 192);
+  const Task& load = g.tasks[0];
+  CHECK(load.core_count == 16);
+  CHECK(load.reads[0].bytes == 128 * 2);  // a block row: 128 columns
+  CHECK(load.reads[0].rows == 256);       // 256 rows of x, 4 KiB apart
+  CHECK(load.reads[0].stride == 4096);
+  const Task& store = g.tasks[2];
+  CHECK(store.writes[0].bytes == 256 * 2);  // a y row of the block: 256 rows of x
+  CHECK(store.writes[0].rows == 128);
+  CHECK(store.writes[0].stride == 2048);    // a y row: 1024 x 2 B
+  CHECK(g.tasks[3].reads[0].offset.beta == 256 * 4096);  // block 1: 256 rows of x later
+
+  ExpandedGraph eg = expand_graph(g, chip32());
+  CHECK(all_equal(coverage(g, eg, "x", false), 1));
+  CHECK(all_equal(coverage(g, eg, "y", true), 1));
+}
+
 TEST_CASE("compiler: transpose that keeps the stick dim gathers with DMA only") {
   // [2048, 8, 512] -> [8, 2048, 512] (transpose_outer, TO_MID = 8): output dim 1 (2048) is
   // split, 64 per core; a unit takes 8 x 512 x 2 B = 8 KiB, pipelined in 4 tiles of 16 units
