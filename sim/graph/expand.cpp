@@ -1,6 +1,8 @@
 // Expansion: SPMD templates to instances, regions, writer checks, dependencies, cycle check.
 #include "sim/graph/expand.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "sim/common/error.h"
@@ -27,6 +29,25 @@ void instantiate(const KernelGraph& g, ExpandedGraph& eg) {
         eg.instances.push_back(std::move(inst));
       }
   }
+}
+
+// Entries the writer index may look at in all (RegionIndex::visited): compiled graphs need 2 to
+// 30 per written region; writers of one buffer whose strided spans interleave without sharing
+// a byte cost a look per pair (64 000 one-core tasks each writing two bytes a buffer apart: 2·10^9,
+// minutes; 10^8 looks take about 3 s), so past this the graph is refused rather than left to run.
+std::uint64_t writer_index_budget(const RegionIndex& idx) { return 256 * static_cast<std::uint64_t>(idx.size()) + 100'000'000; }
+
+// Throws when the index has looked at more entries than writer_index_budget, naming the access
+// whose query crossed it.
+void check_writer_index_budget(const KernelGraph& g, const RegionIndex& idx, int task, const char* access,
+                               std::size_t slot, const Region& r) {
+  if (idx.visited() <= writer_index_budget(idx)) return;
+  throw InputError(g.file, g.task_path(task) + "/" + access + "/" + std::to_string(slot),
+                   fmt::format("the writes of buffer \"{}\" interleave too finely: checking which writers each access "
+                               "meets took over {} comparisons for {} written regions (strided writes whose spans "
+                               "overlap without sharing bytes are compared pair by pair); expected each buffer's "
+                               "writers in few interleaved patterns, as a compiled graph writes them",
+                               g.buffers[r.buffer].name, writer_index_budget(idx), idx.size()));
 }
 
 // Writers: no preloaded buffer written, no byte written twice. Returns the writer index.
@@ -65,6 +86,7 @@ RegionIndex index_writers(const KernelGraph& g, const ExpandedGraph& eg) {
                          where + " written twice: by " + instance_label(g, eg.instances[first]) +
                              " and " + instance_label(g, eg.instances[second]) + " (every byte has one writer)");
       });
+      check_writer_index_budget(g, idx, inst.task, "writes", w, r);
     }
   }
   return idx;
@@ -125,8 +147,11 @@ ExpandedGraph expand_graph(const KernelGraph& g, const ChipConfig& config) {
   std::vector<int> deps;  // of one instance, reused
   for (std::size_t i = 0; i < n; ++i) {
     deps.clear();
-    for (const Region& r : reads_of(g, eg.instances[i]))
-      writers.for_each_overlap(r, [&](const RegionIndex::Entry& e) { deps.push_back(e.inst); });
+    const InstanceRegions reads = reads_of(g, eg.instances[i]);
+    for (std::size_t k = 0; k < reads.size(); ++k) {
+      writers.for_each_overlap(reads[k], [&](const RegionIndex::Entry& e) { deps.push_back(e.inst); });
+      check_writer_index_budget(g, writers, eg.instances[i].task, "reads", k, reads[k]);
+    }
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     for (int d : deps) eg.deps.push(d);
