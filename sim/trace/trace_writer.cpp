@@ -228,9 +228,15 @@ std::vector<int> write_units(const Ctx& c, std::vector<int>& track_tid) {
     const Task& t = g.tasks[ti.task];
     // ready_us only when the instance waited (it differs from the start), lx_wait_us only when
     // not 0: most instances start when ready, and the trace is smaller without the repeats.
-    // The core is the track's process ("core c"), not repeated in each slice.
-    std::string args = fmt::format(R"("kernel":{},"op":{},"instance":{})",
-                                   quoted(t.kernel >= 0 ? g.kernels[t.kernel].name : ""), quoted(t.op), i);
+    // The core is the track's process ("core c"), not repeated in each slice; nor is the kernel
+    // when the task's name already begins with it ("KERNEL/...", as the compiler names every
+    // task: a tenth of a model step's trace).
+    static const std::string kNoKernel;
+    const std::string& kernel = t.kernel >= 0 ? g.kernels[t.kernel].name : kNoKernel;
+    const bool named = !kernel.empty() && t.name.size() > kernel.size() && t.name[kernel.size()] == '/' &&
+                       t.name.compare(0, kernel.size(), kernel) == 0;
+    std::string args = named ? fmt::format(R"("op":{},"instance":{})", quoted(t.op), i)
+                             : fmt::format(R"("kernel":{},"op":{},"instance":{})", quoted(kernel), quoted(t.op), i);
     if (ps(r.ready) != ps(s)) args += fmt::format(R"(,"ready_us":{})", us(ps(r.ready)));
     if (r.lx_wait != 0) args += fmt::format(R"(,"lx_wait_us":{})", us(ps(r.lx_wait)));
     if (g.cards > 1) args += fmt::format(R"(,"card":{})", ti.card);

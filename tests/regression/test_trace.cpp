@@ -101,6 +101,35 @@ TEST_CASE("trace: each level validates, has what it promises and no overlapping 
   CHECK(bytes["units"] < bytes["full"]);
 }
 
+TEST_CASE("trace: a task slice names its kernel once, in its name or else as an argument", "[trace]") {
+  // Compiled graphs name every task KERNEL/...: the slice's name says the kernel, no argument
+  // repeats it. A hand-written graph's tasks ("load", "neg", "store" in kernel "neg") keep it.
+  auto task_slices = [](const json& t) {
+    std::set<std::string> kernels;
+    std::vector<json> tasks;
+    for (const auto& e : t.at("traceEvents")) {
+      if (e.at("ph") != "X") continue;
+      if (e.at("cat") == "kernel") kernels.insert(e.at("name").get<std::string>());
+      else if (e.at("args").contains("op")) tasks.push_back(e);  // a first corelet's copy
+    }
+    return std::make_pair(kernels, tasks);
+  };
+  TempDir a("named"), b("hand");
+  REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " -o " + a.str()).code == 0);
+  auto [kernels, tasks] = task_slices(read_json(a.path / "trace.json"));
+  REQUIRE(tasks.size() > 100);
+  for (const json& e : tasks) {
+    const std::string name = e.at("name");
+    INFO(name);
+    CHECK(!e.at("args").contains("kernel"));
+    CHECK(kernels.count(name.substr(0, name.find('/'))) == 1);
+  }
+  REQUIRE(dfsim("run -q -c configs/small.json -w tests/data/bad/kernels_ok.json -o " + b.str()).code == 0);
+  auto [hand_kernels, hand_tasks] = task_slices(read_json(b.path / "trace.json"));
+  REQUIRE(!hand_tasks.empty());
+  for (const json& e : hand_tasks) CHECK(e.at("args").at("kernel") == "neg");
+}
+
 TEST_CASE("trace: --trace off writes no trace, bad levels and formats exit 2", "[trace]") {
   TempDir d("off");
   REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " --trace off -o " + d.str()).code == 0);
