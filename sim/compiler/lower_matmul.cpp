@@ -348,16 +348,7 @@ std::string loads_text(int sharers, int reach) {
 }
 
 std::string split_text(const MatmulPlan& plan, int cores) {
-  std::string s;
-  auto add = [&](const char* d, int v) {
-    if (v > 1) s += fmt::format("{}{}={}", s.empty() ? "" : " ", d, v);
-  };
-  add("B", plan.bsplit);
-  add("M", plan.rows);
-  add("N", plan.cols);
-  add("K", plan.ksplit);
-  if (s.empty()) s = "none";
-  return s + fmt::format(" ({} of {} cores)", plan.cores(), cores);
+  return division_text(plan) + fmt::format(" ({} of {} cores)", plan.cores(), cores);
 }
 
 void describe(LowerContext& ctx, const std::string& kernel, const Op& op, const std::vector<int>& epilogue,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "models/pt/pt_timing.h"
@@ -133,6 +134,18 @@ double in_flight_ns(double bytes, double request, int outstanding) {
 }
 
 }  // namespace
+
+std::string division_text(const MatmulPlan& plan) {
+  std::string s;
+  auto add = [&](const char* d, int n) {
+    if (n > 1) s += fmt::format("{}{}={}", s.empty() ? "" : " ", d, n);
+  };
+  add("B", plan.bsplit);
+  add("M", plan.rows);
+  add("N", plan.cols);
+  add("K", plan.ksplit);
+  return s.empty() ? "none" : s;
+}
 
 int multicast_loads(int sharers, int reach) { return reach > 0 ? (sharers + reach - 1) / reach : 1; }
 
@@ -269,6 +282,7 @@ std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipC
     return plan;
   }
   std::optional<MatmulPlan> best;
+  std::vector<MatmulPlan> plans;  // every division that fits, for the runners-up in `why`
   int considered = 0;
   auto better = [](const MatmulPlan& x, const MatmulPlan& y) {
     // Memory-bound plans whose estimates are within 3 % stream their bytes at the same
@@ -294,7 +308,10 @@ std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipC
         for (int cl = 1; b * r * cl <= c.cores && cl <= p.N; ++cl)
           for (int k = split_k ? 2 : 1; b * r * cl * k <= c.cores; k *= 2) {
             auto plan = matmul_plan_for(p, chip, c, b, r, cl, k);
-            if (plan) ++considered;
+            if (plan) {
+              ++considered;
+              plans.push_back(*plan);
+            }
             if (plan && (!best || better(*plan, *best))) best = plan;
             if (!split_k) break;
           }
@@ -309,6 +326,20 @@ std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipC
                                                              : "DMA";
     best->why = fmt::format("least estimate ({:.1f} us, {} bound) of {} divisions on at most {} cores", e / 1000.0, bound,
                             considered, c.cores);
+    // The next best estimates, so that a user can see how close the choice was.
+    std::vector<const MatmulPlan*> others;
+    for (const MatmulPlan& q : plans)
+      if (std::tie(q.bsplit, q.rows, q.cols, q.ksplit) != std::tie(best->bsplit, best->rows, best->cols, best->ksplit))
+        others.push_back(&q);
+    const std::size_t shown = std::min<std::size_t>(2, others.size());
+    std::partial_sort(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(shown), others.end(),
+                      [](const MatmulPlan* x, const MatmulPlan* y) {
+                        return std::make_tuple(x->estimate_ns, x->offchip_bytes, -x->cores(), x->bsplit, x->rows, x->cols) <
+                               std::make_tuple(y->estimate_ns, y->offchip_bytes, -y->cores(), y->bsplit, y->rows, y->cols);
+                      });
+    for (std::size_t i = 0; i < shown; ++i)
+      best->why += fmt::format("{} {} {:.1f} us", i == 0 ? "; next:" : ",", division_text(*others[i]),
+                               others[i]->estimate_ns / 1000.0);
   }
   return best;
 }

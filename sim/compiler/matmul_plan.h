@@ -56,6 +56,9 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
 // sticks along stick dims unless forced. nullopt: no plan fits.
 std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipConfig& chip, const MatmulConstraints& c);
 
+// The dims a division splits, "M=8 N=4" (those of 1 left out; "none" when it splits none).
+std::string division_text(const MatmulPlan& plan);
+
 // How many multicast loads a tile shared by `sharers` cores takes when one reaches at most
 // `reach` of them (ring.multicast_max_cores; 0: no limit, one load).
 int multicast_loads(int sharers, int reach);

@@ -1,6 +1,7 @@
 // Tests of the matmul family: batched matmul, transposed operands, linear, the work-division
 // plans, tile loops, epilogues, sdpa and the compile report.
 #include <limits>
+#include <regex>
 #include <set>
 #include <catch2/catch.hpp>
 
@@ -572,6 +573,30 @@ TEST_CASE("compile report: explain lists the kernel's split, loops, bytes and wa
   CHECK(js[0]["macs"] == 1024u * 256 * 256);
   CHECK(js[0]["roofline_ns"].get<double>() > 0);
   CHECK(js[0]["offchip_bytes"]["a"] == 1024u * 256 * 2);
+}
+
+TEST_CASE("compile report: a chosen division names the next two, neither estimated faster") {
+  // workloads/matmul_4096.json on the spyre preset: M=8 N=4 wins (1878.7 us, compute bound);
+  // the 4 x 8 and 16 x 2 grids follow (2071.3, 2174.8 us), so a user sees how close it was.
+  CompileReport report;
+  compile_ops(read_op_graph(load_json_file("workloads/matmul_4096.json"), "mm.json"), load_chip_config("configs/spyre.json"), 32,
+              &report);
+  REQUIRE(report.kernels.size() == 1);
+  const std::string why = report.kernels[0].why;
+  CHECK_THAT(why, Contains("least estimate (1878.7 us, compute bound) of 96 divisions on at most 32 cores; next: "));
+  std::smatch m;
+  REQUIRE(std::regex_search(why, m, std::regex(R"(next: (\S+ \S+) ([0-9.]+) us, (\S+ \S+) ([0-9.]+) us$)")));
+  CHECK(m[1] != "M=8 N=4");
+  CHECK(m[3] != "M=8 N=4");
+  CHECK(m[1] != m[3]);
+  CHECK(std::stod(m[2]) >= 1878.7);
+  CHECK(std::stod(m[4]) >= std::stod(m[2]));
+  // A forced split says so and lists nothing else.
+  OpGraph forced = read_op_graph(load_json_file("workloads/matmul_4096.json"), "mm.json");
+  forced.ops[0].split = {{"M", 4}, {"N", 8}};
+  CompileReport fr;
+  compile_ops(forced, load_chip_config("configs/spyre.json"), 32, &fr);
+  CHECK(fr.kernels[0].why == "forced by split");
 }
 
 TEST_CASE("matmul family: operand layouts give the strides a bmm reads") {
