@@ -153,6 +153,10 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
         throw InputError(g.file, fmt::format("/ops/{}", first.index),
                          fmt::format("{}: one row needs {} bytes of LX, more than the {}-byte tile budget", first.op,
                                      unit + fixed, budget));
+      if (ri == 0 && gi == 0)
+        describe_row_split(ctx, kernel, g.tensors[static_cast<std::size_t>(first.outputs[0])], p.out_split_dim, p.extent,
+                           used, grp.share, tiles->size(), tiles->front().size, !first.split.empty(),
+                           lone_reduction ? 1 : kPipelineTiles);
       // Per tile: where each slot is (loads of external inputs first) and its elements.
       struct TileSlots {
         std::int64_t begin = 0, size = 0;

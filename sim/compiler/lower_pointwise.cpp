@@ -209,6 +209,9 @@ void lower_pointwise(LowerContext& ctx, const Op& op, const std::string& kernel)
       throw InputError(g.file, "/ops/" + std::to_string(op.index),
                        op.op + ": one slice needs " + std::to_string(unit + fixed) + " bytes of LX, more than the " +
                            std::to_string(ctx.budget) + "-byte tile budget");
+    if (gi == 0)
+      describe_row_split(ctx, kernel, *rows.tensor, rows.dim, p.extent, used, grp.share, tiles->size(), tiles->front().size,
+                         !op.split.empty(), min_tiles);
     for (std::size_t ti = 0; ti < tiles->size(); ++ti) {
       const TileRange& tile = (*tiles)[ti];
       std::int64_t begin = grp.base + tile.begin;

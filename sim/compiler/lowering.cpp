@@ -1,8 +1,11 @@
 // Shared helpers of the lowering pass: task templates over core groups, DMA slices.
 #include "sim/compiler/lowering.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "sim/compiler/compile_report.h"
 #include "sim/compiler/spmd_merge.h"
 #include "sim/config/chip_config.h"
 
@@ -46,6 +49,22 @@ int emit_load(LowerContext& ctx, const std::string& task_name, const std::string
 }
 
 int multicast_reach(const LowerContext& ctx) { return ctx.chip ? ctx.chip->ring.multicast_max_cores : 0; }
+
+void describe_row_split(LowerContext& ctx, const std::string& kernel, const OpTensor& tensor, int dim, std::int64_t extent,
+                        int used, std::int64_t share, std::size_t tiles, std::int64_t tile, bool forced, int min_tiles) {
+  if (!ctx.report) return;
+  KernelReport& r = ctx.report->kernel(kernel);
+  if (!r.split.empty()) return;
+  r.split = fmt::format("d{} of {} ({}) over {} of {} cores, {} each", dim, tensor.name, extent, used, ctx.cores, share);
+  r.why = forced ? "forced by split"
+                 : "row-wise ops split one dim of their rows, the outermost that gives every core a contiguous part "
+                   "(whole sticks along the stick dim)";
+  r.loops.push_back(fmt::format("d{}: {} tile{} of up to {} a core{}", dim, tiles, tiles == 1 ? "" : "s", tile,
+                                min_tiles > 1 ? fmt::format(" (at least {} when each keeps 16 KiB: a tile's loads overlap "
+                                                            "the store of the one before)",
+                                                            min_tiles)
+                                              : ""));
+}
 
 std::vector<std::vector<int>> multicast_groups(const std::vector<int>& sharers, int reach) {
   if (reach <= 0 || sharers.size() <= static_cast<std::size_t>(reach)) return {sharers};

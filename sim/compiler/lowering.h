@@ -161,6 +161,12 @@ void emit_band_multicast(CoreTasks& tasks, int hbm, std::uint64_t offset, std::u
                          std::uint64_t row_stride, int lx, const std::vector<int>& sharers, Dtype dtype, int reach);
 // The most cores one multicast load reaches (ring.multicast_max_cores of the chip; 0: no limit).
 int multicast_reach(const LowerContext& ctx);
+// Says in the compile report (when there is one and no lowering described the kernel yet) how
+// a row-wise kernel divides its work: `tensor`'s dim `dim` (`extent` long) over `used` cores,
+// `share` each, in `tiles` tiles of up to `tile` (the first core group's); `min_tiles`: the
+// pipelining asked for.
+void describe_row_split(LowerContext& ctx, const std::string& kernel, const OpTensor& tensor, int dim, std::int64_t extent,
+                        int used, std::int64_t share, std::size_t tiles, std::int64_t tile, bool forced, int min_tiles);
 // `sharers` cut into groups of at most `reach` consecutive entries (one group when reach <= 0).
 std::vector<std::vector<int>> multicast_groups(const std::vector<int>& sharers, int reach);
 void emit_store(LowerContext& ctx, const std::string& task_name, int lx_buffer, int hbm_buffer, Dtype dtype,

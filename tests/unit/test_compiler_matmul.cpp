@@ -599,6 +599,26 @@ TEST_CASE("compile report: a chosen division names the next two, neither estimat
   CHECK(fr.kernels[0].why == "forced by split");
 }
 
+TEST_CASE("compile report: a row-wise kernel says how it divides its rows and tiles them") {
+  // add_2048x1024 on 32 cores: y's 2048 rows, 64 a core, in 4 tiles of 16 (16 x 1024 x 2 B =
+  // 32 KiB of each operand: at least 4 tiles keep 16 KiB each, so a tile's loads overlap the
+  // store of the one before).
+  CompileReport report;
+  compile_ops(read_op_graph(load_json_file("workloads/add_2048x1024.json"), "add.json"), load_chip_config("configs/spyre.json"),
+              32, &report);
+  REQUIRE(report.kernels.size() == 1);
+  CHECK(report.kernels[0].split == "d0 of y (2048) over 32 of 32 cores, 64 each");
+  REQUIRE(report.kernels[0].loops.size() == 1);
+  CHECK_THAT(report.kernels[0].loops[0], Contains("d0: 4 tiles of up to 16 a core (at least 4"));
+  // A fused softmax on one core: 512 rows in 6 tiles of up to 86 (the LX budget).
+  CompileReport sm;
+  compile_ops(read_op_graph(load_json_file("workloads/softmax_512x1024.json"), "sm.json"), load_chip_config("configs/spyre.json"),
+              1, &sm);
+  REQUIRE(sm.kernels.size() == 1);
+  CHECK(sm.kernels[0].split == "d0 of y (512) over 1 of 1 cores, 512 each");
+  CHECK_THAT(sm.kernels[0].loops[0], Contains("d0: 6 tiles of up to 86 a core"));
+}
+
 TEST_CASE("matmul family: operand layouts give the strides a bmm reads") {
   // a [8, 128, 256] in layout [1, 0, 2] (device order M, B, K; K is the stick dim): batch b's
   // row m starts at (m * 8 + b) * 256. Every byte of a is still read once, c written once.

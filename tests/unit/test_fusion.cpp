@@ -351,8 +351,9 @@ TEST_CASE("tiles: a coarse-tile loop over the rows runs its iterations one after
   CompileReport report;
   compile_ops(b.graph(), chip(kUsable), 32, &report);
   REQUIRE(report.kernels.size() == 1);
-  REQUIRE(report.kernels[0].loops.size() == 1);
+  REQUIRE(report.kernels[0].loops.size() == 2);  // outermost first: the coarse loop, then each iteration's tiles
   CHECK_THAT(report.kernels[0].loops[0], Contains("8 iterations along d0 (up to 64 each), one after another on each core"));
+  CHECK_THAT(report.kernels[0].loops[1], Contains("d0: "));
 }
 
 TEST_CASE("tiles: a chain under the same coarse tiles is one kernel with one coarse-tile loop") {
