@@ -32,9 +32,10 @@ void instantiate(const KernelGraph& g, ExpandedGraph& eg) {
 }
 
 // Entries the writer index may look at in all (RegionIndex::visited): compiled graphs need 2 to
-// 30 per written region; writers of one buffer whose strided spans interleave without sharing
-// a byte cost a look per pair (64 000 one-core tasks each writing two bytes a buffer apart: 2·10^9,
-// minutes; 10^8 looks take about 3 s), so past this the graph is refused rather than left to run.
+// 32 per written region (the most: batched tensors in the stick layout); writers of one buffer
+// whose strided spans interleave without sharing a byte cost a look per pair (64 000 one-core
+// tasks each writing two bytes 64 KiB apart: 2·10^9, minutes; 10^8 looks take about 2 s), so
+// past this the graph is refused rather than left to run.
 std::uint64_t writer_index_budget(const RegionIndex& idx) { return 256 * static_cast<std::uint64_t>(idx.size()) + 100'000'000; }
 
 // Throws when the index has looked at more entries than writer_index_budget, naming the access

@@ -39,7 +39,7 @@ class RegionIndex {
   void add(const Region& r, int inst, int slot);
   void build();  // sort; call after the last add, before any query
   std::size_t size() const { return entries_.size(); }
-  // Entries the queries so far looked at: about 2 to 30 per entry on compiled graphs; writers
+  // Entries the queries so far looked at: about 2 to 32 per entry on compiled graphs; writers
   // whose strided spans interleave without sharing bytes make it grow with their square.
   std::uint64_t visited() const { return visited_; }
 
