@@ -60,10 +60,11 @@ void describe_row_split(LowerContext& ctx, const std::string& kernel, const OpTe
                  : "row-wise ops split one dim of their rows, the outermost that gives every core a contiguous part "
                    "(whole sticks along the stick dim)";
   r.loops.push_back(fmt::format("d{}: {} tile{} of up to {} a core{}", dim, tiles, tiles == 1 ? "" : "s", tile,
-                                min_tiles > 1 ? fmt::format(" (at least {} when each keeps 16 KiB: a tile's loads overlap "
-                                                            "the store of the one before)",
-                                                            min_tiles)
-                                              : ""));
+                                min_tiles > 1 && tiles > 1
+                                    ? fmt::format(" (at least {} when each keeps 16 KiB: a tile's loads overlap the store "
+                                                  "of the one before)",
+                                                  min_tiles)
+                                    : ""));
 }
 
 std::vector<std::vector<int>> multicast_groups(const std::vector<int>& sharers, int reach) {
