@@ -69,6 +69,8 @@ def cases(p, d):
                        ["line", p["binary"], "--x", "point", "--y", "time_ns"],
                        ["line", p["dir"], "--x", "point", "--y", "time_ns"]],
         "tp_table": [[p["missing"]], [p["notexec"]], ["/bin/true", "--models", "nosuch"], ["/bin/true", "--tp", "abc"]],
+        "division_scan": [[p["missing"]], [p["notexec"]], ["/bin/true", "12x3"], ["/bin/true", "0x4x4"],
+                          ["/bin/true", "--cores", "0"], ["/bin/true", "--config", p["missing"]]],
     }
 
 
