@@ -80,6 +80,9 @@ Json CompileReport::to_json() const {
     Json bytes = Json::object();
     for (const auto& [b, n] : k.offchip_bytes) bytes[b] = n;
     j["offchip_bytes"] = bytes;
+    Json terms = Json::object();
+    for (const auto& [t, ns] : k.estimate_terms_ns) terms[t] = ns;
+    j["estimate_terms_ns"] = terms;
     out.push_back(j);
   }
   return out;
@@ -101,8 +104,11 @@ std::string CompileReport::text() const {
     if (!k.sharing.empty()) s += fmt::format("  sharing: {}\n", k.sharing);
     if (!k.layout.empty()) s += fmt::format("  layout: {}\n", k.layout);
     for (const auto& [b, n] : k.offchip_bytes) s += fmt::format("  off-chip {}: {} bytes\n", b, n);
+    std::string terms;
+    for (const auto& [t, ns] : k.estimate_terms_ns) terms += fmt::format("{}{} {:.1f}", terms.empty() ? " (" : ", ", t, ns / 1000.0);
+    if (!terms.empty()) terms += ")";
     s += fmt::format("  roofline: {:.1f} us ({} bound){}\n", k.roofline_ns / 1000.0, k.bound,
-                     k.estimate_ns > 0 ? fmt::format(", compiler estimate {:.1f} us", k.estimate_ns / 1000.0) : "");
+                     k.estimate_ns > 0 ? fmt::format(", compiler estimate {:.1f} us{}", k.estimate_ns / 1000.0, terms) : "");
     for (const auto& w : k.warnings) s += fmt::format("  warning: {}\n", w);
   }
   return s;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/common/json_io.h"
@@ -27,6 +28,9 @@ struct KernelReport {
   double roofline_ns = 0;                       // max(compute at peak, off-chip bytes at peak)
   std::string bound;                            // "compute" or "memory"
   double estimate_ns = 0;                       // the lowering's own estimate (0: none)
+  // The estimate's terms, in the order printed (the estimate is the largest): e.g. a matmul's
+  // "compute", "memory", "port requests" (part of memory), "DMA". Empty: none given.
+  std::vector<std::pair<std::string, double>> estimate_terms_ns;
   std::vector<std::string> warnings;            // cliffs: uneven grids, idle cores, re-reads
 };
 

@@ -382,6 +382,9 @@ void describe(LowerContext& ctx, const std::string& kernel, const Op& op, const 
                             p.a.tensor->name, loads_text(plan.cols, multicast_reach(ctx)), plan.cols, p.b.tensor->name,
                             loads_text(plan.rows, multicast_reach(ctx)), plan.rows);
   r.estimate_ns = plan.estimate_ns;
+  r.estimate_terms_ns = {{"compute", plan.compute_ns}, {"memory", plan.memory_ns}};
+  if (plan.port_requests_ns > 0) r.estimate_terms_ns.emplace_back("port requests", plan.port_requests_ns);
+  r.estimate_terms_ns.emplace_back("DMA", plan.dma_ns);
   if (plan.cores() < ctx.cores)
     r.warnings.push_back(fmt::format("{} of {} cores idle: {}", ctx.cores - plan.cores(), ctx.cores,
                                      plan.why == "forced by split" ? "the forced split uses fewer"
@@ -514,6 +517,7 @@ void lower_matmul(LowerContext& ctx, const Op& op, const std::string& kernel, co
     KernelReport& rep = ctx.report->kernel(kernel);
     // The parts' estimates, and the running sum's loads and stores at the memory's peak.
     rep.estimate_ns = estimate_ns + static_cast<double>(3 * (parts.size() - 1) * out.bytes()) / ctx.chip->memory_peak_gbps();
+    rep.estimate_terms_ns.clear();  // the first part's terms; the estimate is the parts' sum
     rep.loops.insert(rep.loops.begin(),
                      fmt::format("coarse tiles: K in {} parts, one after another on each core, each a matmul kernel of "
                                  "its own (its division and tiles below are the first part's); from the second part on, "

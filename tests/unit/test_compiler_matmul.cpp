@@ -3,7 +3,9 @@
 #include <limits>
 #include <regex>
 #include <set>
+#include <tuple>
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "sim/common/error.h"
 #include "sim/compiler/compile.h"
@@ -597,6 +599,35 @@ TEST_CASE("compile report: a chosen division names the next two, neither estimat
   CompileReport fr;
   compile_ops(forced, load_chip_config("configs/spyre.json"), 32, &fr);
   CHECK(fr.kernels[0].why == "forced by split");
+}
+
+TEST_CASE("compile report: a matmul's estimate lists its terms, the largest being the estimate") {
+  // workloads/matmul_4096.json on the spyre preset. Chosen 8 x 4: compute bound, 4096^3 /
+  // 32 cores at 74.4 % of 1024 MAC/cycle at 1.5 GHz (tiles of the fold stream limit) =
+  // 1878.7 us; memory and DMA below it. Forced 4 x 8: the same compute, but B's 8 grid columns
+  // of 4 cores spread over both ring halves load the ports more: memory bound at 2071.3 us.
+  for (const auto& [split, bound, estimate] : {std::tuple{std::map<std::string, std::int64_t>{}, "compute", 1878.7},
+                                               std::tuple{std::map<std::string, std::int64_t>{{"M", 4}, {"N", 8}}, "memory", 2071.3}}) {
+    OpGraph og = read_op_graph(load_json_file("workloads/matmul_4096.json"), "mm.json");
+    og.ops[0].split = split;
+    CompileReport report;
+    compile_ops(og, load_chip_config("configs/spyre.json"), 32, &report);
+    REQUIRE(report.kernels.size() == 1);
+    const KernelReport& k = report.kernels[0];
+    REQUIRE(k.estimate_terms_ns.size() == 3);  // no port-request term: nothing is in the card's layout
+    CHECK(k.estimate_terms_ns[0].first == "compute");
+    CHECK(k.estimate_terms_ns[1].first == "memory");
+    CHECK(k.estimate_terms_ns[2].first == "DMA");
+    double largest = 0;
+    std::string which;
+    for (const auto& [t, ns] : k.estimate_terms_ns)
+      if (ns > largest) std::tie(largest, which) = std::tie(ns, t);
+    CHECK(largest == k.estimate_ns);
+    CHECK(which == bound);
+    CHECK(k.estimate_ns / 1000.0 == Approx(estimate).margin(0.05));
+    CHECK_THAT(report.text(), Contains(fmt::format("compiler estimate {:.1f} us (compute ", estimate)));
+    CHECK(report.to_json()[0]["estimate_terms_ns"][bound].get<double>() == k.estimate_ns);
+  }
 }
 
 TEST_CASE("compile report: a row-wise kernel says how it divides its rows and tiles them") {
