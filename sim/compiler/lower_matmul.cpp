@@ -385,6 +385,7 @@ void describe(LowerContext& ctx, const std::string& kernel, const Op& op, const 
   r.estimate_terms_ns = {{"compute", plan.compute_ns}, {"memory", plan.memory_ns}};
   if (plan.port_requests_ns > 0) r.estimate_terms_ns.emplace_back("port requests", plan.port_requests_ns);
   r.estimate_terms_ns.emplace_back("DMA", plan.dma_ns);
+  r.estimate_terms_ns.emplace_back("fill and drain", plan.fill_ns);
   if (plan.cores() < ctx.cores)
     r.warnings.push_back(fmt::format("{} of {} cores idle: {}", ctx.cores - plan.cores(), ctx.cores,
                                      plan.why == "forced by split" ? "the forced split uses fewer"

@@ -99,19 +99,20 @@ struct Moved {
 
 // `bytes` of matrix `m` moved in tiles of `rows` x `cols` logical elements. Row-major: runs of
 // `run` elements of a stored row of `row` elements (effective_run_bytes; whole rows make one
-// run of the tile's stored rows, `stored_rows`). In the card's stick layout: the device runs
+// run of the tile's stored rows, `stored_rows`), or of `dram_run` where cores side by side make
+// one longer run of the row at the same step (the requests stay `run` long). In the card's stick layout: the device runs
 // of one tile (batch 0, its first kMaxRows rows: the runs repeat with the rows), each whole
 // sticks plus kLayoutRunOverheadBytes, unless the tile is one run (a default-order batched
 // operand is single sticks: 1.5 x its bytes, requests of one stick).
 Moved moved_bytes(const StoredMatrix& m, std::uint64_t bytes, std::int64_t rows, std::int64_t cols, std::int64_t run,
-                  std::int64_t row, std::int64_t stored_rows, const DmaConfig& dma) {
+                  std::int64_t row, std::int64_t stored_rows, const DmaConfig& dma, std::int64_t dram_run = 0) {
   const Dtype dt = m.tensor->dtype;
   const auto sb = static_cast<double>(dma.stick_bytes);
   const double burst = sb * dma.burst_sticks;
   auto whole_sticks = [&](double b) { return std::max(sb, std::ceil(b / sb) * sb); };
   if (!m.layout) {
     const auto run_bytes = static_cast<double>(dtype_bytes(dt, static_cast<std::uint64_t>(run < row ? run : row * stored_rows)));
-    return {effective_run_bytes(static_cast<double>(bytes), run, row, dt, dma.stick_bytes),
+    return {effective_run_bytes(static_cast<double>(bytes), std::max(run, dram_run), row, dt, dma.stick_bytes),
             std::min(burst, whole_sticks(run_bytes))};
   }
   constexpr std::int64_t kMaxRows = 128;
@@ -145,6 +146,19 @@ std::string division_text(const MatmulPlan& plan) {
   add("N", plan.cols);
   add("K", plan.ksplit);
   return s.empty() ? "none" : s;
+}
+
+// How much less a K split's estimate must be than a K-free division's to be chosen (above).
+constexpr double kKSplitMargin = 0.10;
+
+// The estimate's side-by-side runs, fill and drain, and K splits searched for every shape (with
+// kKSplitMargin) are validated on one-batch problems whose operands are row-major or in the
+// card's layout as their own bytes (docs/compiler.md, "How good the choice is"): every model
+// step's projections at batch 1. Batched problems and operands whose batches interleave stick
+// by stick keep the estimate they had, on which those terms rank divisions worse.
+bool refined_estimate(const MatmulProblem& p) {
+  auto own_bytes = [](const StoredMatrix& m) { return !m.layout || m.layout->identity(); };
+  return p.batches == 1 && !p.folded && own_bytes(p.a) && own_bytes(p.b) && own_bytes(p.c);
 }
 
 int multicast_loads(int sharers, int reach) { return reach > 0 ? (sharers + reach - 1) / reach : 1; }
@@ -229,9 +243,14 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   const DmaConfig& dma = chip.core.dma;
   const Moved am = moved_bytes(p.a, a_bytes, plan.tile.m, plan.tile.k, ta ? plan.tile.m : plan.tile.k, ta ? p.M : p.K,
                                ta ? plan.tile.k : plan.tile.m, dma);
+  // A grid row's `cols` cores whose n tile is their whole N share read B's rows (and store C's)
+  // in adjacent runs at the same step: the DRAM sees the run they cover together, whose row it
+  // opens once (dfsim's runs: 512 x 4096 x 4096 on 1 x 32, B in 256 B runs, 83 % row hits).
+  const bool refined = refined_estimate(p);
+  const std::int64_t side_n = refined && plan.tile.n == plan.nshare ? plan.nshare * cols : 0;
   const Moved bm = moved_bytes(p.b, b_bytes, plan.tile.k, plan.tile.n, tb ? plan.tile.k : plan.tile.n, tb ? p.K : p.N,
-                               tb ? plan.tile.n : plan.tile.k, dma);
-  const Moved cm = moved_bytes(p.c, c_bytes, plan.tile.m, plan.tile.n, plan.tile.n, p.N, plan.tile.m, dma);
+                               tb ? plan.tile.n : plan.tile.k, dma, tb ? 0 : side_n);
+  const Moved cm = moved_bytes(p.c, c_bytes, plan.tile.m, plan.tile.n, plan.tile.n, p.N, plan.tile.m, dma, side_n);
   const double a_eff = am.bytes, b_eff = bm.bytes, c_eff = cm.bytes;
   const double other = static_cast<double>(plan.offchip_bytes - a_bytes - b_bytes - c_bytes);
   plan.memory_ns = (a_eff + b_eff + c_eff + other) / gbps;
@@ -266,7 +285,19 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   plan.dma_ns = std::max({(sticks * dma.stick_issue_cycles + requests_in * dma.issue_cycles) / ghz,
                           in_flight_ns(a_core, am.request, queue) + in_flight_ns(b_core, bm.request, queue),
                           in_flight_ns(c_core, cm.request, queue)});
-  plan.estimate_ns = std::max({plan.compute_ns, plan.memory_ns, plan.dma_ns});
+  // Pipeline fill and drain: a core's steps overlap their loads, PT work and stores only in
+  // between; its first A and B bands (a multicast group's sharers load one each), one PT step
+  // and its last output tile's store stand outside the bounds, less the bound's own share of a
+  // step (which the bound counts already).
+  const double bound = std::max({plan.compute_ns, plan.memory_ns, plan.dma_ns});
+  auto group = [&](int sharers) { return static_cast<double>(reach > 0 ? std::min(sharers, reach) : sharers); };
+  const double a_band = static_cast<double>(dtype_bytes(in, static_cast<std::uint64_t>(plan.tile.m * plan.tile.k))) / group(cols);
+  const double b_band = static_cast<double>(dtype_bytes(in, static_cast<std::uint64_t>(plan.tile.k * plan.tile.n))) / group(rows);
+  const double c_tile = static_cast<double>(dtype_bytes(out, static_cast<std::uint64_t>(plan.tile.m * plan.tile.n)));
+  const double one_step = in_flight_ns(a_band, am.request, queue) + in_flight_ns(b_band, bm.request, queue) +
+                          static_cast<double>(tile_cycles) / ghz + in_flight_ns(c_tile, cm.request, queue);
+  plan.fill_ns = refined ? std::max(0.0, one_step - bound / steps) : 0.0;
+  plan.estimate_ns = bound + plan.fill_ns;
   return plan;
 }
 
@@ -284,7 +315,9 @@ std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipC
   std::optional<MatmulPlan> best;
   std::vector<MatmulPlan> plans;  // every division that fits, for the runners-up in `why`
   int considered = 0;
-  auto better = [](const MatmulPlan& x, const MatmulPlan& y) {
+  const bool refined = refined_estimate(p);
+  const double k_margin = refined ? kKSplitMargin : 0.0;
+  auto better = [k_margin](const MatmulPlan& x, const MatmulPlan& y) {
     // Memory-bound plans whose estimates are within 3 % stream their bytes at the same
     // card-level rate; the one on more cores has more DMA queues in flight, which the card
     // needs to reach that rate (dfsim calibrate: 8 cores read at 54 % of peak, 32 at 73 %).
@@ -295,13 +328,22 @@ std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipC
       if (x.offchip_bytes != y.offchip_bytes) return x.offchip_bytes < y.offchip_bytes;
       if (x.cores() != y.cores()) return x.cores() > y.cores();
     }
+    // A K split must beat a K-free division by kKSplitMargin: what it adds beyond the estimate
+    // (one corelet, the partials' ring reduction, the row conflicts of twice the streams, e.g.
+    // 512 x 4096 x 14336 on M=4 N=4 K=2: 1678 us estimated, 2835 simulated, the DRAM at 58
+    // GB/s with 8 % row hits) is not in it.
+    if ((x.ksplit > 1) != (y.ksplit > 1) && k_margin > 0) {
+      const double xe = x.ksplit > 1 ? x.estimate_ns / (1 - k_margin) : x.estimate_ns;
+      const double ye = y.ksplit > 1 ? y.estimate_ns / (1 - k_margin) : y.estimate_ns;
+      if (xe != ye) return xe < ye;
+    }
     if (x.estimate_ns != y.estimate_ns) return x.estimate_ns < y.estimate_ns;
     if (x.offchip_bytes != y.offchip_bytes) return x.offchip_bytes < y.offchip_bytes;
     if (x.bsplit != y.bsplit) return x.bsplit > y.bsplit;  // batch first
     return x.cores() > y.cores();  // more DMA queues in flight for the same estimate
   };
-  // Batch, M and N; K (a ring reduction) only when the output blocks alone cannot
-  // keep half the cores busy.
+  // Batch, M and N; then K split as well (a ring reduction): always under the refined
+  // estimate, else only when the output blocks alone cannot keep half the cores busy.
   auto search = [&](bool split_k) {
     for (int b = 1; b <= std::min<std::int64_t>(p.batches, c.cores); ++b)
       for (int r = 1; b * r <= c.cores && r <= p.M; ++r)
@@ -317,15 +359,16 @@ std::optional<MatmulPlan> choose_matmul_plan(const MatmulProblem& p, const ChipC
           }
   };
   search(false);
-  if (!best || 2 * best->cores() < c.cores) search(true);
+  if (refined || !best || 2 * best->cores() < c.cores) search(true);
   if (best) {
-    const double e = best->estimate_ns;
+    const double e = std::max({best->compute_ns, best->memory_ns, best->dma_ns});  // the largest bound
     const char* bound = e == best->compute_ns               ? "compute"
                         : e == best->port_requests_ns        ? "memory-port request"  // single sticks of a laid-out operand
                         : e == best->memory_ns               ? "memory"
                                                              : "DMA";
-    best->why = fmt::format("least estimate ({:.1f} us, {} bound) of {} divisions on at most {} cores", e / 1000.0, bound,
-                            considered, c.cores);
+    best->why = fmt::format("least estimate ({:.1f} us, {} bound) of {} divisions on at most {} cores{}", best->estimate_ns / 1000.0,
+                            bound, considered, c.cores,
+                            refined ? fmt::format(" (a K split needs {:.0f} % less)", 100 * kKSplitMargin) : "");
     // The next best estimates, so that a user can see how close the choice was.
     std::vector<const MatmulPlan*> others;
     for (const MatmulPlan& q : plans)

@@ -27,6 +27,7 @@ struct MatmulPlan {
   std::uint64_t offchip_bytes = 0;
   double compute_ns = 0, memory_ns = 0, dma_ns = 0, estimate_ns = 0;
   double port_requests_ns = 0;  // the busiest memory port's requests at memory.port_request_ns (in memory_ns)
+  double fill_ns = 0;           // pipeline fill and drain, added to the largest bound
   std::string why;                  // how the division was chosen
   int cores() const { return bsplit * rows * cols * ksplit; }
   std::int64_t m_tiles() const { return (mshare + tile.m - 1) / tile.m; }

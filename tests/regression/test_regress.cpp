@@ -383,11 +383,14 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
 // (workloads/device-records/cost-model-notes.csv: 86 kernels, none in the shipped file) are
 // pinned the same way. 2026-12-06: a coarse loop over K runs its parts one after another, the
 // running sum through HBM: matmul 33.8 -> 31.7, bmm 64.8 -> 47.8, all 43.9 -> 36.5 (docs/accuracy.md).
+// 2026-12-06 (twenty-first session): the matmul estimate counts side-by-side runs and fill and
+// drain and searches K splits for one-batch problems (docs/compiler.md): the 32-core row-tiled
+// matmuls choose other divisions, matmul 31.7 -> 25.6, all 36.5 -> 32.7.
 TEST_CASE("accuracy: the RMS error of the records of torch-spyre's cost-model notes is pinned", "[accuracy][fidelity]") {
   TempDir d("pin-coarse");
   Result r = dfsim("accuracy --records workloads/device-records/cost-model-notes.csv --jobs 2 -q --out " + (d / "o"));
   REQUIRE(r.code == 0);
-  check_pins(r.out, {{"matmul", 64, 31.7}, {"bmm", 22, 47.8}, {"all", 86, 36.5}});
+  check_pins(r.out, {{"matmul", 64, 25.6}, {"bmm", 22, 47.8}, {"all", 86, 32.7}});
 }
 
 TEST_CASE("validate: the shipped suites check, a bad one exits 2 with its JSON path", "[regress]") {
