@@ -28,8 +28,9 @@ struct KernelReport {
   double roofline_ns = 0;                       // max(compute at peak, off-chip bytes at peak)
   std::string bound;                            // "compute" or "memory"
   double estimate_ns = 0;                       // the lowering's own estimate (0: none)
-  // The estimate's terms, in the order printed (the estimate is the largest): e.g. a matmul's
-  // "compute", "memory", "port requests" (part of memory), "DMA". Empty: none given.
+  // The estimate's terms, in the order printed: e.g. a matmul's bounds "compute", "memory",
+  // "port requests" (part of memory) and "DMA", and "fill and drain" (the estimate is the largest
+  // bound plus it). Empty: none given.
   std::vector<std::pair<std::string, double>> estimate_terms_ns;
   std::vector<std::string> warnings;            // cliffs: uneven grids, idle cores, re-reads
 };
