@@ -290,13 +290,15 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   // and its last output tile's store stand outside the bounds, less the bound's own share of a
   // step (which the bound counts already).
   const double bound = std::max({plan.compute_ns, plan.memory_ns, plan.dma_ns});
-  auto group = [&](int sharers) { return static_cast<double>(reach > 0 ? std::min(sharers, reach) : sharers); };
-  const double a_band = static_cast<double>(dtype_bytes(in, static_cast<std::uint64_t>(plan.tile.m * plan.tile.k))) / group(cols);
-  const double b_band = static_cast<double>(dtype_bytes(in, static_cast<std::uint64_t>(plan.tile.k * plan.tile.n))) / group(rows);
-  const double c_tile = static_cast<double>(dtype_bytes(out, static_cast<std::uint64_t>(plan.tile.m * plan.tile.n)));
-  const double one_step = in_flight_ns(a_band, am.request, queue) + in_flight_ns(b_band, bm.request, queue) +
-                          static_cast<double>(tile_cycles) / ghz + in_flight_ns(c_tile, cm.request, queue);
-  plan.fill_ns = refined ? std::max(0.0, one_step - bound / steps) : 0.0;
+  if (refined) {
+    auto group = [&](int sharers) { return static_cast<double>(reach > 0 ? std::min(sharers, reach) : sharers); };
+    const double a_band = static_cast<double>(dtype_bytes(in, static_cast<std::uint64_t>(plan.tile.m * plan.tile.k))) / group(cols);
+    const double b_band = static_cast<double>(dtype_bytes(in, static_cast<std::uint64_t>(plan.tile.k * plan.tile.n))) / group(rows);
+    const double c_tile = static_cast<double>(dtype_bytes(out, static_cast<std::uint64_t>(plan.tile.m * plan.tile.n)));
+    const double one_step = in_flight_ns(a_band, am.request, queue) + in_flight_ns(b_band, bm.request, queue) +
+                            static_cast<double>(tile_cycles) / ghz + in_flight_ns(c_tile, cm.request, queue);
+    plan.fill_ns = std::max(0.0, one_step - bound / steps);
+  }
   plan.estimate_ns = bound + plan.fill_ns;
   return plan;
 }

@@ -348,16 +348,31 @@ TEST_CASE("matmul family: the refined estimate sees side-by-side runs and weighs
   CHECK(row->memory_ns == Approx(21.0 * 1048576 / 81.0));
   CHECK(row->fill_ns > 0);
   CHECK(row->estimate_ns == Approx(std::max({row->compute_ns, row->memory_ns, row->dma_ns}) + row->fill_ns));
-  // The chosen division is a K split only 10 % below every K-free division's estimate.
+  // The chosen division is a K split (M=4 N=4 K=2: 251.8 us estimated, 313.9 simulated, below
+  // every 2-D grid's run), chosen because its estimate is at least 10 % below every K-free
+  // division's.
   auto chosen = choose_matmul_plan(p, spyre, con);
   REQUIRE(chosen);
   double best_k_free = 1e300;
   for (int r = 1; r <= 32; ++r)
     for (int cl = 1; r * cl <= 32; ++cl)
       if (auto q = matmul_plan_for(p, spyre, con, 1, r, cl, 1)) best_k_free = std::min(best_k_free, q->estimate_ns);
-  if (chosen->ksplit > 1) CHECK(chosen->estimate_ns <= 0.9 * best_k_free);
-  else CHECK(chosen->estimate_ns == best_k_free);
+  CHECK(chosen->ksplit == 2);
+  CHECK(chosen->estimate_ns <= 0.9 * best_k_free);
   CHECK_THAT(chosen->why, Contains("(a K split needs 10 % less)"));
+  // 512 x 4096 x 14336: M=4 N=4 K=2 is estimated below N=32 (1678.3 against 1707.4 us) but not
+  // 10 % below, so N=32 stays (simulated: 2835.3 us against 1679.4).
+  Json j2 = matmul_graph("[512, 4096]", "[4096, 14336]", "[512, 14336]", "{}", 32);
+  OpGraph o2 = read_op_graph(j2, "w2.json");
+  const MatmulProblem p2 = matmul_problem(o2, o2.ops[0]);
+  auto ksplit = matmul_plan_for(p2, spyre, con, 1, 4, 4, 2), kfree = matmul_plan_for(p2, spyre, con, 1, 1, 32, 1);
+  REQUIRE(ksplit);
+  REQUIRE(kfree);
+  CHECK(ksplit->estimate_ns < kfree->estimate_ns);
+  CHECK(ksplit->estimate_ns > 0.9 * kfree->estimate_ns);
+  auto chosen2 = choose_matmul_plan(p2, spyre, con);
+  REQUIRE(chosen2);
+  CHECK(chosen2->ksplit == 1);
   // A batched problem keeps the estimate it had: no fill and drain, no side-by-side runs.
   Json jb = matmul_graph("[2, 256, 4096]", "[2, 4096, 4096]", "[2, 256, 4096]", "{}", 32);
   OpGraph ob = read_op_graph(jb, "b.json");
