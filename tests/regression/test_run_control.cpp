@@ -13,6 +13,11 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
+
+#include "sim/common/child_stop.h"
+#include "sim/common/stop_request.h"
+#include "sim/regress/child_runs.h"
 
 namespace {
 
@@ -246,4 +251,22 @@ TEST_CASE("run control: SIGINT while calibrate runs a microbenchmark stops it wi
   REQUIRE(started);
   check_sigint_stops(pid, err);
   fs::remove_all(d);
+}
+
+// calibrate runs its microbenchmarks one run_children call at a time. A Ctrl-C that came while
+// it read one run's summary, between two calls, found no guard and killed it with no line (a
+// flaky failure of the test above under load). The whole command holds a guard now; this pins
+// what that relies on: a stop held by an outer guard before run_children starts no child and
+// fails with the stop's line (the race itself is not reproducible on demand).
+TEST_CASE("run control: a stop requested between child runs starts no further child") {
+  dfsim::ChildStopGuard outer;
+  dfsim::stop_request() = 0;
+  std::raise(SIGINT);  // recorded by the guard, not fatal
+  REQUIRE(dfsim::ChildStopGuard::requested() == SIGINT);
+  fs::path marker = fresh_dir("no-child");
+  std::vector<dfsim::ChildRun> runs{dfsim::ChildRun({"gen", "llama-3.1-8b", "-o", marker.string()})};
+  CHECK_THROWS_WITH(dfsim::run_children(runs, 1), "interrupted by SIGINT");
+  CHECK(runs[0].exit_code == -1);  // never started
+  CHECK(!fs::exists(marker));
+  dfsim::stop_request() = 0;
 }
