@@ -106,8 +106,9 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   };
   std::vector<Row> rows;
   // Every row's simulated figure is computed before the row is built: a run that fails (or a
-  // Ctrl-C) throws out of run(), and GCC 12 destroys the strings of a braced aggregate that an
-  // exception leaves half-built twice (a double free, seen as exit 134 on a Ctrl-C mid-run).
+  // Ctrl-C) throws out of run(), and when that happened inside `push_back({{name, ...}, run()})`
+  // GCC 12 destroyed the inner brace-initialised Figure's strings twice (a double free, exit 134
+  // on a Ctrl-C mid-run; flat braces and an explicit `Figure{...}` temporary are not affected).
   auto add = [&rows](const char* name, double published, const char* unit, const char* source, double simulated) {
     rows.push_back(Row{Figure{name, published, unit, source}, simulated});
   };
