@@ -93,11 +93,11 @@ int cmd_calibrate(const std::vector<std::string>& args) {
                      "dfsim calibrate --config configs/spyre.json --set memory.lpddr5.write_high=24", opts, nullptr,
                      args, vm))
     return 0;
+  // A Ctrl-C outside a child run (while the config loads, or a summary is read between two
+  // runs) is held too: no further run starts, and calibrate ends with one line, exit 130.
+  ChildStopGuard stop;
   if (config.empty()) config = default_config_path();
   const int chip_cores = load_chip_config(config, sets).cores;  // reject a bad config once, here
-  // A Ctrl-C between two microbenchmark runs (while a summary is read) is held here too, not
-  // only while a child runs: the next run is then not started, and calibrate ends with one line.
-  ChildStopGuard stop;
   Runner run(config, sets, default_workloads_dir());
 
   struct Row {
