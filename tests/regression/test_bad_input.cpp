@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -1128,4 +1129,27 @@ TEST_CASE("bad input: accuracy --only naming an op no record has, measured times
   std::string f = t.file("a.csv", head + "r1,add,1,64,64,10,1e308\n");
   expect_bad("accuracy -r " + f + " -o " + t.str() + "/o", {f + ": line 2, column analytical_model_us: expected a number in (0, 1e12]"});
   CHECK_FALSE(fs::exists(t.path / "o"));
+}
+
+// calibrate reads its microbenchmarks from ./workloads when there is one. A malformed one that
+// is not the first run used to throw inside `rows.push_back({{name, ...}, run()})`, where GCC 12
+// destroys the half-built row's strings twice: a double free (abort) instead of the one line.
+TEST_CASE("bad input: a malformed microbenchmark after the first fails calibrate with one line", "[bad]") {
+  TempDir t("calibrate");
+  fs::create_directories(t.path / "workloads" / "micro");
+  fs::copy_file("workloads/micro/read_sum.json", t.path / "workloads" / "micro" / "read_sum.json");  // runs first
+  t.file("workloads/micro/mix_3to1.json", "{\"format\": \"dfsim.ops\", \"version\": 1,");  // the second run
+  const fs::path err = t.path / "stderr.txt";
+  const std::string cmd = "cd " + t.str() + " && " + DFSIM_BINARY + " calibrate --config " +
+                          fs::absolute("configs/spyre.json").string() + " >/dev/null 2>" + err.string();
+  INFO(cmd);
+  const int status = std::system(cmd.c_str());
+  std::ifstream f(err);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  INFO("stderr: " << text);
+  REQUIRE(WIFEXITED(status));  // not an abort
+  CHECK(WEXITSTATUS(status) == 2);
+  auto l = lines(text);
+  REQUIRE(l.size() == 1);
+  CHECK_THAT(l[0], Contains("workloads/micro/mix_3to1.json"));
 }
