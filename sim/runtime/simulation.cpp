@@ -110,6 +110,7 @@ RunResult Simulation::run(const RunLimits& limits) {
           t.start < res.end)
         rec_.busy(t.track, t.start, res.end);
   }
+  rec_.flush_buckets();
   return res;
 }
 

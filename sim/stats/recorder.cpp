@@ -55,6 +55,7 @@ std::size_t Recorder::coarsen_for(Tick t) {
   while (t / bucket_ >= kMaxBuckets) {
     bucket_ *= 2;
     for (Track& tr : tracks_) {
+      flush_hot(tr);
       halve(tr.bucket_busy);
       tr.hot_lo = tr.hot_hi = 0;  // recomputed at the next update
     }
@@ -83,9 +84,10 @@ void Recorder::busy_backfill(int id, Tick start, Tick end) {
 
 void Recorder::add_to_buckets(Track& t, Tick start, Tick end) {
   if (start >= t.hot_lo && end <= t.hot_hi) {
-    t.bucket_busy[t.hot] += end - start;
+    t.hot_busy += end - start;
     return;
   }
+  flush_hot(t);  // before bucket_index: coarsening halves bucket_busy
   std::size_t last = bucket_index(end - 1), first = start / bucket_;
   if (t.bucket_busy.size() <= last) t.bucket_busy.resize(std::max(last + 1, t.bucket_busy.size() * 2), 0);
   t.hot = last;

@@ -21,19 +21,23 @@ const char* trace_level_name(TraceLevel l);
 bool parse_trace_level(const std::string& s, TraceLevel* out);  // false if unknown
 
 // One horizontal lane in the trace (a PT of a corelet, a DMA engine, a DRAM channel, a link).
-struct Track {
+// What every busy interval updates comes first, in one cache line: a ring hop or a DRAM piece
+// touches that line only (the hot bucket's time is summed in `hot_busy` and added to
+// `bucket_busy` when the interval moves to another bucket, or by Recorder::flush_buckets).
+struct alignas(64) Track {
+  Tick busy = 0;            // total busy time
+  Tick last_end = 0;        // end of the latest busy interval
+  std::uint64_t items = 0;  // tasks or transfers served
+  std::size_t hot = 0;      // bucket of the latest interval, and its bounds,
+  Tick hot_lo = 0, hot_hi = 0;  // so that most updates need no division
+  Tick hot_busy = 0;        // busy time in bucket `hot` not yet in bucket_busy
+  bool keep_spans = false;  // resource tracks at TraceLevel::full
   std::string group;   // trace process: "core 3", "memory", "ring"
   std::string name;    // trace thread: "pt.0", "dma", "ch 2", "cw 4->5"
   std::string kind;    // pt, sfp, dma, ring_port (task units); dram, ring (resources)
-  Tick busy = 0;       // total busy time
-  Tick last_end = 0;   // end of the latest busy interval
-  std::uint64_t items = 0;  // tasks or transfers served
-  bool keep_spans = false;                   // resource tracks at TraceLevel::full
   std::vector<std::pair<Tick, Tick>> spans;  // busy intervals for the trace; gaps shorter than
                                              // the recorder's merge gap are bridged
-  std::vector<Tick> bucket_busy;             // busy time per utilization bucket
-  std::size_t hot = 0;                       // bucket of the latest interval, and its bounds,
-  Tick hot_lo = 0, hot_hi = 0;               // so that most updates need no division
+  std::vector<Tick> bucket_busy;             // busy time per utilization bucket (see hot_busy)
 };
 
 // A task instance as it ran (indexed by instance id).
@@ -103,7 +107,7 @@ class Recorder {
     t.busy += end - start;
     t.last_end = end;
     if (t.keep_spans) keep_span(t, start, end);
-    if (start >= t.hot_lo && end <= t.hot_hi) t.bucket_busy[t.hot] += end - start;
+    if (start >= t.hot_lo && end <= t.hot_hi) t.hot_busy += end - start;
     else add_to_buckets(t, start, end);
   }
   // The same for an interval booked before the latest one on the track (a closed-form model
@@ -135,6 +139,11 @@ class Recorder {
     s.hot_hi = s.hot_lo + bucket_;
   }
 
+  // Adds every track's pending hot-bucket time to its bucket_busy: before bucket_busy is read
+  // (Simulation::run does it when the simulation ends).
+  void flush_buckets() {
+    for (Track& t : tracks_) flush_hot(t);
+  }
   Tick bucket() const { return bucket_; }  // current width (grows with the run)
   std::vector<Track>& tracks() { return tracks_; }
   const std::vector<Track>& tracks() const { return tracks_; }
@@ -155,6 +164,11 @@ class Recorder {
   std::size_t coarsen_for(Tick t);
   std::string prefix_;
   void add_to_buckets(Track& t, Tick start, Tick end);
+  static void flush_hot(Track& t) {
+    if (t.hot_busy == 0) return;
+    t.bucket_busy[t.hot] += t.hot_busy;
+    t.hot_busy = 0;
+  }
   void keep_span(Track& t, Tick start, Tick end);
 
   Tick bucket_, merge_gap_;

@@ -61,3 +61,21 @@ TEST_CASE("recorder: spans and full-level counters only at trace level full", "[
     CHECK(rec.tracks()[dram].busy == 1010);  // totals at every level
   }
 }
+
+TEST_CASE("recorder: intervals in the latest bucket reach bucket_busy when it changes or at flush_buckets", "[recorder]") {
+  Recorder rec(1000);
+  int t = rec.add_track("ring", "cw 0->1", "ring");
+  rec.busy(t, 100, 200);  // opens bucket 0 (the first interval of a track takes the slow path)
+  rec.busy(t, 300, 400);  // the same bucket: summed aside
+  rec.busy(t, 500, 650);
+  CHECK(rec.tracks()[t].bucket_busy[0] == 100);  // only the first interval so far
+  rec.busy(t, 1200, 1300);  // another bucket: bucket 0's 100 + 100 + 150 are added first
+  CHECK(rec.tracks()[t].bucket_busy[0] == 350);
+  rec.busy(t, 1400, 1450);
+  rec.flush_buckets();
+  CHECK(rec.tracks()[t].bucket_busy[1] == 150);  // 100 + 50
+  CHECK(rec.tracks()[t].busy == 500);  // 100 + 100 + 150 + 100 + 50
+  CHECK(total(rec.tracks()[t].bucket_busy) == 500);
+  rec.flush_buckets();  // twice: nothing is added twice
+  CHECK(total(rec.tracks()[t].bucket_busy) == 500);
+}
