@@ -85,13 +85,18 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   // Residency: every op graph tensor has an HBM buffer (graph inputs preloaded) unless it
   // aliases another's; the ones the LX plan keeps between kernels also get an LX buffer for
   // each core's slice.
-  // Not candidates: tensors that live only inside a fused kernel, and a matmul kernel's output
-  // (its epilogue's last), which the matmul lowering stores from its own tiles.
+  // Not candidates: tensors that live only inside a fused kernel, a matmul kernel's output (its
+  // epilogue's last), which the matmul lowering stores from its own tiles, and the other operands
+  // of its epilogue ops, which it loads from HBM in its own tiles (kept in LX, their producer
+  // wrote only the LX slice and the epilogue waited for HBM bytes no task wrote).
   std::vector<bool> never_kept = fused_away_tensors(ops, uses, kernels);
   never_kept.resize(ops.tensors.size(), false);
   for (const KernelPlan& k : kernels)
-    if (find_op_info(ops.ops[static_cast<std::size_t>(k.ops.front())].op)->kind == OpKind::matmul)
+    if (find_op_info(ops.ops[static_cast<std::size_t>(k.ops.front())].op)->kind == OpKind::matmul) {
       never_kept[static_cast<std::size_t>(ops.ops[static_cast<std::size_t>(k.ops.back())].outputs[0])] = true;
+      for (std::size_t i = 1; i < k.ops.size(); ++i)
+        for (int t : ops.ops[static_cast<std::size_t>(k.ops[i])].inputs) never_kept[static_cast<std::size_t>(t)] = true;
+    }
   ResidencyPlan residency = plan_residency(ops, uses, ops.compile.lx_planning, cores, usable, never_kept);
   LowerContext ctx{builder, ops, {}, cores, usable / 2, {}};
   ctx.stick_bytes = config.core.dma.stick_bytes;

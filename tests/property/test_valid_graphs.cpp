@@ -153,15 +153,21 @@ TEST_CASE("property: generated valid op graphs run to the end within LX, move th
 
 TEST_CASE("property: the generator's findings stay fixed (tests/data/property-regressions/)") {
   int n = 0;
+  fs::path base = fs::temp_directory_path() / ("dfsim_property_regressions_" + std::to_string(getpid()));
   for (const auto& e : fs::directory_iterator("tests/data/property-regressions")) {
     GeneratedGraph gg;
     gg.graph = dfsim::Json::parse(slurp(e.path()));
     gg.config = "configs/spyre.json";
     gg.cores = gg.graph["compile"]["cores"].get<int>();
     INFO(e.path().string());
-    CHECK(check_compiles(gg) == "");
+    REQUIRE(check_compiles(gg) == "");
+    // Several findings compiled and then deadlocked (a matmul epilogue's output or operand
+    // kept in LX): each also runs to the end. Compulsory bytes are not known for these files.
+    CHECK(check_runs(gg, base / e.path().stem()) == "");
     ++n;
   }
+  std::error_code ec;
+  fs::remove_all(base, ec);
   CHECK(n > 0);
 }
 
