@@ -37,9 +37,9 @@ void check_access(const KernelGraph& g, const Task& t, const Access& a, const st
   int cores[2] = {t.first_core, t.first_core + t.core_count - 1};  // affine: extremes suffice
   for (int c : cores) {
     if (a.core) {
-      std::int64_t lc = a.core->at(c);
+      const i128 lc = i128(a.core->alpha) * c + a.core->beta;  // no wrap-around between the extremes
       if (lc < 0 || lc >= g.cores)
-        fail("/core", "on core " + std::to_string(c) + " selects core " + std::to_string(lc) +
+        fail("/core", "on core " + std::to_string(c) + " selects core " + str(lc) +
                           ", outside [0, " + std::to_string(g.cores) + ")");
     }
     i128 off = i128(a.offset.alpha) * c + a.offset.beta;

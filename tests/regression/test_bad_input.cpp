@@ -418,6 +418,11 @@ TEST_CASE("bad input: kernel graph access whose rows x bytes overflow 64 bits", 
 TEST_CASE("bad input: kernel graph core indices out of range", "[bad]") {
   expect_bad_kernels("kernels_core_out_of_range.json", {"/kernels/0/tasks/1/cores"});
 }
+TEST_CASE("bad input: kernel graph LX core whose affine form wraps around 2^64", "[bad]") {
+  // Checking the first and the last core suffices only without wrap-around (it exited 0).
+  expect_bad_kernels("kernels_core_affine_wrap.json",
+                     {"/kernels/0/tasks/1/writes/0/core", "on core 4 selects core 18446744073709551616"});
+}
 TEST_CASE("bad input: kernel graph more cores than the chip", "[bad]") {
   expect_bad_kernels("kernels_cores_above_chip.json", {"/cores", "64"});
 }
