@@ -20,8 +20,9 @@ class Ring : public sc_core::sc_module {
  public:
   explicit Ring(sc_core::sc_module_name n) : sc_core::sc_module(n) {}
   void init(const ChipConfig& cfg, Recorder& rec);
-  // The memory ports serve bookings made ahead in the gaps they leave (Resource::set_backfill);
-  // the links keep booking in order (docs/performance.md, "The coarse memory model").
+  // The memory ports serve bookings made ahead in the gaps they leave (Resource::set_backfill;
+  // docs/performance.md, "The coarse memory model"). The links always serve bookings in the
+  // order of their arrival (Resource::set_calendar; docs/models.md, "Ring").
   void set_port_backfill(bool on);
 
   // Moves `bytes` from stop `src` to stop `dst`, the head leaving at `t`.

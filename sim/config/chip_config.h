@@ -150,6 +150,10 @@ struct RingConfig {
   // attention K/V): a tile shared by more is loaded once per group of this many (the
   // compiler's lowerings and its matmul estimate); 0: no limit.
   int multicast_max_cores = 8;
+  // The order a link serves the bursts booked on it: "arrival" (the order they reach it, whatever
+  // the order the engines book them in) or "booking" (the order they are booked: faster to
+  // simulate, but a burst booked later for an earlier time waits behind everything booked).
+  std::string link_order = "arrival";
 };
 
 // The PCIe fabric of a system of cards (models/pcie/): each card's Gen5 x16 link to its

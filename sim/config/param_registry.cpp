@@ -306,6 +306,12 @@ std::vector<Param> build() {
                 "the most cores one banded multicast of a shared operand tile reaches (matmul family, attention "
                 "K/V): a tile shared by more is loaded once per group of this many; 0: no limit",
                 DFSIM_FIELD(ring.multicast_max_cores)), 0, 4096),
+      choices(make("ring.link_order", T::String, "",
+                   "the order a ring link serves the bursts booked on it: arrival (the order they reach it) or "
+                   "booking (the order the engines book them: faster to simulate, but a burst booked later for "
+                   "an earlier time waits behind all booked before it, so latencies compound over the hops)",
+                   DFSIM_FIELD(ring.link_order)),
+              {"arrival", "booking"}),
       // Several cards and their PCIe fabric (models/pcie/, docs/models.md "PCIe and collectives").
       ints(make("system.cards", T::Int, "cards", "cards in the system (a graph uses compile.cards of them)",
                 DFSIM_FIELD(system.cards)), 1, 64),

@@ -139,14 +139,17 @@ TEST_CASE("calibrate: every simulated figure stays within 1 % of its pinned valu
   // them): micro/read_sum writes 1 MiB instead of 16 KiB, its stores breaking the read stream:
   // read stream 143.8 -> 141.9 GB/s; the read shares, over that, 10.9/21.6/41.3/51.9/53.9 ->
   // 11.4/22.5/43.1/54.2/56.3 % (the card: 11/22/43/54/54).
+  // Issue 13, ring links serve bursts in the order they arrive (ring.link_order): add 108.2 ->
+  // 108.9 us, read stream 141.9 -> 141.7, write stream 148.7 -> 148.8, 2-core share 22.5 ->
+  // 22.6 %; the rest move by under 0.05 %.
   const std::vector<std::pair<const char*, double>> pinned = {
-      {"read stream 1:0, 32 cores", 141.9},       {"mix 3:1, 32 cores", 129.4},
+      {"read stream 1:0, 32 cores", 141.7},       {"mix 3:1, 32 cores", 129.4},
       {"copy 1:1, 32 cores", 111.7},              {"mix 1:3, 32 cores", 128.3},
-      {"write stream 0:1, 32 cores", 148.7},      {"copy 2048x4096 fp16, 32 cores", 300.8},
-      {"copy 16384x4096 fp16, 32 cores", 2530.9}, {"read bandwidth, 1 of 32 cores", 11.4},
-      {"read bandwidth, 2 of 32 cores", 22.5},    {"read bandwidth, 4 of 32 cores", 43.1},
+      {"write stream 0:1, 32 cores", 148.8},      {"copy 2048x4096 fp16, 32 cores", 300.8},
+      {"copy 16384x4096 fp16, 32 cores", 2531.1}, {"read bandwidth, 1 of 32 cores", 11.4},
+      {"read bandwidth, 2 of 32 cores", 22.6},    {"read bandwidth, 4 of 32 cores", 43.1},
       {"read bandwidth, 8 of 32 cores", 54.2},    {"read bandwidth, 16 of 32 cores", 56.3},
-      {"add 2048x1024 fp16, 32 cores", 108.2},    {"matmul 4096^3 fp16, 4 cores", 1141.4},
+      {"add 2048x1024 fp16, 32 cores", 108.9},    {"matmul 4096^3 fp16, 4 cores", 1141.4},
       {"matmul 4096^3 fp16, 32 cores", 1002.1},
   };
   Output o = run("calibrate --config configs/spyre.json");

@@ -410,7 +410,7 @@ TEST_CASE("memory: lpddr5 refreshes over a long idle stretch are all counted, ea
 // DMA book the ring and LX legs ahead, in the order the cores issue: those resources then serve
 // a booking in the idle gap the latest one left. Without it, the 2048-token prefill through
 // `bandwidth` was 4 % slower than through `lpddr5` (docs/performance.md).
-TEST_CASE("memory: a resource booked out of time order serves a booking in the gap the latest left",
+TEST_CASE("memory: a resource booked out of time order serves a booking in the gap the latest left, or in any (calendar)",
           "[memory][resource]") {
   Resource in_order, gaps;
   gaps.set_backfill(true);
@@ -426,6 +426,21 @@ TEST_CASE("memory: a resource booked out of time order serves a booking in the g
   CHECK(gaps.reserve(140, 40) == 150);
   CHECK(gaps.reserve(150, 60) == 210);
   CHECK(gaps.free_at() == 270);
+  // Calendar mode (ring links) keeps every gap, split around what it serves.
+  Resource cal;
+  cal.set_calendar(true);
+  CHECK(cal.reserve(0, 10) == 0);    // busy [0, 10)
+  CHECK(cal.reserve(30, 10) == 30);  // busy [30, 40): idle [10, 30)
+  CHECK(cal.reserve(12, 5) == 12);   // [12, 17): idle [10, 12) and [17, 30)
+  CHECK(cal.reserve(5, 4) == 17);    // from 5, 4 fit first in [17, 30) ([10, 12) is 2 long)
+  CHECK(cal.reserve(10, 2) == 10);   // exactly [10, 12)
+  CHECK(cal.reserve(20, 20) == 40);  // fits no gap ([21, 30) is left): after the latest
+  CHECK(cal.free_at() == 60);
+  // Only the latest GapList::kCapacity gaps are kept: the oldest is dropped.
+  Resource many;
+  many.set_calendar(true);
+  for (Tick i = 0; i <= GapList::kCapacity; ++i) CHECK(many.reserve(10 * i + 5, 5) == 10 * i + 5);  // idle [10i, 10i+5)
+  CHECK(many.reserve(0, 5) == 10);  // [0, 5) was dropped; [10, 15) is the oldest kept
   // The models say whether they book ahead.
   ChipConfig cfg;
   for (const auto& [impl, ahead] : {std::pair<std::string, bool>{"lpddr5", false}, {"bandwidth", true}, {"simple", true}}) {

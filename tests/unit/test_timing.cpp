@@ -355,6 +355,34 @@ TEST_CASE("timing: ring transfers sharing a link queue", "[timing][ring]") {
   CHECK(ring.transfer(0, 3, 4, 4096) == 34 * kCore);
 }
 
+// The DMA engines book all the hops of a burst at once, for times still to come, so a link is
+// booked out of the order the bursts reach it; it serves them in the order they arrive
+// (ring.link_order "arrival", the default), or, with "booking", in the order they were booked.
+TEST_CASE("timing: a ring link serves bursts in the order they arrive, not the order they are booked",
+          "[timing][ring]") {
+  ChipConfig cfg;  // 2 cycles a hop, 128 B a cycle: 4096 B hold a link 32 cycles
+  Recorder rec(ns_to_ticks(1000));
+  Ring ring("ring");
+  ring.init(cfg, rec);
+  // A: 0 -> 3 leaving at 100: links 0->1 [100, 132), 1->2 [102, 134), 2->3 [104, 136);
+  // 104 + 2 + 32 = 138.
+  CHECK(ring.transfer(100 * kCore, 0, 3, 4096) == 138 * kCore);
+  // B, booked after A, reaches link 1->2 at 0: it goes through the idle [0, 102) before A:
+  // 0 + 2 + 32 = 34 (in booking order it would wait for A: 134 + 2 + 32 = 168).
+  CHECK(ring.transfer(0, 1, 2, 4096) == 34 * kCore);
+  // C: 1 -> 3 at 40: link 1->2 in [40, 72) (left of the gap: [32, 102)), at stop 2 at 42, link
+  // 2->3 in [42, 74) before A's [104, 136): 44 + 32 = 76.
+  CHECK(ring.transfer(40 * kCore, 1, 3, 4096) == 76 * kCore);
+  // D: 1 -> 2 at 90 does not fit in what is left before A ([72, 102)): after A, 134 + 2 + 32.
+  CHECK(ring.transfer(90 * kCore, 1, 2, 4096) == 168 * kCore);
+
+  cfg.ring.link_order = "booking";
+  Ring booked("booked");
+  booked.init(cfg, rec);
+  CHECK(booked.transfer(100 * kCore, 0, 3, 4096) == 138 * kCore);
+  CHECK(booked.transfer(0, 1, 2, 4096) == 168 * kCore);  // behind A on link 1->2, as above
+}
+
 TEST_CASE("timing: ring chooses the shortest direction", "[timing][ring]") {
   ChipConfig cfg;
   Recorder rec(ns_to_ticks(1000));
