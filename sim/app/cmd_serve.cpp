@@ -18,6 +18,7 @@
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
 #include "sim/app/output_dir.h"
+#include "sim/common/decimal.h"
 #include "sim/common/error.h"
 #include "sim/common/self_executable.h"
 #include "sim/runtime/progress.h"
@@ -53,9 +54,8 @@ std::vector<double> parse_rates(const std::string& s) {
     throw UsageError("--rate: expected requests/s in (0, 1e6] (or a list 1,2,4), got \"" + s + "\"");
   std::stringstream ss(s);
   for (std::string f; std::getline(ss, f, ',');) {
-    char* end = nullptr;
-    double r = std::strtod(f.c_str(), &end);
-    if (f.empty() || *end || !(r > 0) || r > 1e6)
+    double r = 0;
+    if (!parse_decimal(f, r) || !(r > 0) || r > 1e6)
       throw UsageError("--rate: expected requests/s in (0, 1e6] (or a list 1,2,4), got \"" + s + "\"");
     // (Each rate writes DIR/rate-<r>/: a rate given twice would be run twice into one directory.)
     if (std::find(out.begin(), out.end(), r) != out.end())
@@ -224,6 +224,7 @@ int cmd_serve(const std::vector<std::string>& args) {
   std::string table_meta_source;
   if (!step_table.empty()) {
     StepTable t = read_step_table(step_table);
+    check_step_table_blocks(t, p.block_size);
     auto declared = [&](const char* key, const std::string& want) {
       auto it = t.meta.find(key);
       if (it != t.meta.end() && it->second != want)

@@ -131,7 +131,7 @@ KernelGraph workload_from_json(const Json& j, StreamedTasks& streamed, const std
     check_op_graph_fits(ops, cfg);
     check_op_graph_tiles(ops, over.max_tasks);
     set_phase(Phase::compiling);
-    KernelGraph g = compile_ops(ops, cfg, n, report);
+    KernelGraph g = compile_ops(ops, cfg, n, report, over.max_tasks > 0 ? over.max_tasks : kDefaultMaxTasks);
     g.file = file;
     check_task_count(g, file, over.max_tasks);
     return g;

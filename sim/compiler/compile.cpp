@@ -63,12 +63,13 @@ std::vector<int> hbm_aliases(const OpGraph& g, std::uint64_t stick_bytes) {
 
 }  // namespace
 
-KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores, CompileReport* report) {
+KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores, CompileReport* report,
+                        std::uint64_t max_tasks) {
   // The passes read the HBM layout from the op graph: the chip's default when it does not say.
   if (!ops.compile.hbm_layout) {
     OpGraph resolved = ops;
     resolved.compile.hbm_layout = config.memory.hbm_layout;
-    return compile_ops(resolved, config, cores, report);
+    return compile_ops(resolved, config, cores, report, max_tasks);
   }
   if (cores < 1 || cores > config.cores)
     throw InputError(ops.file, "/compile/cores",
@@ -79,6 +80,7 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
                                                      " cards, the system has " + std::to_string(config.system.cards) +
                                                      " (system.cards; configs/spyre-drawer.json has 8)");
   GraphBuilder builder(ops.name, cores);
+  builder.limit_instances(max_tasks, ops.compile.cards);
   const std::uint64_t usable = config.core.lx.usable_bytes;
   const TensorUses uses(ops);
   std::vector<KernelPlan> kernels = form_kernels(ops, uses, cores, usable / 2);
@@ -121,8 +123,11 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
     if (ctx.sparse[t] && static_cast<std::size_t>(ctx.hbm[t]) < planned.size()) planned[static_cast<std::size_t>(ctx.hbm[t])].reset();
   ctx.layouts = &planned;
   std::vector<bool> cloned = residency.cloned;  // still to load
+  const Op* lowering = &ops.ops.front();  // the op being lowered, for the instance limit's message
+  try {
   for (const KernelPlan& k : kernels) {
     const Op& op = ops.ops[static_cast<std::size_t>(k.ops.front())];
+    lowering = &op;
     for (int oi : k.ops)
       for (int t : ops.ops[static_cast<std::size_t>(oi)].inputs)
         if (cloned[static_cast<std::size_t>(t)]) {
@@ -158,6 +163,11 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
         const Op& o = ops.ops[static_cast<std::size_t>(oi)];
         report->kernel(kernel).ops.push_back(o.op + " -> " + ops.tensors[static_cast<std::size_t>(o.outputs[0])].name);
       }
+  }
+  } catch (const InstanceLimitExceeded& e) {
+    throw InputError(ops.file, "/ops/" + std::to_string(lowering->index),
+                     lowering->op + ": compiling it takes the graph's task instances to more than --max-tasks " +
+                         std::to_string(e.limit) + " (fewer coarse tiles, or raise it with --max-tasks N)");
   }
   if (builder.graph().tasks.empty())
     throw InputError(ops.file, "/ops", "every op is free (reshapes that alias their input): nothing moves, nothing to simulate");

@@ -16,6 +16,8 @@ int GraphBuilder::add_buffer(const std::string& name, Space space, std::uint64_t
 void GraphBuilder::begin_kernel(const std::string& name) { g_.kernels.push_back(Kernel{name, {}}); }
 
 int GraphBuilder::add_task(Task t) {
+  instances_ += static_cast<std::uint64_t>(t.core_count) * (t.cards.empty() ? cards_ : t.cards.size());
+  if (limit_ > 0 && instances_ > limit_) throw InstanceLimitExceeded{limit_};
   int idx = static_cast<int>(g_.tasks.size());
   t.kernel = static_cast<int>(g_.kernels.size()) - 1;
   g_.kernels.back().tasks.push_back(idx);

@@ -34,6 +34,11 @@ Placement read_placement(const Json& j, const std::string& file) {
   JsonView ws = root.at("workloads");
   ws.expect_array();
   if (ws.size() == 0) ws.fail("expected at least one workload");
+  // Who waited on whom is a table of workloads by workloads (summary.json's held_by): bounded
+  // before anything is loaded.
+  if (ws.size() > kMaxPlacedWorkloads)
+    ws.fail(std::to_string(ws.size()) + " workloads, more than " + std::to_string(kMaxPlacedWorkloads) +
+            " in one placement (split it into several runs)");
   const std::filesystem::path dir = std::filesystem::path(file).parent_path();
   for (std::size_t i = 0; i < ws.size(); ++i) {
     JsonView w = ws.at(i);

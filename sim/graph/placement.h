@@ -5,6 +5,7 @@
 // "<workload>/", cards and cores mapped) that runs in one simulation, so they share what they
 // really share: a card's memory and ring (and cores, where their ranges overlap) when placed on
 // the same card, the PCIe fabric always.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 namespace dfsim {
 
 inline constexpr int kPlacementVersion = 1;
+// The most workloads one placement may list.
+inline constexpr std::size_t kMaxPlacedWorkloads = 1024;
 
 struct PlacedWorkload {
   std::string name;       // unique; the prefix of its kernels, tasks and buffers

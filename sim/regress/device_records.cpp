@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/common/decimal.h"
 #include "sim/common/error.h"
 #include "sim/common/text_file.h"
 
@@ -125,12 +126,8 @@ long long record_param_int(const DeviceRecords& f, const DeviceRecord& r, const 
 double record_number(const DeviceRecords& f, const DeviceRecord& r, const std::string& column) {
   const std::string& s = r.at(column);
   if (s.empty()) return std::nan("");
-  try {
-    std::size_t used = 0;
-    double v = std::stod(s, &used);
-    if (used == s.size() && v > 0 && v <= kMaxRecordUs) return v;
-  } catch (const std::exception&) {
-  }
+  double v = 0;
+  if (parse_decimal(s, v) && v > 0 && v <= kMaxRecordUs) return v;
   throw InputError(f.file, where(r.line, column), "expected a number in (0, 1e12], got \"" + s + "\"");
 }
 

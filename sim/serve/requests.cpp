@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sim/app/cli.h"
+#include "sim/common/decimal.h"
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
 #include "sim/common/text_file.h"
@@ -57,8 +58,8 @@ LengthDist read_histogram(const std::string& file) {
     char* end = nullptr;
     long tokens = std::strtol(f[0].c_str(), &end, 10);
     if (*end || tokens < 1 || tokens > kMaxTokens) throw InputError(file, where, "tokens: expected an integer in [1, 1000000]");
-    double w = std::strtod(f[1].c_str(), &end);
-    if (*end || !(w >= 0) || !std::isfinite(w)) throw InputError(file, where, "weight: expected a number >= 0");
+    double w = 0;
+    if (!parse_decimal(f[1], w) || !(w >= 0) || !std::isfinite(w)) throw InputError(file, where, "weight: expected a number >= 0");
     total += w;
     d.values.push_back(static_cast<int>(tokens));
     d.cumulative.push_back(total);
@@ -194,11 +195,8 @@ std::vector<Request> read_request_file(const std::string& file) {
     for (std::size_t c = 0; c < f.size(); ++c) {
       if (header[c] != "id" && header[c] != "arrival_ms" && header[c] != "prompt_tokens" && header[c] != "output_tokens")
         continue;
-      // Decimal only: strtod alone would take hex ("0x10"), "inf" and "nan".
-      const bool decimal = !f[c].empty() && f[c].find_first_not_of("0123456789+-.eE") == std::string::npos;
-      char* end = nullptr;
-      double v = decimal ? std::strtod(f[c].c_str(), &end) : 0;
-      if (!decimal || *end) throw InputError(file, where + "/" + header[c], "expected a number, got \"" + f[c] + "\"");
+      double v = 0;
+      if (!parse_decimal(f[c], v)) throw InputError(file, where + "/" + header[c], "expected a number, got \"" + f[c] + "\"");
       if (header[c] == "arrival_ms") j[header[c]] = v;
       else if (v == std::floor(v) && std::fabs(v) < 9e15) j[header[c]] = static_cast<std::int64_t>(v);
       else j[header[c]] = v;

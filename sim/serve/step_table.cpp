@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "sim/common/decimal.h"
 #include "sim/common/error.h"
 #include "sim/common/text_file.h"
 
@@ -65,23 +66,37 @@ StepTable read_step_table(const std::string& file) {
     k.batch = int_field(1, "batch");
     k.kv_tokens = int_field(2, "kv_tokens");
     k.query_tokens = int_field(3, "query_tokens");
-    char* end = nullptr;
-    double ms = std::strtod(f[4].c_str(), &end);
-    if (f[4].empty() || *end || !std::isfinite(ms) || !(ms > 0) || ms > 1e9)
-      throw InputError(file, where + "/step_ms", "expected a time in ms > 0, got \"" + f[4] + "\"");
+    if (k.phase == Phase::decode && k.query_tokens != 1)
+      throw InputError(file, where + "/query_tokens", fmt::format("a decode step computes 1 token per sequence, got {}", k.query_tokens));
+    if (k.phase == Phase::prefill && k.batch != 1)
+      throw InputError(file, where + "/batch", fmt::format("a prefill step is one sequence (1), got {}", k.batch));
+    if (k.query_tokens > k.kv_tokens)
+      throw InputError(file, where + "/query_tokens",
+                       fmt::format("{} tokens computed, more than the {} of kv_tokens (which include them)", k.query_tokens, k.kv_tokens));
+    double ms = 0;
+    if (!parse_decimal(f[4], ms) || !(ms > 0) || ms > 1e9)
+      throw InputError(file, where + "/step_ms", "expected a time in ms in (0, 1e9], got \"" + f[4] + "\"");
     StepCost c{std::max<std::int64_t>(1, std::llround(ms * 1e6))};
     if (energy_col >= 0 && static_cast<std::size_t>(energy_col) < f.size() && !f[energy_col].empty()) {
       const std::string& e = f[energy_col];
-      double mj = std::strtod(e.c_str(), &end);
-      if (*end || !std::isfinite(mj) || mj < 0 || mj > 1e12)
+      double mj = 0;
+      if (!parse_decimal(e, mj) || mj < 0 || mj > 1e12)
         throw InputError(file, where + "/energy_mj", "expected an energy in mJ >= 0 (or an empty field), got \"" + e + "\"");
       c.energy_j = mj / 1e3;
     }
     if (!t.rows.emplace(k, c).second) throw InputError(file, where, "a second row for " + k.text());
+    t.line[k] = line_no;
   }
   if (!header) throw InputError(file, "", std::string("no column line (expected \"") + kColumns + "\")");
   if (t.rows.empty()) throw InputError(file, "", "no rows");
   return t;
+}
+
+void check_step_table_blocks(const StepTable& t, int block_size) {
+  for (const auto& [k, c] : t.rows)
+    if (k.kv_tokens % block_size != 0)
+      throw InputError(t.file, fmt::format("line {}/kv_tokens", t.line.at(k)),
+                       fmt::format("{} is not a whole number of {}-token KV blocks (--block-size): no step has it", k.kv_tokens, block_size));
 }
 
 void write_step_table(std::ostream& out, const std::map<std::string, std::string>& meta,

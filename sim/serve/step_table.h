@@ -16,10 +16,16 @@ struct StepTable {
   std::string file;
   std::map<std::string, std::string> meta;        // "# key: value" header lines
   std::map<StepShape, StepCost> rows;              // step time (and energy when the table has it)
+  std::map<StepShape, int> line;                   // each row's line in the file
 };
 
-// InputError naming the file and line on a malformed row, a duplicate shape or a bad time.
+// InputError naming the file and line on a malformed row, a duplicate shape, a bad time or a
+// shape no step has (a decode step of more than 1 token per sequence, a prefill of more than
+// one sequence, more tokens computed than cached).
 StepTable read_step_table(const std::string& file);
+// InputError at the first row whose kv_tokens is not a whole number of `block_size` blocks
+// (the KV lengths the plugin compiles are: no step would ever use such a row).
+void check_step_table_blocks(const StepTable& t, int block_size);
 // Writes the header comments, the column line and the rows (with the steps that used each when
 // `steps` is given).
 void write_step_table(std::ostream& out, const std::map<std::string, std::string>& meta,

@@ -4,12 +4,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace dfsim {
 
 namespace {
 
 double round6(double v) { return std::round(v * 1e6) / 1e6; }
+
+constexpr std::size_t kHoldersShown = 4;  // holders named on a workload's terminal line
 
 }  // namespace
 
@@ -31,9 +36,14 @@ nlohmann::ordered_json placement_json(const Placement& p, const std::vector<Work
                    {"end_ns", round6(ticks_to_ns(a.end))},
                    {"duration_ns", round6(ticks_to_ns(a.end - a.start))},
                    {"instances_fired", a.instances}});
+    // Appended without a lookup (ordered_json's operator[] searches the keys: quadratic in the
+    // workloads); the names are unique and a.held_by has each workload once.
     nlohmann::ordered_json held_by = nlohmann::ordered_json::object();
-    for (std::size_t o = 0; o < p.workloads.size(); ++o)
-      if (a.held_by[o] > 0) held_by[p.workloads[o].name] = round6(ticks_to_ns(a.held_by[o]));
+    auto& entries = static_cast<std::vector<std::pair<const std::string, nlohmann::ordered_json>>&>(
+        held_by.get_ref<nlohmann::ordered_json::object_t&>());
+    entries.reserve(a.held_by.size());
+    for (const auto& [o, t] : a.held_by)
+      if (t > 0) entries.emplace_back(p.workloads[static_cast<std::size_t>(o)].name, round6(ticks_to_ns(t)));
     out.back()["held_by_others_ns"] = round6(ticks_to_ns(a.held_by_others));
     out.back()["held_by"] = held_by;
     if (!solo_ns.empty()) {
@@ -65,9 +75,14 @@ std::string placement_text(const nlohmann::ordered_json& s) {
                           w["solo_ns"].get<double>() / 1000);
     }
     if (w.contains("held_by_others_ns") && w["held_by_others_ns"].get<double>() > 0) {
+      // The longest few (summary.json has them all).
+      std::vector<std::pair<double, std::string>> holders;
+      for (const auto& [name, ns] : w["held_by"].items()) holders.emplace_back(ns.get<double>(), name);
+      std::stable_sort(holders.begin(), holders.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
       std::string by;
-      for (const auto& [name, ns] : w["held_by"].items())
-        by += fmt::format("{}{} {:.3f}", by.empty() ? "" : ", ", name, ns.get<double>() / 1000);
+      for (std::size_t i = 0; i < holders.size() && i < kHoldersShown; ++i)
+        by += fmt::format("{}{} {:.3f}", by.empty() ? "" : ", ", holders[i].second, holders[i].first / 1000);
+      if (holders.size() > kHoldersShown) by += fmt::format(" and {} more", holders.size() - kHoldersShown);
       alone += fmt::format("; waited {:.3f} us on units others held ({})", w["held_by_others_ns"].get<double>() / 1000, by);
     }
     out += fmt::format("  workload  {:<16} cards {:<8} {:>12.3f} us from {:.3f} to {:.3f} us{}{}\n", w["name"].get<std::string>(),

@@ -9,33 +9,42 @@ namespace dfsim {
 
 namespace {
 
-// Where `w` waited, from the pieces it waited while workload o held its unit (pieces[o]):
-// the time line cut at every piece's ends, each cut labelled with the workloads holding then,
-// cuts with nobody dropped and touching cuts with the same label joined.
-std::vector<WorkloadWait> waits_of(const std::vector<std::vector<std::pair<Tick, Tick>>>& pieces) {
+// A stretch of time one instance of a workload waited while an instance of workload `on` held its unit.
+struct Piece {
+  Tick begin, end;
+  int on;
+};
+
+// Where a workload waited, from its pieces: the time line cut at every piece's ends, each cut
+// labelled with the workloads holding then, cuts with nobody dropped and touching cuts with the
+// same label joined. Linear in the pieces (times their log), not in the number of workloads.
+std::vector<WorkloadWait> waits_of(const std::vector<Piece>& pieces) {
   std::vector<std::pair<Tick, int>> edges;  // (time, +(o+1) opens / -(o+1) closes a piece of o)
-  for (std::size_t o = 0; o < pieces.size(); ++o)
-    for (const auto& [b, e] : pieces[o]) {
-      edges.emplace_back(b, static_cast<int>(o) + 1);
-      edges.emplace_back(e, -static_cast<int>(o) - 1);
-    }
+  edges.reserve(2 * pieces.size());
+  for (const Piece& p : pieces) {
+    edges.emplace_back(p.begin, p.on + 1);
+    edges.emplace_back(p.end, -p.on - 1);
+  }
   std::sort(edges.begin(), edges.end());
-  std::vector<int> open(pieces.size(), 0);
+  std::map<int, int> open;  // the workloads holding now: how many of their pieces are open
   std::vector<WorkloadWait> out;
+  std::vector<int> on;
   for (std::size_t i = 0; i < edges.size();) {
     const Tick t = edges[i].first;
-    for (; i < edges.size() && edges[i].first == t; ++i)
-      open[static_cast<std::size_t>(std::abs(edges[i].second) - 1)] += edges[i].second > 0 ? 1 : -1;
+    for (; i < edges.size() && edges[i].first == t; ++i) {
+      const int o = std::abs(edges[i].second) - 1;
+      if (edges[i].second > 0) ++open[o];
+      else if (--open[o] == 0) open.erase(o);
+    }
     if (i == edges.size()) break;
-    std::vector<int> on;
-    for (std::size_t o = 0; o < open.size(); ++o)
-      if (open[o] > 0) on.push_back(static_cast<int>(o));
-    if (on.empty()) continue;
+    if (open.empty()) continue;
+    on.clear();
+    for (const auto& [o, n] : open) on.push_back(o);
     const Tick next = edges[i].first;
     if (!out.empty() && out.back().end == t && out.back().on == on)
       out.back().end = next;
     else
-      out.push_back(WorkloadWait{t, next, std::move(on)});
+      out.push_back(WorkloadWait{t, next, on});
   }
   return out;
 }
@@ -72,9 +81,8 @@ std::vector<WorkloadActivity> workload_activity(std::size_t workloads, const std
     if (a.instances == 0) a.start = 0;
   for (auto& [u, v] : by_unit)
     std::stable_sort(v.begin(), v.end(), [&](int a, int b) { return recs[a].start < recs[b].start; });
-  // pieces[w][o]: intervals an instance of w waited while one of o held its unit.
-  std::vector<std::vector<std::vector<std::pair<Tick, Tick>>>> pieces(
-      workloads, std::vector<std::vector<std::pair<Tick, Tick>>>(workloads));
+  // pieces[w]: intervals an instance of w waited while one of another workload held its unit.
+  std::vector<std::vector<Piece>> pieces(workloads);
   for (std::size_t i = 0; i < x.instances.size(); ++i) {
     const TaskRecord& r = recs[i];
     if (!r.fired || r.start <= r.ready) continue;
@@ -88,17 +96,19 @@ std::vector<WorkloadActivity> workload_activity(std::size_t workloads, const std
       if (h.start + longest[u] <= r.ready) break;
       const std::size_t o = workload_of(static_cast<std::size_t>(*it));
       const Tick b = std::max(h.start, r.ready), e = std::min(end_of(h), r.start);
-      if (o != w && e > b) pieces[w][o].emplace_back(b, e);
+      if (o != w && e > b) pieces[w].push_back(Piece{b, e, static_cast<int>(o)});
     }
   }
   for (std::size_t w = 0; w < workloads; ++w) {
     WorkloadActivity& a = out[w];
     a.waits = waits_of(pieces[w]);
-    a.held_by.assign(workloads, 0);
+    std::vector<Piece>().swap(pieces[w]);
+    std::map<int, Tick> by;
     for (const WorkloadWait& wt : a.waits) {
       a.held_by_others += wt.end - wt.begin;
-      for (int o : wt.on) a.held_by[static_cast<std::size_t>(o)] += wt.end - wt.begin;
+      for (int o : wt.on) by[o] += wt.end - wt.begin;
     }
+    a.held_by.assign(by.begin(), by.end());
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // waited for a unit another workload held, from the task records after the run. One copy for
 // the summary's placement[] (held_by_others_ns, held_by) and the trace's "workloads" tracks.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/common/time.h"
@@ -26,7 +27,9 @@ struct WorkloadActivity {
   bool finished = true;         // every instance of it fired and ended (false in a run stopped early)
   std::vector<WorkloadWait> waits;
   Tick held_by_others = 0;      // the waits' total length (their union: wall time)
-  std::vector<Tick> held_by;    // per workload: the total length of the waits naming it
+  // (workload, the total length of the waits naming it), by workload, for those named at all:
+  // sparse, as thousands of workloads on one card would make a square table.
+  std::vector<std::pair<int, Tick>> held_by;
 };
 
 // `task_workload`: the workload of each task of the merged graph (sim/graph/placement.h).

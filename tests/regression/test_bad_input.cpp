@@ -582,6 +582,28 @@ TEST_CASE("bad input: coarse tiles asking for more task instances than --max-tas
                                         "more than --max-tasks 2000000"});
 }
 
+TEST_CASE("bad input: an op whose compilation passes --max-tasks stops there, exit 2 at the op", "[bad]") {
+  // The check before compiling counts one instance per coarse-tile iteration; a matmul's parts
+  // of K are kernels of many tasks each, so a 400-byte graph asking for 1 048 576 of them ran 38 s
+  // and ran out of host memory. The compiler now stops at the limit.
+  TempDir t("ktiles");
+  const std::string f = t.file("mm.json", R"({"format": "dfsim.ops", "version": 1, "name": "mm",
+    "tensors": {"a": {"shape": [64, 1048576], "dtype": "fp16"}, "b": {"shape": [1048576, 64], "dtype": "fp16"},
+                "c": {"shape": [64, 64], "dtype": "fp16"}},
+    "inputs": ["a", "b"], "outputs": ["c"], "compile": {"cores": 32},
+    "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"], "compile": {"tiles": {"K": 1048576}}}]})");
+  expect_bad("validate " + f, {f, "/ops/0", "matmul: compiling it takes the graph's task instances to more than --max-tasks 2000000"});
+  // An elementwise op's iteration is a load, the op and a store: 3 x 131 072 instances pass a
+  // limit of 200 000 that the count before compiling (131 072) does not.
+  const std::string n = t.file("neg.json", R"({"format": "dfsim.ops", "version": 1, "name": "neg",
+    "tensors": {"x": {"shape": [131072, 64], "dtype": "fp16"}, "y": {"shape": [131072, 64], "dtype": "fp16"}},
+    "inputs": ["x"], "outputs": ["y"], "compile": {"cores": 32},
+    "ops": [{"op": "neg", "inputs": ["x"], "outputs": ["y"], "compile": {"tiles": {"d0": 131072}}}]})");
+  expect_bad("run -q --trace off -w " + n + " --max-tasks 200000 -o " + (t.path / "out").string(),
+             {n, "/ops/0", "neg: compiling it takes the graph's task instances to more than --max-tasks 200000"});
+  CHECK(!fs::exists(t.path / "out"));
+}
+
 // ---------------------------------------------------------------- runs that cannot finish
 
 TEST_CASE("stuck run: LX reservations that wait on each other exit 1 naming the blocked tasks", "[bad]") {
@@ -700,6 +722,15 @@ TEST_CASE("bad input: serve step tables", "[bad][serve]") {
   expect_bad(serve + t.file("e.csv", head + "decode,4,512,1,1\n"), {"e.csv", "no row for prefill batch=1 kv_tokens=512"});
   expect_bad(kServe + "--rate 1 --max-num-seqs 32", {"llama-3.1-8b_spyre_steps.csv", "no row for", "batch=32"});
   expect_bad(kServe + "--rate 1 --tp 2", {"llama-3.1-8b_spyre_steps.csv", "tp 1, not 2"});
+  // Shapes no step has (they were accepted, and never used).
+  expect_bad(serve + t.file("f.csv", head + "decode,4,512,7,1\n"), {"f.csv", "line 2/query_tokens", "1 token per sequence, got 7"});
+  expect_bad(serve + t.file("g.csv", head + "prefill,2,512,512,1\n"), {"g.csv", "line 2/batch", "one sequence (1), got 2"});
+  expect_bad(serve + t.file("h.csv", head + "prefill,1,256,512,1\n"), {"h.csv", "line 2/query_tokens", "more than the 256 of kv_tokens"});
+  expect_bad(serve + t.file("i.csv", head + "decode,4,512,1,1\ndecode,4,63,1,1\n"),
+             {"i.csv", "line 3/kv_tokens", "63 is not a whole number of 64-token KV blocks"});
+  expect_bad(serve + t.file("k.csv", head + "decode,4,512,1,0x10\n"), {"k.csv", "line 2/step_ms", "got \"0x10\""});  // was 16 ms
+  expect_bad(serve + t.file("j.csv", head + "decode,4,64,1,1\n") + " --block-size 128",
+             {"j.csv", "line 2/kv_tokens", "64 is not a whole number of 128-token KV blocks"});
 }
 
 TEST_CASE("bad input: serve impossible configurations", "[bad][serve]") {
@@ -1126,7 +1157,7 @@ TEST_CASE("bad input: accuracy --only naming an op no record has, measured times
   expect_bad("accuracy --only add,frob -o " + t.str() + "/o",
              {"dfsim accuracy: --only: \"frob\" is not the op of any record in ", "its ops: add,add3,"});
   const std::string head = "id,op,cores,rows,cols,measured_kernel_us,analytical_model_us\n";
-  for (const std::string& us : {"1e308", "0", "-5", "inf", "nan"}) {
+  for (const std::string& us : {"1e308", "0", "-5", "inf", "nan", "0x10", "0x1p3"}) {  // hex was taken as 16
     std::string f = t.file("m.csv", head + "r1,add,1,64,64," + us + ",1\n");
     expect_bad("accuracy -r " + f + " -o " + t.str() + "/o",
                {f + ": line 2, column measured_kernel_us: expected a number in (0, 1e12], got \"" + us + "\""});

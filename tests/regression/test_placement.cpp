@@ -119,6 +119,12 @@ TEST_CASE("placement: bad placements exit 2 with one line naming the path", "[pl
   CHECK_THAT(v.out, Contains("/workloads/0/cards/1: card 8 is beyond the system's 8 card(s)"));
   bad(R"({"name": "a/b", "workload": ")" + add + R"(", "cards": [0]})", "/workloads/0/name");
   bad(R"({"name": "a", "workload": ")" + add + R"(", "cards": [3, 3]})", "/workloads/0/cards/1: card 3 listed twice");
+  // Who waited on whom is a square table: 3 000 small workloads on one card took 70 s and 2 GB
+  // after a 0.02 s simulation. At most 1 024, refused before any is loaded.
+  std::string many;
+  for (int i = 0; i < 1025; ++i)
+    many += (i ? ", " : "") + std::string(R"({"name": "w)") + std::to_string(i) + R"(", "workload": ")" + add + R"(", "cards": [0]})";
+  bad(many, "/workloads: 1025 workloads, more than 1024 in one placement");
 }
 
 TEST_CASE("placement: two workloads on disjoint core ranges of one card use only their cores", "[placement][cli]") {
