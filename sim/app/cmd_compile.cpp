@@ -1,4 +1,5 @@
 // `dfsim compile`: op graph -> compiled kernel graph (JSON).
+#include <filesystem>
 #include <iostream>
 
 #include "sim/app/cli.h"
@@ -54,6 +55,11 @@ int cmd_compile(const std::vector<std::string>& args) {
   if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
   if (config.empty()) config = default_config_path();
   ChipConfig cfg = load_chip_config(config, sets);
+  {  // The compiled graph would replace the op graph it comes from (a typo costs the input).
+    std::error_code ec;
+    if (std::filesystem::equivalent(input, output, ec))
+      throw UsageError("-o " + output + " is the input op graph; write the kernel graph to another file");
+  }
   OutputFile out(output);  // a path that cannot be written fails before compiling
   std::string format;
   CompileReport report;

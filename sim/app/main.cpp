@@ -37,23 +37,9 @@ const char* kUsage =
     "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
 
 // An error message on one line: a newline or other control character from the input (a name,
-// a file name) as JSON writes it, with a backslash, so exit 2 stays exactly one line.
-std::string one_line(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+// a file name) as JSON writes it, with a backslash, so exit 2 stays exactly one line; bytes
+// that are not UTF-8 as \xNN.
+std::string one_line(const std::string& s) { return dfsim::escape_controls(s); }
 
 // What a command printed must have reached stdout: `dfsim info --params > file` on a full
 // disk exited 0 with the file cut short. A failed write, flush or close of stdout is one
@@ -71,9 +57,14 @@ int check_stdout(int code) {
 
 int sc_main(int argc, char* argv[]) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+  if (args.empty()) {  // a usage error: one line on stderr, as for every other
+    std::cerr << "dfsim: expected a command: run, compile, validate, info, calibrate, regress, diff, accuracy, "
+                 "sweep, serve or gen (see 'dfsim --help')\n";
+    return 2;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;
-    return check_stdout(args.empty() ? 2 : 0);
+    return check_stdout(0);
   }
   if (args[0] == "--version" || args[0] == "-V") {
     std::cout << "dfsim " DFSIM_VERSION "\n";
@@ -100,7 +91,7 @@ int sc_main(int argc, char* argv[]) {
     if (cmd == "sweep") return finish(dfsim::cmd_sweep(args));
     if (cmd == "serve") return finish(dfsim::cmd_serve(args));
     if (cmd == "gen") return finish(dfsim::cmd_gen(args));
-    std::cerr << "dfsim: unknown command \"" << cmd << "\" (expected run, compile, validate, info, calibrate, regress, diff, accuracy, sweep, serve or gen)\n";
+    std::cerr << "dfsim: unknown command \"" << one_line(cmd) << "\" (expected run, compile, validate, info, calibrate, regress, diff, accuracy, sweep, serve or gen)\n";
     return 2;
   } catch (const dfsim::InputError& e) {
     std::cerr << one_line(e.what()) << "\n";

@@ -5,19 +5,40 @@
 
 namespace dfsim {
 
+// The length of the UTF-8 sequence that starts at s[i], or 0 if none valid does (a stray
+// continuation byte, a bad lead byte, a sequence cut short, an overlong or surrogate form).
+inline std::size_t utf8_sequence(const std::string& s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char u = b(i);
+  if (u < 0x80) return 1;
+  std::size_t n = u >= 0xC2 && u <= 0xDF ? 2 : u >= 0xE0 && u <= 0xEF ? 3 : u >= 0xF0 && u <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  const unsigned char v = b(i + 1);
+  if ((u == 0xE0 && v < 0xA0) || (u == 0xED && v > 0x9F) || (u == 0xF0 && v < 0x90) || (u == 0xF4 && v > 0x8F)) return 0;
+  return n;
+}
+
 // `s` with its control characters written as JSON writes them (\n, \t, \r, \u00XX), so that
-// a value from a file keeps a message on one whole line (a NUL would cut it short).
+// a value from a file keeps a message on one whole line (a NUL would cut it short), and each
+// byte that is not part of valid UTF-8 written as \xNN (a terminal shows garbage for it).
 inline std::string escape_controls(const std::string& s) {
   static const char* const hex = "0123456789abcdef";
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const char c = s[i];
     const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') out += "\\n";
+    const std::size_t n = utf8_sequence(s, i);
+    if (n == 0) out += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+    else if (n > 1) out.append(s, i, n);
+    else if (c == '\n') out += "\\n";
     else if (c == '\r') out += "\\r";
     else if (c == '\t') out += "\\t";
     else if (u < 0x20 || u == 0x7f) out += std::string("\\u00") + hex[u >> 4] + hex[u & 15];
     else out += c;
+    i += n == 0 ? 1 : n;
   }
   return out;
 }

@@ -21,4 +21,17 @@ std::string read_name(const JsonView& v, bool path_safe) {
   return s;
 }
 
+std::string join_for_message(const std::vector<std::string>& items, const std::string& sep) {
+  constexpr std::size_t kHead = 4, kMost = kHead + 2;
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items.size() > kMost && i == kHead) {
+      out += sep + "... (" + std::to_string(items.size() - kHead - 1) + " more) ...";
+      i = items.size() - 1;
+    }
+    out += (i ? sep : "") + items[i];
+  }
+  return out;
+}
+
 }  // namespace dfsim

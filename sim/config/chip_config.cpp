@@ -25,6 +25,11 @@ std::optional<Dataflow> dataflow_from_name(std::string_view s) {
   return std::nullopt;
 }
 
+bool ChipConfig::pt_supports(Dtype d) const {
+  const bool configurable = d == Dtype::fp16 || d == Dtype::fp8 || d == Dtype::int8 || d == Dtype::int4;
+  return !configurable || core.pt.simd.count(d) > 0;
+}
+
 double ChipConfig::pt_macs_per_cycle(Dtype d) const {
   auto it = core.pt.simd.find(d);
   if (it == core.pt.simd.end()) return 0;

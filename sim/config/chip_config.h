@@ -226,6 +226,9 @@ struct ChipConfig {
   Json resolved;
 
   // Derived figures.
+  // Whether the PT multiplies in `d`: a precision with ways in core.pt.simd, or one the map does
+  // not configure (fp32, int32: one way). A configurable one set to 0 ways is left out of the map.
+  bool pt_supports(Dtype d) const;
   double pt_macs_per_cycle(Dtype d) const;      // per core, all corelets
   double peak_macs_per_ns(Dtype d) const;       // per core
   double memory_peak_gbps() const;              // data_rate * bus width * channels

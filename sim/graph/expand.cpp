@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "sim/common/error.h"
+#include "sim/common/names.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/region_index.h"
@@ -107,10 +108,10 @@ RegionIndex index_writers(const KernelGraph& g, const ExpandedGraph& eg) {
     for (int d : eg.deps[static_cast<std::size_t>(cur)])
       if (indeg[d] > 0) { cur = d; break; }
   }
-  std::string msg = "dependency cycle: ";
-  for (std::size_t i = seen[cur]; i < path.size(); ++i) msg += instance_label(g, eg.instances[path[i]]) + " waits for ";
-  msg += instance_label(g, eg.instances[cur]);
-  throw InputError(g.file, g.task_path(eg.instances[cur].task), msg);
+  std::vector<std::string> cycle;
+  for (std::size_t i = seen[cur]; i < path.size(); ++i) cycle.push_back(instance_label(g, eg.instances[path[i]]));
+  cycle.push_back(instance_label(g, eg.instances[cur]));
+  throw InputError(g.file, g.task_path(eg.instances[cur].task), "dependency cycle: " + join_for_message(cycle, " waits for "));
 }
 
 void check_acyclic(const KernelGraph& g, const ExpandedGraph& eg) {

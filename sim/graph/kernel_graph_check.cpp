@@ -222,6 +222,18 @@ void check_kernel_graph_fits(const KernelGraph& g, const ChipConfig& config) {
   if (g.cores > config.cores)
     throw InputError(g.file, "/cores", "the graph uses " + std::to_string(g.cores) +
                                            " cores but the chip has " + std::to_string(config.cores));
+  // A precision the PT has 0 ways for is one it does not support (core.pt.simd): its matmuls
+  // cannot run there (they ran at one way while the roofline counted a peak of 0).
+  for (std::size_t k = 0; k < g.kernels.size(); ++k)
+    for (std::size_t i = 0; i < g.kernels[k].tasks.size(); ++i) {
+      const Task& t = g.tasks[static_cast<std::size_t>(g.kernels[k].tasks[i])];
+      if (t.unit != UnitKind::pt) continue;
+      const Dtype in = !t.reads.empty() ? g.buffers.at(static_cast<std::size_t>(t.reads[0].buffer)).dtype : t.dtype;
+      if (!config.pt_supports(in))
+        throw InputError(config.file, fmt::format("/core/pt/simd/{}", dtype_name(in)),
+                         fmt::format("0 ways: the PT does not multiply in {}, which {} does (task \"{}\", /kernels/{}/tasks/{})",
+                                     dtype_name(in), g.file.empty() ? std::string("the graph") : g.file, t.name, k, i));
+    }
   for (std::size_t i = 0; i < g.buffers.size(); ++i) {
     const Buffer& b = g.buffers[i];
     if (b.space == Space::lx && b.bytes > config.core.lx.usable_bytes)

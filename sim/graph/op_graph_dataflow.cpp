@@ -3,6 +3,7 @@
 #include <queue>
 
 #include "sim/common/error.h"
+#include "sim/common/names.h"
 #include "sim/graph/op_graph.h"
 
 namespace dfsim {
@@ -69,9 +70,10 @@ void check_op_graph_dataflow(OpGraph& g, const JsonView& root) {
     for (int t : g.ops[cur].inputs)
       if (producer[t] >= 0 && pending[producer[t]] > 0) { cur = producer[t]; break; }
   }
-  std::string msg = "ops form a cycle: ";
-  for (std::size_t i = seen[cur]; i < path.size(); ++i) msg += op_label(g, path[i]) + " needs ";
-  root.at("ops").at(cur).fail(msg + op_label(g, cur));
+  std::vector<std::string> cycle;
+  for (std::size_t i = seen[cur]; i < path.size(); ++i) cycle.push_back(op_label(g, path[i]));
+  cycle.push_back(op_label(g, cur));
+  root.at("ops").at(cur).fail("ops form a cycle: " + join_for_message(cycle, " needs "));
 }
 
 }  // namespace dfsim

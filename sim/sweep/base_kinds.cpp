@@ -7,6 +7,7 @@
 #include "sim/app/cli.h"
 #include "sim/common/error.h"
 #include "sim/gen/step_graph.h"
+#include "sim/serve/requests.h"
 
 namespace dfsim {
 
@@ -159,6 +160,14 @@ Json check_text(const JsonView& v) {  // a length distribution ("normal:200,100"
   if (v.json().is_number_integer()) return v.as_int(1, INT32_MAX);
   std::string s = v.as_string();
   if (s.empty()) v.fail("expected a length like 200 or \"normal:200,100\"");
+  // What `dfsim serve` would refuse (a histogram's file is read by the point, relative to it).
+  if (s.rfind("hist:", 0) != 0) {
+    try {
+      serve::parse_length_dist(s, "\"" + s + "\"");
+    } catch (const UsageError& e) {
+      v.fail(e.what());
+    }
+  }
   return s;
 }
 Json check_string(const JsonView& v) {  // a file path, a list like "4,8,16"

@@ -73,6 +73,13 @@ Result dfsim(const std::string& args) {
   return r;
 }
 
+std::string slurp_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
 std::vector<std::string> lines(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -149,6 +156,10 @@ TEST_CASE("bad input: non-UTF-8 JSON", "[bad]") {
   TempDir t("utf8");
   std::string f = t.file("u.json", "{\"extends\": \"x\",\n \"name\": \"caf\xe9\xff\"}");
   expect_bad("run -c " + f + " -w " + kOps, {f, "2:", "UTF-8"});
+  // The bytes the parser last read are quoted escaped, not raw (a terminal shows garbage).
+  Result r = dfsim("run -c " + f + " -w " + kOps);
+  CHECK(r.err.find('\xff') == std::string::npos);
+  CHECK_THAT(r.err, Contains("\\xe9\\xff"));
 }
 
 TEST_CASE("bad input: deeply nested JSON (100000 open brackets)", "[bad]") {
@@ -227,6 +238,17 @@ TEST_CASE("bad input: config rates too small to simulate (1e-300 MHz, GB/s)", "[
 TEST_CASE("bad input: config relation (usable LX above LX)", "[bad]") {
   expect_bad("run -c " + kBad + "config_usable_above_lx.json -w " + kOps,
              {kBad + "config_usable_above_lx.json", "/core/lx/usable_bytes"});
+}
+
+// 0 ways is "not supported" (core.pt.simd): a matmul in that precision ran at one way while the
+// summary said "285.4 MAC/ns of 0.0 peak", exit 0.
+TEST_CASE("bad input: a matmul in a precision the config's PT does not support", "[bad]") {
+  TempDir t("simd0");
+  const std::string c = config_with(t, R"("core": {"pt": {"simd": {"fp16": 0}}})");
+  expect_bad("run -c " + c + " -w workloads/matmul_1024.json -o " + t.str() + "/o",
+             {c + ": /core/pt/simd/fp16: 0 ways: the PT does not multiply in fp16, which workloads/matmul_1024.json does",
+              "matmul_c/m0/n0/k0/matmul"});
+  CHECK(dfsim("run -q --trace off -c " + c + " -w workloads/add_2048x1024.json -o " + t.str() + "/o").code == 0);  // no matmul
 }
 
 TEST_CASE("bad input: config unknown choice (memory model)", "[bad]") {
@@ -580,6 +602,14 @@ TEST_CASE("bad input: coarse tiles asking for more task instances than --max-tas
   std::ofstream(f) << g.dump();
   expect_bad("validate " + f.string(), {f.string(), "/ops/1", "1048576 coarse-tile iterations", "at least 2097152 task instances",
                                         "more than --max-tasks 2000000"});
+}
+
+TEST_CASE("bad input: compile -o naming its own input", "[bad]") {
+  // It replaced the op graph with the kernel graph compiled from it.
+  TempDir t("compile_self");
+  const std::string f = t.file("g.json", slurp_text(kOps));
+  expect_bad("compile " + f + " -c " + kSmall + " -o " + f, {"dfsim compile: -o " + f + " is the input op graph"});
+  CHECK(slurp_text(f) == slurp_text(kOps));
 }
 
 TEST_CASE("bad input: an op whose compilation passes --max-tasks stops there, exit 2 at the op", "[bad]") {

@@ -138,7 +138,12 @@ TEST_CASE("cli: help on each subcommand exits 0 with an example", "[cli]") {
   Result top = dfsim("--help");
   CHECK(top.code == 0);
   CHECK_THAT(top.out, Contains("run"));
-  CHECK(dfsim("").code == 2);  // no command: usage, exit 2
+  // No command: a usage error, one line on stderr and nothing on stdout (the usage went to stdout).
+  Result none = dfsim("", "2>&1 >/dev/null");
+  CHECK(none.code == 2);
+  CHECK(none.out == "dfsim: expected a command: run, compile, validate, info, calibrate, regress, diff, accuracy, sweep, "
+                    "serve or gen (see 'dfsim --help')\n");
+  CHECK(dfsim("", "2>/dev/null").out.empty());
   Result unknown = dfsim("frobnicate", "2>&1 >/dev/null");
   CHECK(unknown.code == 2);
   CHECK_THAT(unknown.out, Contains("frobnicate"));

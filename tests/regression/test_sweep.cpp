@@ -626,4 +626,13 @@ TEST_CASE("sweep: a serve base runs dfsim serve per point with its options as ax
   CHECK(lines(r.out).size() == 1);
   CHECK(r.out.rfind(bad + ": /base/serve/rates: unknown serve option (did you mean \"rate\"?)", 0) == 0);
   CHECK_FALSE(fs::exists(d.path / "bad"));
+  // A length distribution dfsim serve refuses is refused when the sweep is read (every point
+  // failed, exit 1).
+  std::string len = write_file(d, "len.json", R"({"format": "dfsim.sweep", "version": 1, "name": "b",
+    "base": {"serve": {"model": "llama-3.1-8b", "rate": 1}}, "axes": {"prompt_len": [100, "uniform:10,1"]},
+    "metrics": {"t": "ttft_ms.p50"}})");
+  r = dfsim("sweep " + len + " --out " + d.str() + "/len", "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK(r.out == len + ": /axes/prompt_len/1: \"uniform:10,1\": uniform:LO,HI needs 1 <= LO <= HI <= 1000000\n");
+  CHECK_FALSE(fs::exists(d.path / "len"));
 }

@@ -180,6 +180,20 @@ TEST_CASE("compiler: op graph rejections name the file and the JSON path") {
     fails("op 0 (add) needs op 1 (neg) needs op 0 (add)");
     fails("w.json: /ops/");
   }
+  SECTION("a long cycle is named in one short line") {
+    // 1 000 negations, each of the previous one's output, the first of the last's: one line of
+    // the first 4 ops, how many more, and the op it closes on (50 000 made a 1 MB line).
+    j["inputs"] = Json::array();
+    j["outputs"] = {"t0"};
+    j["tensors"] = Json::object();
+    j["ops"] = Json::array();
+    for (int i = 0; i < 1000; ++i) {
+      j["tensors"]["t" + std::to_string(i)] = Json{{"shape", {64, 64}}, {"dtype", "fp16"}};
+      j["ops"].push_back({{"op", "neg"}, {"inputs", {"t" + std::to_string((i + 999) % 1000)}}, {"outputs", {"t" + std::to_string(i)}}});
+    }
+    fails("ops form a cycle: op 0 (neg) needs op 999 (neg) needs op 998 (neg) needs op 997 (neg) needs ... (996 more) ... "
+          "needs op 0 (neg)");
+  }
   SECTION("empty ops") {
     j["ops"] = Json::array();
     fails("w.json: /ops: the op list is empty");
