@@ -27,6 +27,12 @@ Card::Card(sc_core::sc_module_name n, int id, const ChipConfig& cfg, TaskHost& s
   // burst's memory port ahead, in the order the cores issue rather than the order the bytes
   // arrive: the ports, shared by a half's cores, then fill the gaps such bookings leave.
   if (mem_->tells_completion_at_send()) ring_.set_port_backfill(true);
+  // Ring links serve bursts in the order they arrive (ring.link_order): "auto" does so under a
+  // model that tells completions at their time (lpddr5) and keeps booking order under one that
+  // tells them when sent (bandwidth, simple), whose read/write dip comes from it
+  // (docs/models.md, "Ring").
+  const std::string& order = cfg.ring.link_order;
+  ring_.set_link_calendar(order == "arrival" || (order == "auto" && !mem_->tells_completion_at_send()));
   std::vector<SfpUnit*> sfps;
   for (auto& c : cores_) sfps.push_back(&c->sfp());
   link_.set_sfps(std::move(sfps));

@@ -15,11 +15,7 @@ void Ring::init(const ChipConfig& cfg, Recorder& rec) {
     cw_.emplace_back(&rec, rec.add_track("ring", "cw " + std::to_string(i) + "->" + std::to_string(next), "ring"));
     ccw_.emplace_back(&rec, rec.add_track("ring", "ccw " + std::to_string(i) + "->" + std::to_string(prev), "ring"));
   }
-  // A link carries bytes in the order they arrive, whatever the order the engines book them in
-  // (a DMA engine books all the hops of a burst at once, for times still to come).
-  if (cfg.ring.link_order == "arrival")
-    for (auto* list : {&cw_, &ccw_})
-      for (Resource& l : *list) l.set_calendar(true);
+  set_link_calendar(cfg.ring.link_order == "arrival");  // "auto": the card decides (Card)
   mc_stops_ = cfg.memory.ring_stops;
   if (mc_stops_.empty()) {
     // Spread the controllers evenly around the ring.
@@ -54,6 +50,11 @@ Ring::Path Ring::path(int src, int n, bool clockwise) const {
   p.links = clockwise ? &cw_walk_[src] : &ccw_walk_[stops_ - 1 - src];
   p.hops = n;
   return p;
+}
+
+void Ring::set_link_calendar(bool on) {
+  for (auto* list : {&cw_, &ccw_})
+    for (Resource& l : *list) l.set_calendar(on);
 }
 
 void Ring::set_port_backfill(bool on) {

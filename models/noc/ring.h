@@ -21,9 +21,11 @@ class Ring : public sc_core::sc_module {
   explicit Ring(sc_core::sc_module_name n) : sc_core::sc_module(n) {}
   void init(const ChipConfig& cfg, Recorder& rec);
   // The memory ports serve bookings made ahead in the gaps they leave (Resource::set_backfill;
-  // docs/performance.md, "The coarse memory model"). The links always serve bookings in the
-  // order of their arrival (Resource::set_calendar; docs/models.md, "Ring").
+  // docs/performance.md, "The coarse memory model").
   void set_port_backfill(bool on);
+  // The links serve bookings in the order the bursts arrive, however they are booked
+  // (Resource::set_calendar), or in the order booked (ring.link_order; docs/models.md, "Ring").
+  void set_link_calendar(bool on);
 
   // Moves `bytes` from stop `src` to stop `dst`, the head leaving at `t`.
   // Returns when the last byte has arrived at dst.

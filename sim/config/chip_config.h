@@ -151,9 +151,11 @@ struct RingConfig {
   // compiler's lowerings and its matmul estimate); 0: no limit.
   int multicast_max_cores = 8;
   // The order a link serves the bursts booked on it: "arrival" (the order they reach it, whatever
-  // the order the engines book them in) or "booking" (the order they are booked: faster to
-  // simulate, but a burst booked later for an earlier time waits behind everything booked).
-  std::string link_order = "arrival";
+  // the order the engines book them in), "booking" (the order they are booked: faster to
+  // simulate, but a burst booked later for an earlier time waits behind everything booked), or
+  // "auto": arrival under a memory model that tells completions at their time (lpddr5), booking
+  // under one that tells them when sent (bandwidth, simple).
+  std::string link_order = "auto";
 };
 
 // The PCIe fabric of a system of cards (models/pcie/): each card's Gen5 x16 link to its

@@ -307,11 +307,13 @@ std::vector<Param> build() {
                 "K/V): a tile shared by more is loaded once per group of this many; 0: no limit",
                 DFSIM_FIELD(ring.multicast_max_cores)), 0, 4096),
       choices(make("ring.link_order", T::String, "",
-                   "the order a ring link serves the bursts booked on it: arrival (the order they reach it) or "
+                   "the order a ring link serves the bursts booked on it: arrival (the order they reach it), "
                    "booking (the order the engines book them: faster to simulate, but a burst booked later for "
-                   "an earlier time waits behind all booked before it, so latencies compound over the hops)",
+                   "an earlier time waits behind all booked before it, so latencies compound over the hops), or "
+                   "auto (arrival under lpddr5; booking under the models that tell completions when requests are "
+                   "sent, bandwidth and simple, whose read/write dip comes from it)",
                    DFSIM_FIELD(ring.link_order)),
-              {"arrival", "booking"}),
+              {"auto", "arrival", "booking"}),
       // Several cards and their PCIe fabric (models/pcie/, docs/models.md "PCIe and collectives").
       ints(make("system.cards", T::Int, "cards", "cards in the system (a graph uses compile.cards of them)",
                 DFSIM_FIELD(system.cards)), 1, 64),

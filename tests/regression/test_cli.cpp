@@ -65,6 +65,13 @@ TEST_CASE("cli: mlp_block_512x2048 moves by little with a longer ring hop", "[cl
   CHECK(t6 >= t2 * 0.99);
   CHECK(t6 <= t2 * 1.02);
   CHECK(t6_booked > t2 * 1.2);  // the compounding waits "booking" keeps for comparison
+  // "auto" (the preset) is arrival order under lpddr5 and booking order under bandwidth.
+  TempDir arrival("hop6_arrival"), bw("bw_auto"), bw_booked("bw_booking");
+  REQUIRE(dfsim(run + " --set ring.hop_cycles=6 --set ring.link_order=arrival -o " + arrival.str()).code == 0);
+  CHECK(read_json(arrival.path / "summary.json")["sim_time_ns"] == t6);
+  REQUIRE(dfsim(run + " --set memory.impl=bandwidth -o " + bw.str()).code == 0);
+  REQUIRE(dfsim(run + " --set memory.impl=bandwidth --set ring.link_order=booking -o " + bw_booked.str()).code == 0);
+  CHECK(read_json(bw.path / "summary.json")["sim_time_ns"] == read_json(bw_booked.path / "summary.json")["sim_time_ns"]);
 }
 
 TEST_CASE("cli: trace.json is a Chrome trace with slices metadata and counters", "[cli]") {
