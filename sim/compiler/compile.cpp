@@ -167,7 +167,7 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   } catch (const InstanceLimitExceeded& e) {
     throw InputError(ops.file, "/ops/" + std::to_string(lowering->index),
                      lowering->op + ": compiling it takes the graph's task instances to more than --max-tasks " +
-                         std::to_string(e.limit) + " (fewer coarse tiles, or raise it with --max-tasks N)");
+                         std::to_string(e.limit) + " (each costs host memory: raise the limit with --max-tasks N, or ask for fewer coarse tiles)");
   }
   if (builder.graph().tasks.empty())
     throw InputError(ops.file, "/ops", "every op is free (reshapes that alias their input): nothing moves, nothing to simulate");
