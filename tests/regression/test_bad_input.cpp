@@ -900,6 +900,11 @@ TEST_CASE("bad input: diff of a summary.json with wrong types", "[bad]") {
   expect_bad("diff " + a + " " + e, {e + ": /sim_time_ns: expected a number"});
   std::string f = t.file("f.json", "{\"format\": \"dfsim.summary\"}");
   expect_bad("diff " + f + " " + a, {f + ": /sim_time_ns"});
+  // A version that does not exist, a section of the wrong type (compared as metrics before).
+  std::string v = t.file("v.json", "{\"format\": \"dfsim.summary\", \"version\": 99, \"sim_time_ns\": 1}");
+  expect_bad("diff " + a + " " + v, {v + ": /version: expected an integer in [1, 1], got 99"});
+  std::string o = t.file("o.json", "{\"format\": \"dfsim.summary\", \"sim_time_ns\": 1, \"offchip\": 5}");
+  expect_bad("diff " + a + " " + o, {o + ": /offchip: expected an object"});
 }
 
 // A --set value is parsed as JSON, without the files' nesting limit: a suite's
