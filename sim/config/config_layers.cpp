@@ -92,6 +92,7 @@ Json load_layer(const std::string& file, std::vector<ChainEntry>& chain, Origins
   Json merged = Json::object();
   if (j.contains("extends")) {
     std::string rel = JsonView(j["extends"], file, "/extends").as_string();
+    if (rel.empty()) throw InputError(file, "/extends", "expected the path of a config to extend, got \"\"");
     std::string parent = (fs::path(file).parent_path() / rel).lexically_normal().string();
     std::string key = fs::weakly_canonical(parent, ec).string();
     for (const auto& e : chain) {
@@ -100,7 +101,10 @@ Json load_layer(const std::string& file, std::vector<ChainEntry>& chain, Origins
       for (const auto& c : chain) loop += c.display + " -> ";
       throw InputError(file, "/extends", "extends loop: " + loop + fs::path(parent).filename().string());
     }
-    if (!fs::exists(parent, ec)) throw InputError(file, "/extends", "no such file \"" + parent + "\"");
+    if (!fs::exists(parent, ec))
+      throw InputError(file, "/extends",
+                       ec == std::errc::too_many_symbolic_link_levels ? "\"" + parent + "\": a loop of symbolic links"
+                                                                       : "no such file \"" + parent + "\"");
     if (fs::is_directory(parent, ec)) throw InputError(file, "/extends", "\"" + parent + "\" is a directory");
     // A parent is a config file: a FIFO or device would block or stream without end.
     if (!fs::is_regular_file(parent, ec))

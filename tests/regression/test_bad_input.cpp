@@ -266,6 +266,14 @@ TEST_CASE("bad input: config extends loop", "[bad]") {
 TEST_CASE("bad input: config extends a missing parent", "[bad]") {
   expect_bad("run -c " + kBad + "config_extends_missing.json -w " + kOps,
              {kBad + "config_extends_missing.json", "/extends", "no_such_parent.json"});
+  // An empty path was "./ is a directory"; a loop of symbolic links "no such file".
+  TempDir t("extends_odd");
+  const std::string e = t.file("e.json", "{\"extends\": \"\"}");
+  expect_bad("run -c " + e + " -w " + kOps, {e + ": /extends: expected the path of a config to extend, got \"\""});
+  fs::create_symlink(t.path / "loop_b", t.path / "loop_a");
+  fs::create_symlink(t.path / "loop_a", t.path / "loop_b");
+  const std::string l = t.file("l.json", "{\"extends\": \"loop_a\"}");
+  expect_bad("run -c " + l + " -w " + kOps, {l + ": /extends: ", "loop_a\": a loop of symbolic links"});
 }
 
 TEST_CASE("bad input: config extends a FIFO or a device (it blocked forever on a FIFO)", "[bad]") {
