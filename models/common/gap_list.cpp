@@ -16,8 +16,12 @@ bool GapList::take(Tick arrival, Tick duration, Tick& start) {
     if (s > g.start && e < g.end) {
       // Split: the part after the booking becomes a gap of its own, right after this one.
       const Gap after{e, g.end};
+      if (count_ == kCapacity && i == 0) {  // full, and this is the oldest: its front part goes
+        g = after;
+        return true;
+      }
       g.end = s;
-      if (count_ == kCapacity) {
+      if (count_ == kCapacity) {  // full: the oldest gap (not this one) goes
         drop_front();
         --i;
       }

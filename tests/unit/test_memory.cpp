@@ -441,6 +441,12 @@ TEST_CASE("memory: a resource booked out of time order serves a booking in the g
   many.set_calendar(true);
   for (Tick i = 0; i <= GapList::kCapacity; ++i) CHECK(many.reserve(10 * i + 5, 5) == 10 * i + 5);  // idle [10i, 10i+5)
   CHECK(many.reserve(0, 5) == 10);  // [0, 5) was dropped; [10, 15) is the oldest kept
+  // 63 gaps are left, [20, 25) ... [640, 645); one more, [650, 655), fills the list. Splitting
+  // the oldest then drops its front part: [20, 21) goes, [23, 25) stays.
+  CHECK(many.reserve(655, 5) == 655);
+  CHECK(many.reserve(21, 2) == 21);
+  CHECK(many.reserve(20, 1) == 23);
+  CHECK(many.reserve(24, 5) == 30);  // [24, 25) is too short; [30, 35) holds it
   // The models say whether they book ahead.
   ChipConfig cfg;
   for (const auto& [impl, ahead] : {std::pair<std::string, bool>{"lpddr5", false}, {"bandwidth", true}, {"simple", true}}) {
