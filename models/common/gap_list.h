@@ -23,7 +23,6 @@ class GapList {
   // Serves a booking of `duration` arriving at `arrival` in the earliest gap that holds it from
   // its arrival on; the gap is split around it. Returns false when no gap holds it.
   bool take(Tick arrival, Tick duration, Tick& start);
-  std::size_t size() const { return count_; }
 
  private:
   struct Gap {

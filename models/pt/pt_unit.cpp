@@ -4,16 +4,9 @@
 
 namespace dfsim {
 
-Dtype PtUnit::operand_dtype(const Task& t) const {
-  const KernelGraph& g = sched_.graph();
-  if (!t.reads.empty() && t.reads[0].buffer >= 0 && t.reads[0].buffer < static_cast<int>(g.buffers.size()))
-    return g.buffers[t.reads[0].buffer].dtype;
-  return t.dtype;
-}
-
 PtCost PtUnit::cost(const Task& t, int corelets) const {
   const PtConfig& pt = cfg_.core.pt;
-  Dtype in = operand_dtype(t);
+  Dtype in = pt_operand_dtype(sched_.graph(), t);
   auto it = pt.simd.find(in);
   // Precisions the PT has no ways for (fp32, int32) run at one MAC per PE per cycle.
   int simd = it == pt.simd.end() ? 1 : it->second;

@@ -12,8 +12,6 @@ class PtUnit : public ComputeUnit {
 
   // Cycles and LX traffic of a matmul task on `corelets` arrays, at its operand precision.
   PtCost cost(const Task& t, int corelets) const;
-  // The operand precision: the dtype of the task's first read buffer (A), else the task's.
-  Dtype operand_dtype(const Task& t) const;
 
  protected:
   std::uint64_t compute_cycles(const Task& t, int corelets) const override;

@@ -36,11 +36,6 @@ const char* kUsage =
     "Run 'dfsim <command> --help' for its options and an example.\n"
     "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
 
-// An error message on one line: a newline or other control character from the input (a name,
-// a file name) as JSON writes it, with a backslash, so exit 2 stays exactly one line; bytes
-// that are not UTF-8 as \xNN.
-std::string one_line(const std::string& s) { return dfsim::escape_controls(s); }
-
 // What a command printed must have reached stdout: `dfsim info --params > file` on a full
 // disk exited 0 with the file cut short. A failed write, flush or close of stdout is one
 // line on stderr and exit 1 (unless the command already failed).
@@ -91,13 +86,13 @@ int sc_main(int argc, char* argv[]) {
     if (cmd == "sweep") return finish(dfsim::cmd_sweep(args));
     if (cmd == "serve") return finish(dfsim::cmd_serve(args));
     if (cmd == "gen") return finish(dfsim::cmd_gen(args));
-    std::cerr << "dfsim: unknown command \"" << one_line(cmd) << "\" (expected run, compile, validate, info, calibrate, regress, diff, accuracy, sweep, serve or gen)\n";
+    std::cerr << "dfsim: unknown command \"" << dfsim::escape_controls(cmd) << "\" (expected run, compile, validate, info, calibrate, regress, diff, accuracy, sweep, serve or gen)\n";
     return 2;
   } catch (const dfsim::InputError& e) {
-    std::cerr << one_line(e.what()) << "\n";
+    std::cerr << dfsim::escape_controls(e.what()) << "\n";  // one line: controls and non-UTF-8 escaped
     return 2;
   } catch (const dfsim::UsageError& e) {
-    std::cerr << "dfsim " << cmd << ": " << one_line(e.what()) << " (see 'dfsim " << cmd << " --help')\n";
+    std::cerr << "dfsim " << cmd << ": " << dfsim::escape_controls(e.what()) << " (see 'dfsim " << cmd << " --help')\n";
     return 2;
   } catch (const dfsim::SimError& e) {
     dfsim::flush_notes();

@@ -125,45 +125,45 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   std::vector<bool> cloned = residency.cloned;  // still to load
   const Op* lowering = &ops.ops.front();  // the op being lowered, for the instance limit's message
   try {
-  for (const KernelPlan& k : kernels) {
-    const Op& op = ops.ops[static_cast<std::size_t>(k.ops.front())];
-    lowering = &op;
-    for (int oi : k.ops)
-      for (int t : ops.ops[static_cast<std::size_t>(oi)].inputs)
-        if (cloned[static_cast<std::size_t>(t)]) {
-          cloned[static_cast<std::size_t>(t)] = false;
-          builder.begin_kernel("clone_" + ops.tensors[static_cast<std::size_t>(t)].name);
-          lower_clone(ctx, t, residency.clone_split[static_cast<std::size_t>(t)], "clone_" + ops.tensors[static_cast<std::size_t>(t)].name);
-        }
-    if (find_op_info(op.op)->kind == OpKind::reshape && alias[static_cast<std::size_t>(op.outputs[0])] >= 0) continue;
-    std::string kernel = kernel_name(ops, k);
-    ctx.budget = usable / 2;
-    for (int oi : k.ops) ctx.budget = std::min(ctx.budget, residency.tile_budget[static_cast<std::size_t>(oi)]);
-    builder.begin_kernel(kernel);
-    try {
-      if (k.matmul_epilogue) lower_matmul(ctx, op, kernel, std::vector<int>(k.ops.begin() + 1, k.ops.end()));
-      else if (k.ops.size() > 1) lower_fused(ctx, k.ops, kernel);
-      else lowering_for(find_op_info(op.op)->kind)(ctx, op, kernel);
-    } catch (const HalfByteSplit& e) {
-      // int4 packs two elements a byte: a division of the op's work must give every core (and
-      // every tile) whole bytes, which this shape over these cores does not.
-      throw InputError(ops.file, "/ops/" + std::to_string(op.index),
-                       op.op + " on " + std::to_string(ctx.cores) + " cores: " + e.what() +
-                           "; int4 work is divided at whole bytes only (try another core count, compile.split or an even extent)");
-    }
-    if (report && !k.not_fused.empty()) report->kernel(kernel).warnings.push_back(k.not_fused);
-    if (report)
+    for (const KernelPlan& k : kernels) {
+      const Op& op = ops.ops[static_cast<std::size_t>(k.ops.front())];
+      lowering = &op;
       for (int oi : k.ops)
-        if (int t = ops.ops[static_cast<std::size_t>(oi)].outputs[0]; ctx.sparse[static_cast<std::size_t>(t)])
-          report->kernel(kernel).layout = ops.tensors[static_cast<std::size_t>(t)].name +
-                                          " stick-sparse: one " + std::to_string(ctx.stick_bytes) +
-                                          "-byte stick per element, as the card stores a reduction over the stick dim";
-    if (report && report->kernel(kernel).ops.empty())
-      for (int oi : k.ops) {
-        const Op& o = ops.ops[static_cast<std::size_t>(oi)];
-        report->kernel(kernel).ops.push_back(o.op + " -> " + ops.tensors[static_cast<std::size_t>(o.outputs[0])].name);
+        for (int t : ops.ops[static_cast<std::size_t>(oi)].inputs)
+          if (cloned[static_cast<std::size_t>(t)]) {
+            cloned[static_cast<std::size_t>(t)] = false;
+            builder.begin_kernel("clone_" + ops.tensors[static_cast<std::size_t>(t)].name);
+            lower_clone(ctx, t, residency.clone_split[static_cast<std::size_t>(t)], "clone_" + ops.tensors[static_cast<std::size_t>(t)].name);
+          }
+      if (find_op_info(op.op)->kind == OpKind::reshape && alias[static_cast<std::size_t>(op.outputs[0])] >= 0) continue;
+      std::string kernel = kernel_name(ops, k);
+      ctx.budget = usable / 2;
+      for (int oi : k.ops) ctx.budget = std::min(ctx.budget, residency.tile_budget[static_cast<std::size_t>(oi)]);
+      builder.begin_kernel(kernel);
+      try {
+        if (k.matmul_epilogue) lower_matmul(ctx, op, kernel, std::vector<int>(k.ops.begin() + 1, k.ops.end()));
+        else if (k.ops.size() > 1) lower_fused(ctx, k.ops, kernel);
+        else lowering_for(find_op_info(op.op)->kind)(ctx, op, kernel);
+      } catch (const HalfByteSplit& e) {
+        // int4 packs two elements a byte: a division of the op's work must give every core (and
+        // every tile) whole bytes, which this shape over these cores does not.
+        throw InputError(ops.file, "/ops/" + std::to_string(op.index),
+                         op.op + " on " + std::to_string(ctx.cores) + " cores: " + e.what() +
+                             "; int4 work is divided at whole bytes only (try another core count, compile.split or an even extent)");
       }
-  }
+      if (report && !k.not_fused.empty()) report->kernel(kernel).warnings.push_back(k.not_fused);
+      if (report)
+        for (int oi : k.ops)
+          if (int t = ops.ops[static_cast<std::size_t>(oi)].outputs[0]; ctx.sparse[static_cast<std::size_t>(t)])
+            report->kernel(kernel).layout = ops.tensors[static_cast<std::size_t>(t)].name +
+                                            " stick-sparse: one " + std::to_string(ctx.stick_bytes) +
+                                            "-byte stick per element, as the card stores a reduction over the stick dim";
+      if (report && report->kernel(kernel).ops.empty())
+        for (int oi : k.ops) {
+          const Op& o = ops.ops[static_cast<std::size_t>(oi)];
+          report->kernel(kernel).ops.push_back(o.op + " -> " + ops.tensors[static_cast<std::size_t>(o.outputs[0])].name);
+        }
+    }
   } catch (const InstanceLimitExceeded& e) {
     throw InputError(ops.file, "/ops/" + std::to_string(lowering->index),
                      lowering->op + ": compiling it takes the graph's task instances to more than --max-tasks " +

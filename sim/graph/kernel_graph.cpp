@@ -88,4 +88,10 @@ InstanceRegions writes_of(const KernelGraph& g, const TaskInstance& ti) {
   return InstanceRegions(g, g.tasks[static_cast<std::size_t>(ti.task)].writes, ti.core, ti.card);
 }
 
+Dtype pt_operand_dtype(const KernelGraph& g, const Task& t) {
+  if (!t.reads.empty() && t.reads[0].buffer >= 0 && t.reads[0].buffer < static_cast<int>(g.buffers.size()))
+    return g.buffers[static_cast<std::size_t>(t.reads[0].buffer)].dtype;
+  return t.dtype;
+}
+
 }  // namespace dfsim

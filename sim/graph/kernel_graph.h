@@ -171,6 +171,9 @@ class InstanceRegions {
 InstanceRegions reads_of(const KernelGraph& g, const TaskInstance& ti);
 InstanceRegions writes_of(const KernelGraph& g, const TaskInstance& ti);
 
+// A matmul (pt) task's operand precision: the dtype of its first read buffer (A), else its own.
+Dtype pt_operand_dtype(const KernelGraph& g, const Task& t);
+
 // The whole program as task instances with data dependencies (a reader depends on every
 // writer of an overlapping range of the same buffer instance). Instances are ordered by
 // template, then card, then core: that order is the tie-break when several are ready at once.

@@ -228,7 +228,7 @@ void check_kernel_graph_fits(const KernelGraph& g, const ChipConfig& config) {
     for (std::size_t i = 0; i < g.kernels[k].tasks.size(); ++i) {
       const Task& t = g.tasks[static_cast<std::size_t>(g.kernels[k].tasks[i])];
       if (t.unit != UnitKind::pt) continue;
-      const Dtype in = !t.reads.empty() ? g.buffers.at(static_cast<std::size_t>(t.reads[0].buffer)).dtype : t.dtype;
+      const Dtype in = pt_operand_dtype(g, t);
       if (!config.pt_supports(in))
         throw InputError(config.file, fmt::format("/core/pt/simd/{}", dtype_name(in)),
                          fmt::format("0 ways: the PT does not multiply in {}, which {} does (task \"{}\", /kernels/{}/tasks/{})",
