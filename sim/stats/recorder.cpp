@@ -67,11 +67,46 @@ std::size_t Recorder::coarsen_for(Tick t) {
   return t / bucket_;
 }
 
+void merge_spans(std::vector<BusySpan>& v, Tick gap) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (n > 0 && v[i].start <= v[n - 1].end + gap) {
+      v[n - 1].end = std::max(v[n - 1].end, v[i].end);
+      v[n - 1].busy += v[i].busy;
+    } else {
+      v[n++] = v[i];
+    }
+  }
+  v.resize(n);
+}
+
+namespace {
+// A track's spans reached the cap: bridges gaps of a doubled width (the first 1 % of a
+// bucket) until at most half the cap are left.
+void coarsen_spans(Track& t, std::vector<BusySpan>& v, Tick bucket) {
+  while (v.size() >= Recorder::kMaxSpansPerTrack / 2) {
+    t.span_gap = t.span_gap == 0 ? bucket / 100 + 1 : t.span_gap * 2;
+    merge_spans(v, t.span_gap);
+  }
+}
+}  // namespace
+
 void Recorder::keep_span(Track& t, Tick start, Tick end) {
-  if (!t.spans.empty() && start <= t.spans.back().second + merge_gap_)
-    t.spans.back().second = end;
-  else
-    t.spans.emplace_back(start, end);
+  auto& v = t.spans;
+  if (!v.empty() && start <= v.back().end + t.span_gap) {
+    v.back().end = end;
+    v.back().busy += end - start;
+    return;
+  }
+  if (v.size() >= kMaxSpansPerTrack) {
+    coarsen_spans(t, v, bucket_);
+    if (start <= v.back().end + t.span_gap) {
+      v.back().end = end;
+      v.back().busy += end - start;
+      return;
+    }
+  }
+  v.push_back(BusySpan{start, end, end - start});
 }
 
 void Recorder::busy_backfill(int id, Tick start, Tick end) {
@@ -79,6 +114,15 @@ void Recorder::busy_backfill(int id, Tick start, Tick end) {
   ++t.items;
   if (end <= start) return;
   t.busy += end - start;
+  if (t.keep_spans) {
+    auto& v = t.fill_spans;
+    v.push_back(BusySpan{start, end, end - start});
+    if (v.size() >= kMaxSpansPerTrack) {
+      std::sort(v.begin(), v.end());
+      merge_spans(v, t.span_gap);
+      coarsen_spans(t, v, bucket_);
+    }
+  }
   add_to_buckets(t, start, end);
 }
 

@@ -20,6 +20,16 @@ enum class TraceLevel { off, kernels, units, full };
 const char* trace_level_name(TraceLevel l);
 bool parse_trace_level(const std::string& s, TraceLevel* out);  // false if unknown
 
+// A busy interval of a resource as drawn in the trace: [start, end), of which `busy` was busy
+// (less than end - start where idle gaps were bridged).
+struct BusySpan {
+  Tick start = 0, end = 0, busy = 0;
+  bool operator<(const BusySpan& o) const { return start < o.start; }
+};
+
+// Joins spans (in start order) whose gap is at most `gap`, in place, summing their busy time.
+void merge_spans(std::vector<BusySpan>& v, Tick gap);
+
 // One horizontal lane in the trace (a PT of a corelet, a DMA engine, a DRAM channel, a link).
 // What every busy interval updates comes first, in one cache line: a ring hop or a DRAM piece
 // touches that line only (the hot bucket's time is summed in `hot_busy` and added to
@@ -35,8 +45,12 @@ struct alignas(64) Track {
   std::string group;   // trace process: "core 3", "memory", "ring"
   std::string name;    // trace thread: "pt.0", "dma", "ch 2", "cw 4->5"
   std::string kind;    // pt, sfp, dma, ring_port (task units); dram, ring (resources)
-  std::vector<std::pair<Tick, Tick>> spans;  // busy intervals for the trace; gaps shorter than
-                                             // the recorder's merge gap are bridged
+  // Busy intervals for the trace (resource tracks at level full): exact until a track holds
+  // Recorder::kMaxSpansPerTrack of them; then gaps up to `span_gap` (doubling) are bridged,
+  // each span keeping how much of it was busy.
+  std::vector<BusySpan> spans;       // booked in time order
+  std::vector<BusySpan> fill_spans;  // served in an idle gap before the latest (busy_backfill)
+  Tick span_gap = 0;
   std::vector<Tick> bucket_busy;             // busy time per utilization bucket (see hot_busy)
 };
 
@@ -81,7 +95,10 @@ class Recorder {
   // At most this many utilization buckets per track: a longer run doubles the bucket width.
   static constexpr std::size_t kMaxBuckets = 4096;
 
-  explicit Recorder(Tick bucket) : bucket_(bucket), merge_gap_(bucket / 100) {}
+  // At most this many trace spans per resource track before gaps are bridged.
+  static constexpr std::size_t kMaxSpansPerTrack = 32768;
+
+  explicit Recorder(Tick bucket) : bucket_(bucket) {}
 
   // Before any track is added: what the trace will draw.
   void set_level(TraceLevel l) { level_ = l; }
@@ -95,8 +112,8 @@ class Recorder {
   int add_counter(std::string group, std::string name, std::string unit, TraceLevel detail = TraceLevel::units);
   int add_series(std::string group, std::string name);
 
-  // Marks [start, end) busy on a track. Busy time and buckets are exact; trace spans closer
-  // than the merge gap (1 % of the initial bucket) are drawn as one.
+  // Marks [start, end) busy on a track. Busy time and buckets are exact; so are trace spans,
+  // until a track has kMaxSpansPerTrack of them (then close ones are joined).
   // Inline: one call per ring hop and per DRAM piece.
   void busy(int track, Tick start, Tick end, bool new_item = true) {
     Track& t = tracks_[track];
@@ -111,7 +128,8 @@ class Recorder {
     else add_to_buckets(t, start, end);
   }
   // The same for an interval booked before the latest one on the track (a closed-form model
-  // filling an idle gap it left): counted in the totals and buckets, not drawn as a span.
+  // filling an idle gap it left, a ring link serving a burst in arrival order): counted in the
+  // totals and buckets, and kept aside for the trace (drawn merged with `spans`).
   void busy_backfill(int track, Tick start, Tick end);
   void counter(int id, Tick t, double value) {
     Counter& c = counters_[id];
@@ -171,7 +189,7 @@ class Recorder {
   }
   void keep_span(Track& t, Tick start, Tick end);
 
-  Tick bucket_, merge_gap_;
+  Tick bucket_;
   TraceLevel level_ = TraceLevel::units;
   std::vector<Track> tracks_;
   std::vector<Counter> counters_;

@@ -106,17 +106,18 @@ std::vector<int> assign_lanes(std::vector<Span>& spans, int* lanes) {
 
 constexpr std::size_t kMaxResourceSpans = 200000;
 
-// Spans with gaps of at most `gap` joined, clipped to `stop`.
-std::vector<std::pair<Tick, Tick>> merged_spans(const std::vector<std::pair<Tick, Tick>>& in, Tick gap, Tick stop) {
-  std::vector<std::pair<Tick, Tick>> out;
-  for (auto [s, e] : in) {
-    if (s >= stop) break;
-    e = std::min(e, stop);
-    if (!out.empty() && s <= out.back().second + gap)
-      out.back().second = std::max(out.back().second, e);
-    else
-      out.emplace_back(s, e);
+// Spans (in start order) with gaps of at most `gap` joined, clipped to `stop`.
+std::vector<BusySpan> merged_spans(const std::vector<BusySpan>& in, Tick gap, Tick stop) {
+  std::vector<BusySpan> out;
+  for (BusySpan b : in) {
+    if (b.start >= stop) break;
+    if (b.end > stop) {
+      b.busy = std::min(b.busy, stop - b.start);
+      b.end = stop;
+    }
+    out.push_back(b);
   }
+  merge_spans(out, gap);
   return out;
 }
 
@@ -291,29 +292,50 @@ void write_flows(const Ctx& c, const std::string& kernel, const std::vector<int>
   }
 }
 
+// A track's busy intervals in start order: those booked in time order and, merged in, those
+// served in idle gaps they left (ring links in arrival order, the coarse memory's channels).
+// Points at `spans` itself when nothing was served in a gap; else fills `merged`.
+const std::vector<BusySpan>* busy_intervals(const Track& t, std::vector<BusySpan>& merged) {
+  if (t.fill_spans.empty()) return &t.spans;
+  std::vector<BusySpan> fills = t.fill_spans;
+  std::sort(fills.begin(), fills.end());
+  merged.resize(t.spans.size() + fills.size());
+  std::merge(t.spans.begin(), t.spans.end(), fills.begin(), fills.end(), merged.begin());
+  return &merged;
+}
+
 // Full level: busy spans of the resources that serve bursts (DRAM channels, ring links).
-// Long runs have millions of them: gaps are bridged, doubling the bridged gap, until all
-// tracks together fit the span budget.
+// Long runs have millions of them: each track bridges gaps, doubling the bridged gap, until
+// it fits its share of the span budget; a span that bridged idle time is named by how busy
+// it was ("busy ~20%") and gives the figure (`busy_pct`).
 void write_resources(const Ctx& c) {
   const auto& tracks = c.rec.tracks();
   std::vector<std::size_t> res;
   for (std::size_t i = 0; i < tracks.size(); ++i)
     if (tracks[i].items > 0 && tracks[i].keep_spans) res.push_back(i);
-  Tick gap = 0;
-  for (;;) {
-    std::size_t n = 0;
-    for (std::size_t i : res) n += merged_spans(tracks[i].spans, gap, c.stop).size();
-    if (n <= kMaxResourceSpans) break;
-    gap = gap == 0 ? c.rec.bucket() / 50 + 1 : gap * 2;
-  }
-  for (std::size_t i : res) {
-    const Track& t = tracks[i];
+  if (res.empty()) return;
+  const std::size_t share = kMaxResourceSpans / res.size();
+  std::vector<BusySpan> merged;
+  for (std::size_t r : res) {
+    const Track& t = tracks[r];
+    const std::vector<BusySpan>& all = *busy_intervals(t, merged);
+    std::vector<BusySpan> spans;
+    for (Tick gap = 0;; gap = gap == 0 ? c.rec.bucket() / 50 + 1 : gap * 2) {
+      spans = merged_spans(all, gap, c.stop);
+      if (spans.size() <= share) break;
+    }
     int pid = c.ev.process(t.group), tid = c.ev.thread(pid, t.name);
     Ps last = 0;
-    for (auto [s, e] : merged_spans(t.spans, gap, c.stop)) {
-      Ps a = std::max(ps(s), last), b = ps(e);
+    for (const BusySpan& m : spans) {
+      Ps a = std::max(ps(m.start), last), b = ps(m.end);
       if (b <= a) continue;
-      c.ev.slice(pid, tid, "busy", t.kind.c_str(), a, b);
+      if (m.busy >= m.end - m.start) {
+        c.ev.slice(pid, tid, "busy", t.kind.c_str(), a, b);
+      } else {
+        double pct = 100.0 * static_cast<double>(m.busy) / static_cast<double>(m.end - m.start);
+        c.ev.slice(pid, tid, fmt::format("busy ~{}%", std::lround(pct / 10) * 10), t.kind.c_str(), a, b,
+                   fmt::format(R"("busy_pct":{:.1f})", pct));
+      }
       last = b;
     }
   }

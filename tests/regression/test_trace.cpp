@@ -101,6 +101,52 @@ TEST_CASE("trace: each level validates, has what it promises and no overlapping 
   CHECK(bytes["units"] < bytes["full"]);
 }
 
+// DRAM channels and ring links: the drawn busy time (each slice's length times its busy
+// share) is the track's busy time in summary.json, whether or not idle gaps were bridged;
+// ring links carry sticks a few cycles apart, so theirs are bridged and say so.
+TEST_CASE("trace: resource slices at level full add up to each track's busy time", "[trace]") {
+  TempDir d("full_busy");
+  REQUIRE(dfsim(std::string("run -q -w ") + kMlp + " --trace full -o " + d.str()).code == 0);
+  json t = read_json(d.path / "trace.json");
+  std::map<int, std::string> process;
+  std::map<std::pair<int, int>, std::string> thread;
+  for (const auto& e : t.at("traceEvents")) {
+    if (e.at("ph") != "M") continue;
+    if (e.at("name") == "process_name") process[e.at("pid")] = e["args"]["name"];
+    if (e.at("name") == "thread_name") thread[{e.at("pid"), e.at("tid")}] = e["args"]["name"];
+  }
+  std::map<std::string, double> drawn_ns;  // "ring/cw 0->1" -> busy ns drawn
+  int bridged = 0;
+  for (const auto& e : t.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    const std::string& p = process[e.at("pid")];
+    if (p != "memory" && p != "ring") continue;
+    std::string name = e.at("name");
+    double share = 1.0;
+    if (name != "busy") {
+      CHECK(name.rfind("busy ~", 0) == 0);
+      share = e.at("args").at("busy_pct").get<double>() / 100;
+      CHECK(share <= 1.0);  // 100.0 where idle was under 0.05 %
+      ++bridged;
+    }
+    drawn_ns[p + "/" + thread[{e.at("pid"), e.at("tid")}]] += e.at("dur").get<double>() * 1000 * share;
+  }
+  int tracks = 0;
+  const json summary = read_json(d.path / "summary.json");
+  for (const auto& u : summary.at("units").at("units")) {
+    std::string kind = u.at("kind");
+    if ((kind != "dram" && kind != "ring") || u.at("busy_ns").get<double>() == 0) continue;
+    std::string unit = u.at("unit");
+    REQUIRE(drawn_ns.count(unit) == 1);
+    INFO(unit);
+    tracks += kind == "ring";
+    // busy_pct has one decimal: within 0.05 % of each slice, plus the microsecond rounding.
+    CHECK(drawn_ns[unit] == Approx(u.at("busy_ns").get<double>()).epsilon(0.001));
+  }
+  CHECK(tracks == 64 + 4);  // every link of the 32-stop ring both ways, two memory ports' rd and wr
+  CHECK(bridged > 0);
+}
+
 TEST_CASE("trace: a task slice names its kernel once, in its name or else as an argument", "[trace]") {
   // Compiled graphs name every task KERNEL/...: the slice's name says the kernel, no argument
   // repeats it. A hand-written graph's tasks ("load", "neg", "store" in kernel "neg") keep it.

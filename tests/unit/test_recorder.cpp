@@ -56,9 +56,11 @@ TEST_CASE("recorder: spans and full-level counters only at trace level full", "[
     rec.counter(q, 0, 1);
     bool full = level == TraceLevel::full;
     CHECK(rec.tracks()[dram].spans.size() == (full ? 2u : 0u));
+    rec.busy_backfill(dram, 100, 200);  // served in the idle gap [10, 5000): kept aside
+    CHECK(rec.tracks()[dram].fill_spans.size() == (full ? 1u : 0u));
     CHECK(rec.tracks()[pt].spans.empty());  // task units are drawn from task records
     CHECK(rec.counters()[q].points.size() == (full ? 1u : 0u));
-    CHECK(rec.tracks()[dram].busy == 1010);  // totals at every level
+    CHECK(rec.tracks()[dram].busy == 1110);  // totals at every level
   }
 }
 
@@ -78,4 +80,34 @@ TEST_CASE("recorder: intervals in the latest bucket reach bucket_busy when it ch
   CHECK(total(rec.tracks()[t].bucket_busy) == 500);
   rec.flush_buckets();  // twice: nothing is added twice
   CHECK(total(rec.tracks()[t].bucket_busy) == 500);
+}
+
+TEST_CASE("recorder: trace spans are exact up to the per-track cap, then bridge gaps and keep their busy time",
+          "[recorder]") {
+  Recorder rec(1000);  // 1000 fs buckets: the first bridged gap is 1000 / 100 + 1 = 11 fs
+  rec.set_level(TraceLevel::full);
+  int link = rec.add_track("ring", "cw 0->1", "ring");
+  // Bookings of 5 fs every 20 fs: idle gaps of 15 fs, kept exact while they fit the cap.
+  const Tick n = Recorder::kMaxSpansPerTrack;
+  for (Tick i = 0; i < n; ++i) rec.busy(link, 20 * i, 20 * i + 5);
+  const Track& t = rec.tracks()[link];
+  CHECK(t.spans.size() == n);
+  CHECK(t.span_gap == 0);
+  CHECK(t.spans[1].start == 20);
+  // One more: the cap is reached. Bridging 11 fs joins nothing (the gaps are 15), 22 fs joins
+  // all of them into one span of [0, 20n + 5) holding n + 1 bookings' busy time.
+  rec.busy(link, 20 * n, 20 * n + 5);
+  REQUIRE(t.spans.size() == 1);
+  CHECK(t.span_gap == 22);
+  CHECK(t.spans[0].start == 0);
+  CHECK(t.spans[0].end == 20 * n + 5);
+  CHECK(t.spans[0].busy == 5 * (n + 1));
+  CHECK(t.busy == 5 * (n + 1));
+  // merge_spans on its own: gaps of at most `gap` join, busy time sums.
+  std::vector<BusySpan> v{{0, 10, 10}, {12, 20, 8}, {30, 40, 10}};
+  merge_spans(v, 2);
+  REQUIRE(v.size() == 2);
+  CHECK(v[0].end == 20);
+  CHECK(v[0].busy == 18);
+  CHECK(v[1].start == 30);
 }
