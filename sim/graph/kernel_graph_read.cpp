@@ -161,16 +161,34 @@ std::string detect_format(const Json& j) {
   return f == "dfsim.ops" || f == "dfsim.kernels" ? f : "";
 }
 
+namespace {
+// A version-1 graph uses none of what version 2 added to tasks: the link unit, a task's cards
+// and a collective's algorithm (checked on the tasks read, so also on a large file's).
+void check_version_1_tasks(const KernelGraph& g, const JsonView& kernels) {
+  for (std::size_t k = 0; k < g.kernels.size(); ++k)
+    for (std::size_t i = 0; i < g.kernels[k].tasks.size(); ++i) {
+      const Task& t = g.tasks[static_cast<std::size_t>(g.kernels[k].tasks[i])];
+      const char* what = t.unit == UnitKind::link ? "unit" : !t.cards.empty() ? "cards" : !t.algorithm.empty() ? "algorithm" : nullptr;
+      if (!what) continue;
+      const std::string at = json_path_join(json_path_join(json_path_join(json_path_join(kernels.path(), k), "tasks"), i), what);
+      throw InputError(g.file, at,
+                       std::string(t.unit == UnitKind::link ? "the link unit" : "a task's \"" + std::string(what) + "\"") +
+                           " needs \"version\": 2");
+    }
+}
+}  // namespace
+
 KernelGraph read_kernel_graph(const Json& j, const std::string& file, StreamedTasks* streamed) {
   JsonView root(j, file);
   root.expect_format("dfsim.kernels");
   root.only_keys({"format", "version", "name", "description", "cores", "cards", "model", "buffers", "kernels"});
-  root.at("version").as_int(1, kKernelGraphVersion);
+  const auto version = root.at("version").as_int(1, kKernelGraphVersion);
   KernelGraph g;
   g.file = file;
   g.name = read_name(root.at("name"));
   g.description = root.get_string("description", "");
   g.cores = static_cast<int>(root.at("cores").as_int(1, 1 << 20));
+  if (version < 2 && root.has("cards")) root.at("cards").fail("\"cards\" needs \"version\": 2");
   g.cards = static_cast<int>(root.get_int("cards", 1, 1, 64));
   if (root.has("model")) g.model = read_model_step(root.at("model"));
 
@@ -204,6 +222,7 @@ KernelGraph read_kernel_graph(const Json& j, const std::string& file, StreamedTa
     if (read) std::vector<Task>().swap(*read);
     g.kernels.push_back(std::move(kern));
   }
+  if (version < 2) check_version_1_tasks(g, kernels);
   check_kernel_graph(g);
   return g;
 }

@@ -199,7 +199,7 @@ OpGraph read_op_graph(const Json& j, const std::string& file) {
   JsonView root(j, file);
   root.expect_format("dfsim.ops");
   root.only_keys({"format", "version", "name", "description", "tensors", "inputs", "outputs", "ops", "compile", "model"});
-  root.at("version").as_int(1, kOpGraphVersion);
+  const auto version = root.at("version").as_int(1, kOpGraphVersion);
   OpGraph g;
   g.file = file;
   g.name = read_name(root.at("name"));
@@ -216,11 +216,21 @@ OpGraph read_op_graph(const Json& j, const std::string& file) {
   g.inputs = read_tensor_list(names, root.at("inputs"));
   g.outputs = read_tensor_list(names, root.at("outputs"));
   // The ops' shapes depend on the cards (a collective's group): read that option first.
-  if (root.has("compile") && root.at("compile").has("cards"))
+  if (root.has("compile") && root.at("compile").has("cards")) {
+    if (version < 2) root.at("compile").at("cards").fail("compile.cards needs \"version\": 2");
     g.compile.cards = static_cast<int>(root.at("compile").at("cards").as_int(1, 64));
+  }
   JsonView ops = root.at("ops");
   ops.expect_array();
   if (ops.size() == 0) ops.fail("the op list is empty");
+  if (version < 2)  // the ops between cards came with version 2
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      JsonView o = ops.at(i);
+      if (!o.json().is_object() || !o.has("op") || !o.at("op").json().is_string()) continue;  // read_op names it
+      const OpInfo* info = find_op_info(o.at("op").as_string());
+      if (info && (info->kind == OpKind::collective || info->kind == OpKind::host))
+        o.at("op").fail("\"" + info->name + "\" (an op between cards) needs \"version\": 2");
+    }
   for (std::size_t i = 0; i < ops.size(); ++i)
     g.ops.push_back(read_op(g, names, ops.at(i), static_cast<int>(i)));
   if (root.has("compile")) read_graph_compile(g, root.at("compile"));

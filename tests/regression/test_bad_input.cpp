@@ -411,6 +411,45 @@ TEST_CASE("bad input: unknown format and version", "[bad]") {
   expect_bad_ops("ops_bad_version.json", {"/version"});
 }
 
+// A file that says "version": 1 uses nothing version 2 added (a reader of version 1 would not
+// know it): an op graph's compile.cards and ops between cards; a kernel graph's cards, the
+// link unit, a task's cards or algorithm. The same text with "version": 2 is read.
+TEST_CASE("bad input: version-2 features in a version-1 file", "[bad]") {
+  TempDir t("v1");
+  const std::string ops_cards = R"({"format": "dfsim.ops", "version": V, "name": "g",
+    "tensors": {"x": {"shape": [64, 64], "dtype": "fp16"}, "y": {"shape": [64, 64], "dtype": "fp16"}},
+    "inputs": ["x"], "outputs": ["y"], "ops": [{"op": "neg", "inputs": ["x"], "outputs": ["y"]}],
+    "compile": {"cards": 2}})";
+  const std::string ops_collective = R"({"format": "dfsim.ops", "version": V, "name": "g",
+    "tensors": {"x": {"shape": [64, 64], "dtype": "fp16"}, "y": {"shape": [64, 64], "dtype": "fp16"}},
+    "inputs": ["x"], "outputs": ["y"], "ops": [{"op": "all_reduce", "inputs": ["x"], "outputs": ["y"]}]})";
+  const std::string kernels_link = R"({"format": "dfsim.kernels", "version": V, "name": "c", "cores": 1, "buffers": [
+      {"name": "x", "space": "hbm", "bytes": 4096, "preloaded": true}, {"name": "y", "space": "hbm", "bytes": 4096}],
+    "kernels": [{"name": "k", "tasks": [{"name": "c", "unit": "link", "op": "all_reduce", "core": 0,
+      "reads": [{"buffer": "x", "bytes": 4096}], "writes": [{"buffer": "y", "bytes": 4096}]}]}]})";
+  const std::string kernels_cards = R"({"format": "dfsim.kernels", "version": V, "name": "c", "cores": 1, "cards": 2,
+    "buffers": [{"name": "x", "space": "lx", "bytes": 4096, "preloaded": true}, {"name": "y", "space": "lx", "bytes": 4096}],
+    "kernels": [{"name": "k", "tasks": [{"name": "n", "unit": "sfp", "op": "neg", "core": 0, "elements": 2048,
+      "reads": [{"buffer": "x", "bytes": 4096}], "writes": [{"buffer": "y", "bytes": 4096}]}]}]})";
+  auto with = [](std::string text, char v) { text[text.find("V")] = v; return text; };
+  struct Case {
+    std::string name, text, path, what;
+  };
+  for (const Case& c : {Case{"ops_cards.json", ops_cards, "/compile/cards", "compile.cards needs \"version\": 2"},
+                        Case{"ops_collective.json", ops_collective, "/ops/0/op", "\"all_reduce\" (an op between cards) needs"},
+                        Case{"kernels_link.json", kernels_link, "/kernels/0/tasks/0/unit", "the link unit needs \"version\": 2"},
+                        Case{"kernels_cards.json", kernels_cards, "/cards", "\"cards\" needs \"version\": 2"}}) {
+    INFO(c.name);
+    const std::string v1 = t.file(c.name, with(c.text, '1'));
+    const std::string drawer = "validate --config configs/spyre-drawer.json ";  // 8 cards
+    expect_bad(drawer + v1, {v1, c.path, c.what});
+    const std::string v2 = t.file("v2_" + c.name, with(c.text, '2'));
+    Result r = dfsim(drawer + v2);
+    CHECK(r.exited);
+    CHECK(r.code == 0);
+  }
+}
+
 // ---------------------------------------------------------------- compiled kernel graphs
 
 void expect_bad_kernels(const std::string& name, const std::vector<std::string>& expect) {
