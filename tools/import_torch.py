@@ -472,6 +472,8 @@ def _load_class(path, cls):
     sys.modules[spec.name] = mod
     try:
         spec.loader.exec_module(mod)
+    except SystemExit as e:  # sys.exit() at import: no graph, and not a success
+        raise ImportFailure(f"cannot load: it exits when imported (SystemExit: {e.code})")
     except Exception as e:
         raise ImportFailure(f"cannot load: {type(e).__name__}: {e}")
     c = getattr(mod, cls, None)
@@ -481,7 +483,7 @@ def _load_class(path, cls):
         raise ImportFailure(f"no nn.Module class '{cls}' (found: {', '.join(found) or 'none'})")
     try:
         return c()
-    except Exception as e:
+    except (Exception, SystemExit) as e:
         raise ImportFailure(f"{cls}() failed: {type(e).__name__}: {e}")
 
 

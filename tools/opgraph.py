@@ -61,6 +61,8 @@ class OpGraph:
             raise ImportFailure(f"tensor name {name} is used twice (a helper tensor's name clashes)")
         if dtype not in DTYPES:
             raise ImportFailure(f"tensor {name}: dtype {dtype} has no dfsim equivalent")
+        if any(int(d) < 1 for d in shape):  # dfsim refuses a 0-sized tensor (docs/op-graph-format.md)
+            raise ImportFailure(f"tensor {name}: shape {[int(d) for d in shape]}: expected every dim >= 1")
         self.tensors[name] = {"shape": [int(d) for d in shape] or [1], "dtype": dtype}
         return name
 
@@ -127,6 +129,8 @@ class OpGraph:
     def document(self, name, outputs, description, cores=32):
         """The dfsim.ops JSON object (compiled for `cores` cores, the card's 32 by default);
         tensors no op or output uses are dropped."""
+        if not outputs:
+            raise ImportFailure("the model has no outputs (an empty model?): nothing to import")
         outputs = [self._produced(o) for o in outputs]
         used = {t for op in self.ops for t in op["inputs"] + op["outputs"]} | set(outputs)
         return {
@@ -218,10 +222,12 @@ def run_cli(args, convert):
         specs = parse_input_args(args.input)
         if args.cores < 1:
             raise ImportFailure(f"--cores {args.cores}: expected an integer >= 1")
+        if args.name is not None and not args.name.strip():
+            raise ImportFailure("--name: expected a graph name, got an empty one")
         if os.path.isdir(args.output):  # before the conversion's work
             raise ImportFailure(f"{args.output}: is a directory, expected a file path")
         write_json(convert(specs), args.output)
     except ImportFailure as e:
-        print(f"{args.source}: {e}", file=sys.stderr)
+        print(f"{args.source}: {' '.join(str(e).split())}", file=sys.stderr)  # one line
         sys.exit(2)
     print(f"wrote {args.output}")

@@ -26,6 +26,9 @@ from tool_errors import BadInput, guard, number, read_text, write_atomically  # 
 # Display order of kinds; kinds not listed follow in alphabetical order.
 KIND_ORDER = ["pt", "sfp", "dma", "ring port", "memory", "ring"]
 KIND_LABEL = {"memory": "memory (DRAM channels)", "ring": "ring (links)", "ring port": "ring port"}
+# Columns that are not busy fractions (the card's power in W, docs/outputs.md): not drawn.
+NOT_BUSY = ("power_W",)
+DPI_MIN, DPI_MAX = 10, 600  # fonts fail below; a larger PNG takes tens of seconds and gigabytes
 
 
 def kind_of(column):
@@ -48,9 +51,21 @@ def read_csv(path):
     for i, r in enumerate(body):
         if len(r) != len(header):
             raise BadInput(f"{path}: line {i + 2}: expected {len(header)} fields, got {len(r)}")
-    data = np.array([[number(x, f"{path}: line {i + 2}") for x in r] for i, r in enumerate(body)],
+    data = np.array([[number(x, f"{path}: line {i + 2}: {c}") for c, x in zip(header, r)] for i, r in enumerate(body)],
                     dtype=float).reshape(len(body), len(header))
-    return header[2:], data[:, 0], data[:, 1], data[:, 2:]
+    busy = [j for j, c in enumerate(header) if j >= 2 and c.partition("/")[2] not in NOT_BUSY]
+    check_rows(path, header, data, busy)
+    return [header[j] for j in busy], data[:, 0], data[:, 1], data[:, busy]
+
+
+def check_rows(path, header, data, busy):
+    """Each bucket ends at or after its start and each busy fraction is within 0..1."""
+    for i, row in enumerate(data):
+        if row[1] < row[0]:
+            raise BadInput(f"{path}: line {i + 2}: bucket_end_ns: expected >= bucket_start_ns {row[0]:g}, got {row[1]:g}")
+        for j in busy:
+            if not 0.0 <= row[j] <= 1.0:
+                raise BadInput(f"{path}: line {i + 2}: {header[j]}: expected a busy fraction in 0..1, got {row[j]:g}")
 
 
 def group_by_kind(columns, values):
@@ -118,8 +133,10 @@ def main(argv=None):
     p.add_argument("--out", "-o", help="PNG to write (default: utilization.png beside the CSV)")
     p.add_argument("--style", choices=["heatmap", "lines"], default="heatmap",
                    help="heatmap (default): one row per kind; lines: one stacked panel per kind")
-    p.add_argument("--dpi", type=int, default=120, help="resolution of the PNG (default 120)")
+    p.add_argument("--dpi", type=int, default=120, help=f"resolution of the PNG, {DPI_MIN} to {DPI_MAX} (default 120)")
     a = p.parse_args(argv)
+    if not DPI_MIN <= a.dpi <= DPI_MAX:
+        raise BadInput(f"--dpi {a.dpi}: expected a resolution from {DPI_MIN} to {DPI_MAX} dots per inch")
 
     csv_path = a.run if os.path.isfile(a.run) else os.path.join(a.run, "utilization.csv")
     run_dir = os.path.dirname(os.path.abspath(csv_path))

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "models/pcie/collective_schedule.h"
+#include "sim/common/names.h"
 #include "sim/graph/op_graph.h"
 #include "sim/graph/op_shapes.h"
 
@@ -59,6 +60,50 @@ bool check_card_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView&
     v.at("outputs").at(0).fail("shape mismatch for \"" + y.name + "\": expected " + shape_str(expect) + " from " + op.op +
                                " over " + std::to_string(n) + " card(s), got " + shape_str(y.shape));
   return true;
+}
+
+namespace {
+// Where a tensor is: a bit per card, and the host.
+struct Placement {
+  std::uint64_t cards = 0;
+  bool host = false;
+};
+
+std::string cards_str(std::uint64_t cards) {
+  std::vector<std::string> list;
+  for (int c = 0; c < 64; ++c)
+    if (cards >> c & 1) list.push_back(std::to_string(c));
+  return list.empty() ? "no card" : (list.size() == 1 ? "card " : "cards ") + join_for_message(list, ", ");
+}
+}  // namespace
+
+void check_card_placement(const OpGraph& g, const JsonView& root) {
+  if (g.compile.cards <= 1) return;  // one card: every tensor is on it (a group is at most card 0)
+  const std::uint64_t all = g.compile.cards >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << g.compile.cards) - 1;
+  std::vector<Placement> at(g.tensors.size(), Placement{all, true});  // graph inputs: everywhere
+  for (int i : g.order) {
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    const OpInfo* info = find_op_info(op.op);
+    const bool crossing = info && (info->kind == OpKind::collective || info->kind == OpKind::host);
+    std::uint64_t group = 0;
+    for (int c : op.group) group |= std::uint64_t(1) << c;
+    if (op.group.empty()) group = all;
+    // from_host reads the host's copy; every other op reads on each card it runs on: the
+    // group's cards, or (an op that does not cross) every card.
+    const bool from_host = op.op == "from_host";
+    const std::uint64_t runs_on = crossing ? group : all;
+    for (std::size_t j = 0; j < op.inputs.size(); ++j) {
+      const Placement& p = at[static_cast<std::size_t>(op.inputs[j])];
+      const std::string& name = g.tensors[static_cast<std::size_t>(op.inputs[j])].name;
+      if (from_host ? !p.host : (p.cards & runs_on) != runs_on)
+        root.at("ops").at(static_cast<std::size_t>(i)).at("inputs").at(j).fail(fmt::format(
+            "tensor \"{}\" is {}, but {} reads it {}", name,
+            p.cards == 0 ? "only on the host" : "only on " + cards_str(p.cards) + (p.host ? " and the host" : ""), op.op,
+            from_host ? "from the host" : "on " + cards_str(runs_on)));
+    }
+    Placement out = crossing ? Placement{op.op == "to_host" ? 0 : group, op.op == "to_host"} : Placement{all, false};
+    for (int t : op.outputs) at[static_cast<std::size_t>(t)] = out;
+  }
 }
 
 }  // namespace dfsim

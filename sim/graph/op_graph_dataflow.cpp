@@ -1,5 +1,8 @@
 // Graph-level checks of an op graph: one producer per tensor, inputs not produced, every used
-// tensor available, outputs produced, no cycle; computes the topological op order.
+// tensor available, outputs produced, a kv_write's cache read by it alone, no cycle; computes
+// the topological op order.
+#include <fmt/format.h>
+
 #include <queue>
 
 #include "sim/common/error.h"
@@ -34,6 +37,21 @@ void check_op_graph_dataflow(OpGraph& g, const JsonView& root) {
       if (producer[t] < 0 && !is_input[static_cast<std::size_t>(t)])
         root.at("ops").at(i).at("inputs").at(j).fail(
             "tensor \"" + g.tensors[t].name + "\" is never produced by an op and is not a graph input");
+    }
+  // A kv_write updates its cache in place: its output is the cache's storage. Any other op
+  // reading or updating the cache tensor would see the new rows where the graph says the old
+  // ones (a second kv_write: both updates); they read the kv_write's output instead.
+  std::vector<int> cache_of(g.tensors.size(), -1);  // the kv_write that updates it
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    if (g.ops[i].op == "kv_write" && !g.ops[i].inputs.empty() && cache_of[static_cast<std::size_t>(g.ops[i].inputs[0])] < 0)
+      cache_of[static_cast<std::size_t>(g.ops[i].inputs[0])] = static_cast<int>(i);
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    for (std::size_t j = 0; j < g.ops[i].inputs.size(); ++j) {
+      const int t = g.ops[i].inputs[j], w = cache_of[static_cast<std::size_t>(t)];
+      if (w >= 0 && w != static_cast<int>(i))
+        root.at("ops").at(i).at("inputs").at(j).fail(fmt::format(
+            "tensor \"{}\" is the cache {} updates in place: no other op may read or update it (read \"{}\", its output)",
+            g.tensors[t].name, op_label(g, w), g.tensors[g.ops[w].outputs.at(0)].name));
     }
   for (std::size_t j = 0; j < g.outputs.size(); ++j)
     if (producer[g.outputs[j]] < 0)

@@ -68,6 +68,9 @@ void check_matmul_family_op(const OpGraph& g, Op& op, const JsonView& v, const J
 bool check_layer_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v, const JsonView& attrs);
 // Collectives and host transfers (op_graph_cards.cpp); false for any other op.
 bool check_card_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v, const JsonView& attrs);
+// Each op's inputs are on the cards it runs on (a partial group's output is only on the
+// group's cards, to_host's only on the host): op_graph_cards.cpp. After the op order.
+void check_card_placement(const OpGraph& g, const JsonView& root);
 // The "compile" sections: op_graph_compile.cpp.
 void read_graph_compile(OpGraph& g, const JsonView& c);
 void read_op_compile(const OpGraph& g, Op& op, const JsonView& c);
@@ -236,6 +239,7 @@ OpGraph read_op_graph(const Json& j, const std::string& file) {
   if (root.has("compile")) read_graph_compile(g, root.at("compile"));
   if (root.has("model")) g.model = read_model_step(root.at("model"));
   check_op_graph_dataflow(g, root);
+  check_card_placement(g, root);
   return g;
 }
 

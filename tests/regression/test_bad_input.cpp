@@ -411,6 +411,49 @@ TEST_CASE("bad input: unknown format and version", "[bad]") {
   expect_bad_ops("ops_bad_version.json", {"/version"});
 }
 
+// An op graph whose ops read a tensor where it is not: each op runs on every card of
+// compile.cards, a collective on its group, and a group's result is only on the group's cards
+// (to_host's only on the host). These deadlocked at run time (exit 1, "reads buffer "y",
+// which no task writes") after validate said ok.
+TEST_CASE("bad input: an op reads a tensor on cards it is not on", "[bad]") {
+  TempDir t("cards");
+  auto graph = [](const std::string& first, int cards) {
+    return R"({"format": "dfsim.ops", "version": 2, "name": "g", "tensors": {"x": {"shape": [64, 128], "dtype": "fp16"},
+      "y": {"shape": [64, 128], "dtype": "fp16"}, "z": {"shape": [64, 128], "dtype": "fp16"}},
+      "inputs": ["x"], "outputs": ["z"], "ops": [)" + first + R"(, {"op": "neg", "inputs": ["y"], "outputs": ["z"]}],
+      "compile": {"cards": )" + std::to_string(cards) + R"(, "cores": 1}})";
+  };
+  const std::string drawer = "validate --config configs/spyre-drawer.json ";
+  std::string f = t.file("partial.json", graph(R"({"op": "all_reduce", "inputs": ["x"], "outputs": ["y"], "attrs": {"group": [0, 1]}})", 4));
+  expect_bad(drawer + f, {f, "/ops/1/inputs/0", "tensor \"y\" is only on cards 0, 1, but neg reads it on cards 0, 1, 2, 3"});
+  f = t.file("host.json", graph(R"({"op": "to_host", "inputs": ["x"], "outputs": ["y"], "attrs": {"group": [0]}})", 2));
+  expect_bad(drawer + f, {f, "/ops/1/inputs/0", "tensor \"y\" is only on the host, but neg reads it on cards 0, 1"});
+  // Over every card it is everywhere: runs.
+  f = t.file("whole.json", graph(R"({"op": "all_reduce", "inputs": ["x"], "outputs": ["y"]})", 4));
+  Result r = dfsim(drawer + f);
+  CHECK(r.code == 0);
+}
+
+// kv_write updates its cache in place (its output is the cache's storage): another op reading
+// the cache tensor would read the new rows (exit 0 before), a second kv_write of it both updates.
+TEST_CASE("bad input: a kv_write's cache read or updated by another op", "[bad]") {
+  TempDir t("kv");
+  auto graph = [](const std::string& second) {
+    return R"({"format": "dfsim.ops", "version": 1, "name": "g", "tensors": {"c": {"shape": [2, 64, 128], "dtype": "fp16"},
+      "n": {"shape": [2, 1, 128], "dtype": "fp16"}, "y": {"shape": [2, 64, 128], "dtype": "fp16"},
+      "z": {"shape": [2, 64, 128], "dtype": "fp16"}}, "inputs": ["c", "n"], "outputs": ["y", "z"],
+      "ops": [{"op": "kv_write", "inputs": ["c", "n"], "outputs": ["y"]}, )" + second + "]}";
+  };
+  const std::string what = "tensor \"c\" is the cache op 0 (kv_write) updates in place: no other op may read or update it";
+  std::string f = t.file("read.json", graph(R"({"op": "neg", "inputs": ["c"], "outputs": ["z"]})"));
+  expect_bad("validate " + f, {f, "/ops/1/inputs/0", what});
+  f = t.file("twice.json", graph(R"({"op": "kv_write", "inputs": ["c", "n"], "outputs": ["z"], "attrs": {"position": 1}})"));
+  expect_bad("validate " + f, {f, "/ops/1/inputs/0", what});
+  f = t.file("after.json", graph(R"({"op": "neg", "inputs": ["y"], "outputs": ["z"]})"));  // its output: fine
+  Result r = dfsim("validate " + f);
+  CHECK(r.code == 0);
+}
+
 // A file that says "version": 1 uses nothing version 2 added (a reader of version 1 would not
 // know it): an op graph's compile.cards and ops between cards; a kernel graph's cards, the
 // link unit, a task's cards or algorithm. The same text with "version": 2 is read.
