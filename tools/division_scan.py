@@ -22,6 +22,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tool_errors  # noqa: E402
 
+DTYPES = ("fp16", "fp8", "int8", "int4", "fp32", "int32")  # docs/op-graph-format.md, `tensors`
 DEFAULT_SHAPES = ["2048x4096x14336", "2048x14336x4096", "2048x4096x4096", "2048x4096x1024", "512x4096x14336",
                   "128x4096x4096", "4096x4096x4096", "1024x4096x4096", "1024x2048x2048", "512x2048x2048",
                   "4096x2048x1024", "2048x1024x8192", "1024x4096x14336", "2048x256x2048", "4096x512x4096",
@@ -33,12 +34,14 @@ parser.add_argument("dfsim")
 parser.add_argument("shapes", nargs="*", metavar="SHAPE", help="MxKxN (default: the 16 of docs/compiler.md)")
 parser.add_argument("--config", default="configs/spyre.json")
 parser.add_argument("--cores", type=int, default=32)
-parser.add_argument("--dtype", default="fp16", help="the operands' and the output's dtype")
+parser.add_argument("--dtype", default="fp16", help=f"the operands' and the output's dtype: {', '.join(DTYPES)}")
 args = parser.parse_args()
 if not (os.path.isfile(args.dfsim) and os.access(args.dfsim, os.X_OK)):
     tool_errors.fail(f"{args.dfsim}: expected the dfsim executable")
 if args.cores < 1:
     tool_errors.fail(f"--cores {args.cores}: expected cores >= 1")
+if args.dtype not in DTYPES:
+    tool_errors.fail(f"--dtype {args.dtype}: expected one of {', '.join(DTYPES)}")
 if not os.path.isfile(args.config):
     tool_errors.fail(f"{args.config}: no such config (expected a dfsim.config file)")
 shapes = []
@@ -49,11 +52,15 @@ for s in args.shapes or DEFAULT_SHAPES:
     shapes.append(tuple(int(g) for g in m.groups()))
 
 
-def dfsim(*argv):
-    """Runs dfsim; on failure exits with its own one line and exit code."""
+def dfsim(*argv, graph=None, shape=None):
+    """Runs dfsim; on failure exits with its own one line and exit code. An error in `graph` (the
+    temporary matmul, deleted at exit) names the options and the shape it was made from."""
     r = subprocess.run([args.dfsim, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
-        print((r.stderr.strip().splitlines() or [f"dfsim {' '.join(argv)}: exit {r.returncode}"])[-1], file=sys.stderr)
+        line = (r.stderr.strip().splitlines() or [f"dfsim {' '.join(argv)}: exit {r.returncode}"])[-1]
+        if graph and line.startswith(graph + ":"):
+            line = f"--cores {args.cores} --dtype {args.dtype} ({shape} matmul on {args.config}){line[len(graph):]}"
+        print(line, file=sys.stderr)
         raise SystemExit(r.returncode)
     return r.stdout
 
@@ -62,8 +69,9 @@ def percent(x):
     return f"{x:+.1%}".replace("%", " %")
 
 
-def simulate(graph, out, split=None):
-    dfsim("run", "-q", "-w", graph, "-c", args.config, "--trace", "off", "-o", out, *(["--split", split] if split else []))
+def simulate(graph, shape, out, split=None):
+    dfsim("run", "-q", "-w", graph, "-c", args.config, "--trace", "off", "-o", out, *(["--split", split] if split else []),
+          graph=graph, shape=shape)
     with open(os.path.join(out, "summary.json")) as f:
         return json.load(f)["sim_time_ns"] / 1000.0
 
@@ -81,17 +89,19 @@ try:
                        "tensors": {"a": {"shape": [M, K], "dtype": args.dtype}, "b": {"shape": [K, N], "dtype": args.dtype},
                                    "c": {"shape": [M, N], "dtype": args.dtype}},
                        "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"]}]}, f)
-        text = dfsim("compile", graph, "-c", args.config, "-o", os.path.join(tmp, "k.json"), "--explain")
+        shape = f"{M}x{K}x{N}"
+        text = dfsim("compile", graph, "-c", args.config, "-o", os.path.join(tmp, "k.json"), "--explain",
+                     graph=graph, shape=shape)
         split = re.search(r"split: (.*?) \(", text)
         estimate = re.search(r"least estimate \(([0-9.]+) us", text)
         chosen = split.group(1) if split else "?"
-        chosen_us = simulate(graph, os.path.join(tmp, "chosen"))
+        chosen_us = simulate(graph, shape, os.path.join(tmp, "chosen"))
         grids = {}
         for r in range(1, args.cores + 1):
             c = args.cores // r
             if r * c != args.cores or r > M or c > N:
                 continue
-            grids[f"{r}×{c}"] = simulate(graph, os.path.join(tmp, f"g{r}"), f"M={r},N={c}")
+            grids[f"{r}×{c}"] = simulate(graph, shape, os.path.join(tmp, f"g{r}"), f"M={r},N={c}")
         fastest = min([chosen_us] + list(grids.values()))
         loss = chosen_us / fastest - 1
         losses.append(loss)

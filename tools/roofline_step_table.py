@@ -35,6 +35,12 @@ def load_model(path):
         raise ImportFailure(f"not a model file: {e}")
     if not isinstance(m, dict):
         raise ImportFailure("not a model file: expected a JSON object")
+    if m.get("format") != "dfsim.model":  # an op graph or a config has no hyperparameters
+        raise ImportFailure(f"/format: expected \"dfsim.model\" (a model file), got {json.dumps(m.get('format'))}")
+    if m.get("architecture", "decoder") != "decoder":
+        raise ImportFailure(f"/architecture: {json.dumps(m['architecture'])}: expected a decoder model "
+                            "(an encoder has no decode step to tabulate)")
+    m.setdefault("num_kv_heads", m.get("num_heads"))  # docs/workloads.md: the default
     for k in ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "intermediate_size", "vocab_size"):
         if not isinstance(m.get(k), int) or isinstance(m.get(k), bool) or m[k] < 1:
             raise ImportFailure(f"/{k}: expected an integer >= 1, got {json.dumps(m.get(k))}")
@@ -55,6 +61,11 @@ def check_options(a):
         a.batch_list = []
     if not a.batch_list or min(a.batch_list) < 1 or max(a.batch_list) > 1 << 20:
         raise ImportFailure(f"--batches {a.batches}: expected integers >= 1 separated by commas")
+    twice = sorted({b for b in a.batch_list if a.batch_list.count(b) > 1})
+    if twice:  # duplicate rows, which dfsim serve refuses
+        raise ImportFailure(f"--batches {a.batches}: batch {twice[0]} given twice")
+    if a.chunk % a.block_size:  # a prefill chunk is whole KV blocks
+        raise ImportFailure(f"--chunk {a.chunk}: expected a multiple of --block-size {a.block_size}")
 
 
 def main():

@@ -20,10 +20,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import tool_errors  # noqa: E402
 from tool_errors import BadInput, guard, read_csv, write_atomically  # noqa: E402
 
 matplotlib.rcParams["svg.hashsalt"] = "dfsim"  # the same SVG for the same table
 matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, smaller
+LINE = ("line",)  # key of a row's line number in results.csv (no column name is a tuple)
 
 
 def fail(msg):
@@ -31,15 +33,32 @@ def fail(msg):
 
 
 def number(s):
+    """The finite number in an axis cell, or None (the axis is then a list of names)."""
     try:
-        return float(s)
+        x = float(s)
     except ValueError:
         return None
+    return x if abs(x) < float("inf") else None
+
+
+def metric(a, row, column):
+    """A metric cell of an ok row as a number, None if empty; text, nan or inf is BadInput."""
+    cell = row[column].strip()
+    return tool_errors.number(cell, f"{a.results}: line {row[LINE]}: {column}") if cell else None
+
+
+def some(a, values, *columns):
+    """`values` unless every one is None (the metric is empty in every ok row)."""
+    if all(v is None for v in values):
+        fail(f"{a.results}: no ok row has a number in {' or '.join(map(repr, columns))}")
+    return values
 
 
 def load(path):
     rows = read_csv(path, ("status",), "a dfsim sweep results.csv")
     columns = list(rows[0].keys()) if rows else []
+    for i, r in enumerate(rows):
+        r[LINE] = i + 2
     ok = [r for r in rows if r.get("status") == "ok"]
     name = os.path.basename(os.path.dirname(os.path.abspath(path)))
     try:
@@ -79,9 +98,9 @@ def line(a, columns, rows, name):
     numeric_x = all(number(v) is not None for v in xs)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     groups = ordered([r[a.by] for r in rows]) if a.by else [None]
+    ys = some(a, [metric(a, r, a.y) for r in rows], a.y)
     for g in groups:
-        pts = [(r[a.x], number(r[a.y])) for r in rows if g is None or r[a.by] == g]
-        pts = [(x, y) for x, y in pts if y is not None]
+        pts = [(r[a.x], y) for r, y in zip(rows, ys) if y is not None and (g is None or r[a.by] == g)]
         pts.sort(key=lambda p: xs.index(p[0]))
         px = [number(x) if numeric_x else xs.index(x) for x, _ in pts]
         ax.plot(px, [y for _, y in pts], marker="o", label=f"{a.by} = {g}" if a.by else None)
@@ -100,8 +119,13 @@ def heatmap(a, columns, rows, name):
     need(columns, a.x, a.y, a.value)
     xs, ys = ordered([r[a.x] for r in rows]), ordered([r[a.y] for r in rows])
     grid = [[float("nan")] * len(xs) for _ in ys]
-    for r in rows:
-        v = number(r[a.value])
+    seen = {}
+    for r, v in zip(rows, some(a, [metric(a, r, a.value) for r in rows], a.value)):
+        cell = (r[a.x], r[a.y])
+        if cell in seen:  # one cell, one value: the sweep has another axis to fix first
+            fail(f"{a.results}: line {r[LINE]}: a second ok row for {a.x}={cell[0]}, {a.y}={cell[1]} "
+                 f"(line {seen[cell]}): expected one row per heatmap cell")
+        seen[cell] = r[LINE]
         if v is not None:
             grid[ys.index(r[a.y])][xs.index(r[a.x])] = v
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
@@ -134,7 +158,7 @@ def pareto_front(points, max_x, max_y):
 
 def pareto(a, columns, rows, name):
     need(columns, a.x, a.y, *a.label)
-    pts = [(number(r[a.x]), number(r[a.y]), ", ".join(f"{c}={r[c]}" for c in a.label)) for r in rows]
+    pts = [(metric(a, r, a.x), metric(a, r, a.y), ", ".join(f"{c}={r[c]}" for c in a.label)) for r in rows]
     pts = [p for p in pts if p[0] is not None and p[1] is not None]
     if not pts:
         fail(f"no row has numbers in both {a.x!r} and {a.y!r}")

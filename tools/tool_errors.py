@@ -79,6 +79,9 @@ def read_csv(path, need=(), what="a CSV file"):
         columns = reader.fieldnames or []
     except csv.Error as e:
         raise BadInput(f"{path}: malformed CSV: {e}") from None
+    twice = [c for i, c in enumerate(columns) if c in columns[:i]]
+    if twice:  # a dict per row would keep only the last of them
+        raise BadInput(f"{path}: line 1: column {twice[0]!r} named twice")
     missing = [c for c in need if c not in columns]
     if missing:
         raise BadInput(f"{path}: expected {what} with a column {missing[0]!r} (columns: {', '.join(columns) or 'none'})")

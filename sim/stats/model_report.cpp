@@ -246,6 +246,24 @@ OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std:
              {"share", round6(ratio(sum, step_ns))}};
   }
   j["by_layer"] = {{"layers", stats}, {"outside_layers", group_json(outside)}, {"per_layer", per_layer}};
+  // A graph of some of the model's layers (dfsim gen --layers): the whole model's step,
+  // extrapolated. The layers are identical, so each layer beyond the graph's adds what one of
+  // the graph's layers takes: their mean, the first left out (it also fills the pipeline), and
+  // the range the fastest and slowest of them give (docs/outputs.md, "whole_model").
+  if (m.model_layers > m.layers && m.layers >= 2 && static_cast<std::int64_t>(lt.size()) == m.layers) {
+    const std::vector<double> later(lt.begin() + 1, lt.end());
+    double mean = 0;
+    for (double v : later) mean += v;
+    mean /= static_cast<double>(later.size());
+    const double more = static_cast<double>(m.model_layers - m.layers);
+    auto whole_ms = [&](double per_layer) { return round6((step_ns + more * per_layer) / 1e6); };
+    const double ms = whole_ms(mean);
+    OJson w = {{"layers", m.model_layers}, {"per_layer_ns", round6(mean)}, {"step_ms", ms},
+               {"low_ms", whole_ms(*std::min_element(later.begin(), later.end()))},
+               {"high_ms", whole_ms(*std::max_element(later.begin(), later.end()))}};
+    if (m.decode()) w["tokens_per_s"] = round6(ratio(static_cast<double>(m.batch) * 1000.0, ms));
+    j["whole_model"] = w;
+  }
   return j;
 }
 
@@ -290,6 +308,18 @@ std::string model_report_text(const OJson& s) {
                        l["median_ns"].get<double>() / 1e6, l["max_ns"].get<double>() / 1e6, l["slowest"].get<int>());
   out += fmt::format("            outside the layers: {:.3f} ms, {:.1f}%\n",
                      o["time_ns"].get<double>() / 1e6, 100 * o["share"].get<double>());
+  if (m.contains("whole_model")) {
+    const OJson& w = m["whole_model"];
+    const bool decode = m["phase"] == "decode";
+    out += fmt::format("  whole     {} layers, extrapolated: {:.3f} ms per {}", w["layers"].get<std::int64_t>(),
+                       w["step_ms"].get<double>(), decode ? "token" : "step");
+    if (decode) out += fmt::format(", {:.1f} tokens/s", w["tokens_per_s"].get<double>());
+    if (m["layers"].get<std::int64_t>() > 2)
+      out += fmt::format(" ({:.3f} to {:.3f} by the fastest and slowest layer after the first)\n", w["low_ms"].get<double>(),
+                         w["high_ms"].get<double>());
+    else
+      out += " (from the second layer alone: 4 layers or more give a range)\n";
+  }
   return out;
 }
 

@@ -117,6 +117,38 @@ TEST_CASE("model report: a decode step's tokens/s, families and layers add up to
   CHECK_THAT(r.run.out, Contains("GB/s of 204.8 peak"));
   for (const char* fam : {"attention", "projections", "mlp", "norms", "other"}) CHECK_THAT(r.run.out, Contains("    " + std::string(fam) + " "));
   CHECK_THAT(r.run.out, Contains("  by layer  2 layers, "));
+
+  // The whole model, extrapolated: the run's time plus 32 − 2 = 30 more layers of the second
+  // layer's time (the first also fills the pipeline), in ms; one layer after the first gives
+  // no range.
+  const auto& wm = m["whole_model"];
+  const double second = num(bl["per_layer"][1]["time_ns"]);
+  CHECK(wm["layers"] == 32);
+  CHECK(num(wm["per_layer_ns"]) == second);
+  CHECK(num(wm["step_ms"]) == Approx((num(s["sim_time_ns"]) + 30 * second) / 1e6).margin(1e-6));  // step_ms and its range are rounded to 6 decimals
+  CHECK(num(wm["low_ms"]) == num(wm["step_ms"]));
+  CHECK(num(wm["high_ms"]) == num(wm["step_ms"]));
+  CHECK(num(wm["tokens_per_s"]) == Approx(4 * 1000 / num(wm["step_ms"])).epsilon(1e-6));
+  CHECK_THAT(r.run.out, Contains("  whole     32 layers, extrapolated: "));
+  CHECK_THAT(r.run.out, Contains("(from the second layer alone: 4 layers or more give a range)"));
+}
+
+TEST_CASE("model report: three of a model's layers extrapolate to all with a range", "[model_report]") {
+  ModelRun r("three", "llama-3.1-8b --phase decode --batch 1 --context 128 --layers 3");
+  const auto& m = r.model();
+  const auto& pl = m["by_layer"]["per_layer"];
+  REQUIRE(pl.size() == 3u);
+  const double l1 = num(pl[1]["time_ns"]), l2 = num(pl[2]["time_ns"]), t = num(r.summary["sim_time_ns"]);
+  const auto& wm = m["whole_model"];
+  // 29 more layers of the mean of layers 1 and 2; the range with the faster and the slower.
+  CHECK(num(wm["per_layer_ns"]) == Approx((l1 + l2) / 2).epsilon(1e-9));
+  // (step_ms and its range are rounded to 6 decimals)
+  CHECK(num(wm["step_ms"]) == Approx((t + 29 * (l1 + l2) / 2) / 1e6).margin(1e-6));
+  CHECK(num(wm["low_ms"]) == Approx((t + 29 * std::min(l1, l2)) / 1e6).margin(1e-6));
+  CHECK(num(wm["high_ms"]) == Approx((t + 29 * std::max(l1, l2)) / 1e6).margin(1e-6));
+  CHECK(num(wm["low_ms"]) <= num(wm["step_ms"]));
+  CHECK(num(wm["step_ms"]) <= num(wm["high_ms"]));
+  CHECK_THAT(r.run.out, Contains(" by the fastest and slowest layer after the first)"));
 }
 
 TEST_CASE("model report: a prefill step reports its time to first token", "[model_report]") {
@@ -133,6 +165,7 @@ TEST_CASE("model report: a prefill step reports its time to first token", "[mode
   CHECK(share == Approx(1.0).margin(6e-6));
   CHECK_THAT(r.run.out, Contains("  model     granite-3.3-8b prefill step, batch 1, 64 tokens, 1 of 40 layers: "));
   CHECK_THAT(r.run.out, Contains("ms per step (time to first token on an idle card)"));
+  CHECK_FALSE(m.contains("whole_model"));  // one layer: nothing to tell the others' time from
 }
 
 TEST_CASE("model report: a workload that is not a model step has no model section", "[model_report]") {
