@@ -178,6 +178,22 @@ void check_config_relations(const ChipConfig& c, const Origins& origins, const s
          "expected at most memory.lpddr5.queue_depth (" + num(l5.queue_depth) + "), got " + num(l5.write_high),
          "/memory/lpddr5/queue_depth",
          "expected at least memory.lpddr5.write_high (" + num(l5.write_high) + "), got " + num(l5.queue_depth));
+  if (l5.min_batch > l5.queue_depth)  // a batch of one direction is taken from one queue
+    fail("/memory/lpddr5/min_batch",
+         "expected at most memory.lpddr5.queue_depth (" + num(l5.queue_depth) + "), got " + num(l5.min_batch),
+         "/memory/lpddr5/queue_depth",
+         "expected at least memory.lpddr5.min_batch (" + num(l5.min_batch) + "), got " + num(l5.queue_depth));
+  const bool timed = c.memory.impl == "lpddr5" || c.memory.impl == "bandwidth";  // the models using the timings
+  if (timed && l5.trefi > 0 && l5.trfc >= l5.trefi)  // a refresh would not end before the next is due
+    fail("/memory/lpddr5/trfc",
+         "expected less than memory.lpddr5.trefi (" + num(l5.trefi) + "), got " + num(l5.trfc),
+         "/memory/lpddr5/trefi",
+         "expected more than memory.lpddr5.trfc (" + num(l5.trfc) + ") or 0 (no refresh), got " + num(l5.trefi));
+  if (timed && l5.tras < l5.trcd)  // a row is open at least until its first column command
+    fail("/memory/lpddr5/tras",
+         "expected at least memory.lpddr5.trcd (" + num(l5.trcd) + "), got " + num(l5.tras),
+         "/memory/lpddr5/trcd",
+         "expected at most memory.lpddr5.tras (" + num(l5.tras) + "), got " + num(l5.trcd));
   const auto& stops = c.memory.ring_stops;
   if (!stops.empty() && stops.size() != static_cast<std::size_t>(c.memory.channels))
     fail("/memory/ring_stops",

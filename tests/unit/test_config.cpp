@@ -277,6 +277,16 @@ TEST_CASE("config: rules between parameters are checked", "[config]") {
                       Contains("--set: memory.lpddr5.burst_length: expected a column access (memory.lpddr5.burst_length 64 x "
                                "memory.bus_bits 128 / 8 = 1024 B) that divides memory.lpddr5.interleave_bytes (512), got 64"));
   CHECK(load_chip_config(kSpyre, {"memory.impl=simple", "memory.lpddr5.row_bytes=1000"}).memory.lpddr5.row_bytes == 1000);
+  // Timings and queues that contradict each other (each ran: a refresh as long as its interval
+  // made an add 100x slower, a batch larger than the queue made it faster).
+  REQUIRE_THROWS_WITH(load_chip_config(kSpyre, {"memory.lpddr5.trfc=3125"}),
+                      Contains("--set: memory.lpddr5.trfc: expected less than memory.lpddr5.trefi (3125), got 3125"));
+  REQUIRE_THROWS_WITH(load_chip_config(kSpyre, {"memory.lpddr5.min_batch=33"}),
+                      Contains("--set: memory.lpddr5.min_batch: expected at most memory.lpddr5.queue_depth (32), got 33"));
+  REQUIRE_THROWS_WITH(load_chip_config(kSpyre, {"memory.lpddr5.tras=14"}),
+                      Contains("--set: memory.lpddr5.tras: expected at least memory.lpddr5.trcd (15), got 14"));
+  CHECK(load_chip_config(kSpyre, {"memory.lpddr5.trefi=0", "memory.lpddr5.trfc=5000"}).memory.lpddr5.trfc == 5000);  // no refresh
+  CHECK(load_chip_config(kSpyre, {"memory.impl=simple", "memory.lpddr5.tras=1"}).memory.lpddr5.tras == 1);  // timings unused
 }
 
 TEST_CASE("config: extends loops and missing parents are rejected", "[config]") {
