@@ -11,6 +11,7 @@
 
 #include "sim/app/cli.h"
 #include "sim/app/options.h"
+#include "sim/common/decimal.h"
 #include "sim/common/error.h"
 #include "sim/regress/junit.h"
 #include "sim/regress/metrics.h"
@@ -40,15 +41,13 @@ Json load_summary(const std::string& arg) {
   return j;
 }
 
-double parse_tolerance(std::string s) {
-  while (!s.empty() && (s.back() == '%' || s.back() == ' ')) s.pop_back();
-  try {
-    std::size_t used = 0;
-    double v = std::stod(s, &used);
-    if (used == s.size() && v >= 0 && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
-  throw UsageError("--tolerance: expected a percentage >= 0 such as 2%, got \"" + s + "\"");
+// "2%" or "2": a plain decimal >= 0, at most one % after it (not 0x10%, 2%% or "2 %").
+double parse_tolerance(const std::string& text) {
+  std::string s = text;
+  if (!s.empty() && s.back() == '%') s.pop_back();
+  double v = 0;
+  if (parse_decimal(s, v) && v >= 0) return v;
+  throw UsageError("--tolerance: expected a percentage >= 0 such as 2%, got \"" + text + "\"");
 }
 
 // One compared value.

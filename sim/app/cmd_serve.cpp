@@ -185,6 +185,15 @@ int cmd_serve(const std::vector<std::string>& args) {
   if (!have_rate && (vm.count("burstiness") || vm.count("arrival")))
     throw UsageError(std::string(vm.count("arrival") ? "--arrival" : "--burstiness") +
                      " shapes generated requests (--rate); a --requests trace has its own arrival times");
+  // Options that only shape what is not used are refused, not ignored.
+  if (!have_rate)
+    for (const char* o : {"num-requests", "prompt-len", "output-len", "seed"})
+      if (vm.count(o))
+        throw UsageError(std::string("--") + o + " shapes generated requests (--rate); a --requests trace has its own");
+  if (vm.count("step-table"))
+    for (const char* o : {"step-cache", "jobs", "full-steps"})
+      if (vm.count(o))
+        throw UsageError(std::string("--") + o + " is for simulated step times; --step-table gives them");
   if (scheduler != "spyre" && scheduler != "spyre-no-interleave")
     throw UsageError("--scheduler: expected spyre or spyre-no-interleave, got \"" + scheduler + "\"");
   if (kv_buckets != "pow2" && kv_buckets != "blocks") throw UsageError("--kv-buckets: expected pow2 or blocks, got \"" + kv_buckets + "\"");
@@ -195,7 +204,13 @@ int cmd_serve(const std::vector<std::string>& args) {
   ChipConfig cfg = load_chip_config(config, sets);
   ModelInfo model = load_model_info(model_arg);
 
+  // The KV blocks are the memory of tp cards, and steps run on tp cards: the config has them.
+  if (tp > cfg.system.cards)
+    throw InputError(cfg.file, "/system/cards",
+                     fmt::format("--tp {} runs each step on {} cards, the config has {} (configs/spyre-drawer.json has 8)",
+                                 tp, tp, cfg.system.cards));
   p.interleave = scheduler == "spyre";
+  if (!vm.count("prefill-chunk")) p.prefill_chunk = 0;  // its default follows the block size (check_scheduler_params)
   p.num_blocks = vm.count("num-blocks") ? num_blocks : kv_blocks_from_memory(model, cfg, tp, p.block_size);
   BucketSpec b;
   b.block_size = p.block_size;
@@ -203,7 +218,9 @@ int cmd_serve(const std::vector<std::string>& args) {
   b.batch = batch_buckets.empty() ? BucketSpec::default_batches(p.max_num_seqs) : parse_int_list(batch_buckets, "--batch-buckets");
   check_scheduler_params(p, b, model);
   b.query_quantum = vm.count("query-quantum") ? query_quantum : p.prefill_chunk;
-  if (b.query_quantum < 1) throw UsageError("--query-quantum must be >= 1");
+  if (b.query_quantum < 1 || b.query_quantum > p.prefill_chunk)
+    throw UsageError(fmt::format("--query-quantum must be in [1, {}] (the prefill chunk: no prefill step has more tokens), got {}",
+                                 p.prefill_chunk, b.query_quantum));
 
   GeneratorSpec gen;
   std::vector<Request> trace;
@@ -236,10 +253,6 @@ int cmd_serve(const std::vector<std::string>& args) {
     table_meta_source = src == t.meta.end() ? "table " + step_table : src->second;
     source = std::make_unique<TableStepTimes>(std::move(t));
   } else {
-    if (tp > cfg.system.cards)
-      throw InputError(cfg.file, "/system/cards",
-                       fmt::format("--tp {} simulates steps on {} cards, the config has {} (configs/spyre-drawer.json has 8)",
-                                   tp, tp, cfg.system.cards));
     auto sim = std::make_unique<SimulatedStepTimes>(model, cfg, tp, step_cache, self_executable(),
                                                     vm.count("full-steps") ? StepSimMode::full : StepSimMode::layers, jobs);
     simulated = sim.get();

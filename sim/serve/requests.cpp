@@ -20,12 +20,8 @@ namespace dfsim::serve {
 namespace {
 
 double parse_number(const std::string& s, const std::string& option, const std::string& what) {
-  try {
-    std::size_t used = 0;
-    double v = std::stod(s, &used);
-    if (used == s.size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
+  double v = 0;
+  if (parse_decimal(s, v)) return v;  // plain decimals only: not 0x40, inf or nan
   throw UsageError(option + ": expected " + what + ", got \"" + s + "\"");
 }
 
@@ -108,7 +104,8 @@ LengthDist parse_length_dist(const std::string& text, const std::string& option)
   d.b = parse_number(nums[1], option, "a number");
   if (kind == "uniform") {
     d.kind = LengthDist::Kind::uniform;
-    if (d.a < 1 || d.b < d.a || d.b > kMaxTokens) throw UsageError(option + ": uniform:LO,HI needs 1 <= LO <= HI <= 1000000");
+    if (d.a != std::floor(d.a) || d.b != std::floor(d.b) || d.a < 1 || d.b < d.a || d.b > kMaxTokens)
+      throw UsageError(option + ": uniform:LO,HI needs integers 1 <= LO <= HI <= 1000000");
   } else {
     d.kind = LengthDist::Kind::normal;
     if (d.a < 1 || d.a > kMaxTokens || d.b < 0) throw UsageError(option + ": normal:MEAN,SD needs 1 <= MEAN <= 1000000 and SD >= 0");
@@ -183,6 +180,9 @@ std::vector<Request> read_request_file(const std::string& file) {
       for (std::size_t c = 0; c < header.size(); ++c)
         if (std::find(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(c), header[c]) != header.begin() + static_cast<std::ptrdiff_t>(c))
           throw InputError(file, "line 1", "header: column \"" + header[c] + "\" given twice");
+      for (const std::string& h : header)
+        if (h != "id" && h != "arrival_ms" && h != "prompt_tokens" && h != "output_tokens")
+          throw InputError(file, "line 1", "header: unknown column \"" + h + "\" (columns: [id,]arrival_ms,prompt_tokens,output_tokens)");
       for (const char* need : {"arrival_ms", "prompt_tokens", "output_tokens"})
         if (std::find(header.begin(), header.end(), need) == header.end())
           throw InputError(file, "line 1", std::string("header: expected a column \"") + need +
@@ -193,8 +193,6 @@ std::vector<Request> read_request_file(const std::string& file) {
     if (f.size() != header.size()) throw InputError(file, where, fmt::format("expected {} fields, got {}", header.size(), f.size()));
     Json j = Json::object();
     for (std::size_t c = 0; c < f.size(); ++c) {
-      if (header[c] != "id" && header[c] != "arrival_ms" && header[c] != "prompt_tokens" && header[c] != "output_tokens")
-        continue;
       double v = 0;
       if (!parse_decimal(f[c], v)) throw InputError(file, where + "/" + header[c], "expected a number, got \"" + f[c] + "\"");
       if (header[c] == "arrival_ms") j[header[c]] = v;

@@ -841,7 +841,22 @@ TEST_CASE("bad input: serve step tables", "[bad][serve]") {
   // A shape the run needs and the table lacks: named, no interpolation.
   expect_bad(serve + t.file("e.csv", head + "decode,4,512,1,1\n"), {"e.csv", "no row for prefill batch=1 kv_tokens=512"});
   expect_bad(kServe + "--rate 1 --max-num-seqs 32", {"llama-3.1-8b_spyre_steps.csv", "no row for", "batch=32"});
-  expect_bad(kServe + "--rate 1 --tp 2", {"llama-3.1-8b_spyre_steps.csv", "tp 1, not 2"});
+  expect_bad(kServe + "--rate 1 --tp 2 --config configs/spyre-drawer.json", {"llama-3.1-8b_spyre_steps.csv", "tp 1, not 2"});
+  // --tp beyond the config's cards, with a table too: its KV blocks are the memory of tp cards.
+  expect_bad(kServe + "--rate 1 --tp 2", {"configs/spyre.json", "/system/cards", "--tp 2 runs each step on 2 cards, the config has 1"});
+  // Options that shape what the run does not use are refused, not ignored.
+  expect_bad(kServe + "--rate 1 --jobs 3", {"--jobs is for simulated step times; --step-table gives them"});
+  expect_bad(kServe + "--rate 1 --full-steps", {"--full-steps is for simulated step times"});
+  expect_bad(kServe + "--rate 1 --query-quantum 1000", {"--query-quantum must be in [1, 512]"});
+  expect_bad(kServe + "--rate 1 --prompt-len 0x40", {"--prompt-len: expected 200, uniform:100,300", "got \"0x40\""});
+  expect_bad(kServe + "--rate 1 --prompt-len uniform:1.5,3", {"uniform:LO,HI needs integers"});
+  {
+    TempDir r("requests");
+    const std::string trace = r.file("r.csv", "arrival_ms,prompt_tokens,output_tokens\n0,64,4\n");
+    expect_bad(kServe + "--requests " + trace + " --num-requests 5", {"--num-requests shapes generated requests (--rate)"});
+    const std::string extra = r.file("x.csv", "arrival_ms,prompt_tokens,output_tokens,extra\n0,64,4,1\n");
+    expect_bad(kServe + "--requests " + extra, {extra, "line 1", "header: unknown column \"extra\""});
+  }
   // Shapes no step has (they were accepted, and never used).
   expect_bad(serve + t.file("f.csv", head + "decode,4,512,7,1\n"), {"f.csv", "line 2/query_tokens", "1 token per sequence, got 7"});
   expect_bad(serve + t.file("g.csv", head + "prefill,2,512,512,1\n"), {"g.csv", "line 2/batch", "one sequence (1), got 2"});

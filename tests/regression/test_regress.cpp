@@ -213,6 +213,14 @@ TEST_CASE("diff: a run against itself is clean, against ideal memory it is not",
   CHECK(bad.out == w + ": /format: expected a dfsim run's summary.json (\"format\": \"dfsim.summary\")\n");
   CHECK(dfsim("diff " + (d / "a") + " " + (d / "none")).code == 2);
   CHECK(dfsim("diff " + (d / "a") + " " + (d / "a") + " --tolerance lots").code == 2);
+  // A plain decimal, at most one % after it: hex was read as 16 %, "2%%" as 2 %.
+  for (const char* t : {"0x10%", "2%%", "nan", "-1"}) {
+    INFO(t);
+    Result r = dfsim("diff " + (d / "a") + " " + (d / "a") + " --tolerance " + t);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Contains("--tolerance: expected a percentage >= 0 such as 2%, got \"" + std::string(t) + "\""));
+  }
+  CHECK(dfsim("diff " + (d / "a") + " " + (d / "a") + " --tolerance 0.5").code == 0);
   // Kernels are matched by name whatever their order (the first of a name on each side), and
   // one only in B is reported as such.
   json c = json::parse(slurp(d / "a/summary.json"));

@@ -633,6 +633,6 @@ TEST_CASE("sweep: a serve base runs dfsim serve per point with its options as ax
     "metrics": {"t": "ttft_ms.p50"}})");
   r = dfsim("sweep " + len + " --out " + d.str() + "/len", "2>&1 >/dev/null");
   CHECK(r.code == 2);
-  CHECK(r.out == len + ": /axes/prompt_len/1: \"uniform:10,1\": uniform:LO,HI needs 1 <= LO <= HI <= 1000000\n");
+  CHECK(r.out == len + ": /axes/prompt_len/1: \"uniform:10,1\": uniform:LO,HI needs integers 1 <= LO <= HI <= 1000000\n");
   CHECK_FALSE(fs::exists(d.path / "len"));
 }
