@@ -48,6 +48,9 @@ int cmd_gen(const std::vector<std::string>& args) {
                      opts, &pos, args, vm))
     return 0;
   if (list) {
+    for (const auto& [name, value] : vm)  // --list takes nothing else: a model or option would be ignored
+      if (name != "list" && !value.defaulted())
+        throw UsageError("--list takes no other option or model, got " + (name == "model" ? "a model" : "--" + name));
     for (const auto& name : list_models(default_models_dir())) {
       ModelSpec m = load_model_spec(default_models_dir() + "/" + name + ".json");
       std::printf("%-28s %s, %lld layers, %.2f B parameters\n", name.c_str(),

@@ -385,7 +385,7 @@ def test_bad_output(dfsim, d):
         p = run(roof + ["workloads/models/llama-3.1-8b.json", "-o", full], expect=2)
         assert p.stderr.count("\n") == 1 and "No space left on device" in p.stderr, p.stderr
     p = run(roof + ["tests/data/bad/ops_ok.json", "-o", os.path.join(d, "t.csv")], expect=2)
-    assert p.stderr == "tests/data/bad/ops_ok.json: /hidden_size: expected an integer >= 1, got null\n", p.stderr
+    assert p.stderr == 'tests/data/bad/ops_ok.json: /format: expected "dfsim.model" (a model file), got "dfsim.ops"\n', p.stderr
     target, link = os.path.join(d, "target.json"), os.path.join(d, "link.json")
     open(target, "w").write("old")
     os.symlink(target, link)

@@ -41,7 +41,7 @@ bool add_binary(GraphDraft& d) {
   std::string y;
   // Another live tensor of the same shape and dtype, else a new input that broadcasts.
   for (const auto& t : d.live)
-    if (t != x && d.shape_of(t) == s && d.dtype_of(t) == d.dtype_of(x) && d.pick(0, 1)) y = t;
+    if (t != x && !d.in_place.count(t) && d.shape_of(t) == s && d.dtype_of(t) == d.dtype_of(x) && d.pick(0, 1)) y = t;
   if (y.empty()) {
     Shape b = s;
     int mode = static_cast<int>(d.pick(0, 2));
@@ -135,7 +135,7 @@ std::string pick_live_float(GraphDraft& d, std::size_t min_rank, std::size_t max
   std::vector<std::string> ok;
   for (const auto& t : d.live) {
     auto r = d.shape_of(t).size();
-    if (r >= min_rank && r <= max_rank && is_float(d.dtype_of(t))) ok.push_back(t);
+    if (r >= min_rank && r <= max_rank && is_float(d.dtype_of(t)) && !d.in_place.count(t)) ok.push_back(t);
   }
   if (ok.empty()) return "";
   return d.pick(0, 1) ? ok.back() : ok[static_cast<std::size_t>(d.pick(0, static_cast<std::int64_t>(ok.size()) - 1))];
@@ -248,6 +248,7 @@ bool add_kv_write(GraphDraft& d) {
   d.partial_bytes[in] = 0;  // updated in place: only the new rows move
   d.partial_bytes[out] = tensor_bytes(d.tensors[x]);
   d.add_op("kv_write", {in, x}, out, attrs);
+  d.in_place.insert(in);  // updated in place: no other op may read the cache (later ops read `out`)
   return true;
 }
 
@@ -269,7 +270,7 @@ std::string GraphDraft::pick_live(std::size_t min_rank, std::size_t max_rank) {
   std::vector<std::string> ok;
   for (const auto& t : live) {
     auto r = shape_of(t).size();
-    if (r >= min_rank && r <= max_rank) ok.push_back(t);
+    if (r >= min_rank && r <= max_rank && !in_place.count(t)) ok.push_back(t);
   }
   if (ok.empty()) return "";
   // Half the time the newest (a chain), else any (a DAG: fan-out, reconvergence).

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct GraphDraft {
   // Tensors the graph moves only in part (an embedding table's gathered rows, a KV cache's new
   // rows): their compulsory bytes, instead of their size.
   std::map<std::string, std::uint64_t> partial_bytes;
+  // Tensors updated in place (a kv_write's cache): no op may read them, so none is picked.
+  std::set<std::string> in_place;
 
   std::int64_t pick(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); }
   Shape shape_of(const std::string& t) const { return tensors.at(t).at("shape").get<Shape>(); }

@@ -63,6 +63,11 @@ TEST_CASE("gen cli: --list names the shipped models, a user's model file works b
   CHECK(l.code == 0);
   CHECK_THAT(l.out, Contains("llama-3.1-8b") && Contains("granite-3.3-8b") && Contains("granite-embedding-278m"));
   CHECK_THAT(l.out, Contains("8.03 B parameters"));
+  // --list takes nothing else: a model, -o or --batch 0 were ignored (exit 0, nothing written).
+  Result both = dfsim("gen --list --batch 0");
+  CHECK(both.code == 2);
+  CHECK_THAT(both.out, Contains("--list takes no other option or model, got --batch"));
+  CHECK(dfsim("gen --list llama-3.1-8b").code == 2);
   TempDir d("gen_file");
   fs::create_directories(d.path);
   std::ofstream(d.path / "tiny.json") << R"({"format": "dfsim.model", "version": 1, "name": "tiny",
