@@ -107,7 +107,7 @@ int cmd_accuracy(const std::vector<std::string>& args) {
   DeviceRecords records = load_device_records(records_file);
   if (records.rows.empty()) throw InputError(records_file, "", "no records, only the header line");
   check_only_ops(only_ops, records);
-  load_chip_config(config, sets);
+  const int chip_cores = load_chip_config(config, sets).cores;
   OutputDir outputs(out);  // created and probed now; accuracy.csv and skipped.csv land together
   // The records' runs: with --keep-runs in DIR/runs itself (each summary names its graph where
   // it stays; an earlier call's runs are replaced, a stale record's directory would mislead),
@@ -142,6 +142,11 @@ int cmd_accuracy(const std::vector<std::string>& args) {
     if (!only_ops.empty() && !only_ops.count(r.at("op"))) continue;
     std::string reason;
     Json g = record_graph(records, r, &reason);
+    // Compiled for fewer cores than it was measured on, it would be a different kernel.
+    if (!g.is_null() && record_int(records, r, "cores", 1) > chip_cores) {
+      g = nullptr;
+      reason = fmt::format("measured on {} cores, the config has {} (card.cores)", r.at("cores"), chip_cores);
+    }
     if (g.is_null()) {
       skipped.push_back({&r, reason});
       continue;

@@ -85,14 +85,20 @@ DeviceRecords load_device_records(const std::string& file) {
   for (const auto& r : f.rows) {
     if (!r.at("cores").empty() && record_int(f, r, "cores", 0) < 1)
       throw InputError(file, where(r.line, "cores"), "expected a core count >= 1, got \"" + r.at("cores") + "\"");
-    record_int(f, r, "rows", 0);
+    for (const char* dim : {"rows", "cols"})  // empty where the op has no such dim, else a size
+      if (!r.at(dim).empty() && record_int(f, r, dim, 0) < 1)
+        throw InputError(file, where(r.line, dim), "expected a size >= 1, got \"" + r.at(dim) + "\"");
     if (r.fields.count("hbm_bytes")) record_int(f, r, "hbm_bytes", 0);
     if (r.fields.count("lx_planning") && !r.at("lx_planning").empty() && r.at("lx_planning") != "0" && r.at("lx_planning") != "1")
       throw InputError(file, where(r.line, "lx_planning"), "expected 0 or 1, got \"" + r.at("lx_planning") + "\"");
-    record_int(f, r, "cols", 0);
     if (std::isnan(record_number(f, r, "measured_kernel_us")))
       throw InputError(file, where(r.line, "measured_kernel_us"), "expected a number in (0, 1e12], got an empty field");
     record_number(f, r, "analytical_model_us");  // optional, read after the runs: checked now
+    double cv = 0;  // optional: the measurement's coefficient of variation, a percentage
+    if (r.fields.count("measured_cv_pct") && !r.at("measured_cv_pct").empty() &&
+        !(parse_decimal(r.at("measured_cv_pct"), cv) && cv >= 0 && cv <= 1000))
+      throw InputError(file, where(r.line, "measured_cv_pct"),
+                       "expected a percentage in [0, 1000], got \"" + r.at("measured_cv_pct") + "\"");
   }
   return f;
 }

@@ -301,7 +301,19 @@ $)")));
   refused(head + ",hbm_bytes\nx,add,32,2048,1024,100,abc\n", "line 2, column hbm_bytes: expected an integer >= 0, got \"abc\"");
   refused(head + "\nx,add,0,2048,1024,100\n", "line 2, column cores: expected a core count >= 1, got \"0\"");
   refused(head + ",cores\nx,add,32,2048,1024,100,8\n", "line 1: column \"cores\" given twice");
+  // A size of 0 (its graph was refused as a skipped row, named by a generated graph's JSON
+  // path) and a measurement's spread that is no percentage.
+  refused(head + "\nx,add,32,0,1024,100\n", "line 2, column rows: expected a size >= 1, got \"0\"");
+  refused(head + ",measured_cv_pct\nx,add,32,2048,1024,100,abc\n",
+          "line 2, column measured_cv_pct: expected a percentage in [0, 1000], got \"abc\"");
+  refused(head + ",measured_cv_pct\nx,add,32,2048,1024,100,-3\n",
+          "line 2, column measured_cv_pct: expected a percentage in [0, 1000], got \"-3\"");
   CHECK_FALSE(fs::exists(d / "q/accuracy.csv"));
+  // More cores than the config has: skipped, saying so (it ran on 32 and was labelled 33).
+  write(d / "big.csv", head + "\nx,add,33,2048,1024,100\n");
+  Result big = dfsim("accuracy -q --records " + (d / "big.csv") + " --out " + (d / "q"));
+  CHECK(big.code == 0);
+  CHECK_THAT(big.out, Contains("add: measured on 33 cores, the config has 32 (card.cores)"));
 }
 
 namespace {
