@@ -59,6 +59,14 @@ ModelSpec read_model_spec(const Json& j, const std::string& file) {
   m.arch = get_choice(v, "architecture", "decoder", {"decoder", "encoder"}) == "encoder" ? ModelArch::encoder
                                                                                          : ModelArch::decoder;
   const std::int64_t big = 1 << 24;  // no dimension of a real model comes near 16 M
+  // Keys of the other architecture would be ignored: refused instead.
+  const bool encoder = m.arch == ModelArch::encoder;
+  static const std::vector<std::string> decoder_only = {"tie_word_embeddings", "rope_theta", "logits_scaling"},
+                                        encoder_only = {"type_vocab_size", "pooling", "pooler"};
+  for (const std::string& k : encoder ? decoder_only : encoder_only)
+    if (v.has(k))
+      v.at(k).fail(std::string("applies to ") + (encoder ? "decoders" : "encoders") + " only, and this model is " +
+                   (encoder ? "an encoder" : "a decoder") + " (\"architecture\")");
   m.hidden = v.at("hidden_size").as_int(1, big);
   m.layers = v.at("num_layers").as_int(1, 4096);
   m.heads = v.at("num_heads").as_int(1, 65536);

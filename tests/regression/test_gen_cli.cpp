@@ -2,6 +2,8 @@
 // needs, respect the roofline, and scale with layers, context and batch.
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include "cli_helpers.h"
 
 using namespace cli_test;
@@ -83,6 +85,19 @@ TEST_CASE("gen cli: --list names the shipped models, a user's model file works b
                      "2>&1 >/dev/null");
   CHECK(bad.code == 2);
   CHECK_THAT(bad.out, Contains("bad.json: /num_heads: hidden_size 256 is not a multiple of it; give head_dim"));
+  // A key of the other architecture would change nothing: refused (a decoder's pooling was ignored).
+  for (const auto& [key, arch, says] :
+       {std::tuple<std::string, std::string, std::string>{"\"pooling\": \"cls\"", "decoder", "/pooling: applies to encoders only, and this model is a decoder"},
+        {"\"tie_word_embeddings\": true", "encoder", "/tie_word_embeddings: applies to decoders only, and this model is an encoder"}}) {
+    INFO(key);
+    std::ofstream(d.path / "arch.json") << R"({"format": "dfsim.model", "version": 1, "name": "a", "source": "x",
+      "architecture": ")" + arch + R"(", "hidden_size": 256, "num_layers": 2, "num_heads": 4, "intermediate_size": 512,
+      "vocab_size": 1000, "max_position_embeddings": 512, )" + key + "}";
+    Result r = dfsim("gen " + (d.path / "arch.json").string() + " --phase prefill --tokens 8 -o " + (d.path / "a.json").string(),
+                     "2>&1 >/dev/null");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Contains("arch.json: " + says));
+  }
 }
 
 TEST_CASE("gen cli: a decode layer reads its weights and cache, and is never faster than the roofline", "[gen][cli]") {
