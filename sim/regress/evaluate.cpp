@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/common/error.h"
+#include "sim/common/json_path.h"
 #include "sim/common/text_file.h"
 
 namespace dfsim {
@@ -97,11 +98,19 @@ CaseResult evaluate_case(const Suite& suite, const SuiteCase& c, const std::stri
     } else if (const Json* k = find_kernel(s, e.kernel)) {
       got = find_metric(*k, e.metric);
     }
-    if (!got)
-      throw InputError(suite.file, e.json_path,
-                       e.kernel.empty() || find_kernel(s, e.kernel)
-                           ? "no metric \"" + e.metric + "\" in the run's summary.json"
-                           : "no kernel \"" + e.kernel + "\" in the run's summary.json");
+    if (!got) {
+      const Json* in = e.kernel.empty() ? &s : find_kernel(s, e.kernel);
+      if (!in) throw InputError(suite.file, e.json_path, "no kernel \"" + e.kernel + "\" in the run's summary.json");
+      const Json* group = find_json_path(*in, e.metric);  // an object or a list: name one of its values
+      std::string hint;
+      if (group && group->is_object() && !group->empty())
+        hint = fmt::format(": \"{}\" is an object there, expected a value such as \"{}.{}\"", e.metric, e.metric,
+                           group->begin().key());
+      else if (group)
+        hint = fmt::format(": \"{}\" is {} there, expected a number, string or boolean", e.metric,
+                           group->is_array() ? "a list" : "an empty object");
+      throw InputError(suite.file, e.json_path, "no metric \"" + e.metric + "\" in the run's summary.json" + hint);
+    }
     auto kind = [](const Json& j) { return j.is_number() ? "a number" : j.is_string() ? "a string" : j.is_boolean() ? "a boolean" : "other"; };
     if (std::string(kind(e.expected)) != kind(*got))  // "x" against a count can never pass: the suite is wrong
       throw InputError(suite.file, e.json_path + "/value",

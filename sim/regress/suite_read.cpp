@@ -83,7 +83,10 @@ std::vector<Check> read_checks(const JsonView& v) {
     std::string s = v.at(i).as_string();
     bool found = false;
     for (Check c : {Check::roofline, Check::offchip_peak, Check::determinism})
-      if (s == check_name(c)) out.push_back(c), found = true;
+      if (s == check_name(c)) {
+        if (std::find(out.begin(), out.end(), c) != out.end()) v.at(i).fail("check \"" + s + "\" given twice");
+        out.push_back(c), found = true;
+      }
     if (!found) v.at(i).fail("unknown check \"" + s + "\", expected roofline, offchip_peak or determinism");
   }
   return out;

@@ -133,6 +133,9 @@ TEST_CASE("regress: bad suites exit 2 with one line naming the file and JSON pat
   write(f, s.dump());
   CHECK(dfsim("regress " + f).out ==
         f + ": /cases/0/checks/0: unknown check \"littles\", expected roofline, offchip_peak or determinism\n");
+  s["cases"][0]["checks"] = {"roofline", "roofline"};
+  write(f, s.dump());
+  CHECK(dfsim("regress " + f).out == f + ": /cases/0/checks/1: check \"roofline\" given twice\n");
 
   // A metric that summary.json does not have is a suite error too, found after the run: one
   // line on stderr, no table on stdout, and --update and --junit write nothing.
@@ -147,6 +150,14 @@ TEST_CASE("regress: bad suites exit 2 with one line naming the file and JSON pat
   CHECK(r.out == f + ": /cases/0/expect/offchip.bytes_rd: no metric \"offchip.bytes_rd\" in the run's summary.json\n");
   CHECK(slurp(f) == before);
   CHECK_FALSE(fs::exists(d / "j.xml"));
+  // An object of summary.json is no metric: the message names one of its values.
+  s = small_suite();
+  s["cases"][0]["expect"]["offchip"] = {{"value", 1}, {"exact", true}};
+  write(f, s.dump());
+  r = dfsim("regress " + f);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains(f + ": /cases/0/expect/offchip: no metric \"offchip\" in the run's summary.json: \"offchip\" is "
+                                 "an object there, expected a value such as \"offchip."));
 
   r = dfsim("regress " + (d / "missing.json"));
   CHECK(r.code == 2);
