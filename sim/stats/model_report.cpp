@@ -318,7 +318,7 @@ std::string model_report_text(const OJson& s) {
       out += fmt::format(" ({:.3f} to {:.3f} by the fastest and slowest layer after the first)\n", w["low_ms"].get<double>(),
                          w["high_ms"].get<double>());
     else
-      out += " (from the second layer alone: 4 layers or more give a range)\n";
+      out += " (from the second layer alone: 3 or more layers give a range)\n";
   }
   return out;
 }
