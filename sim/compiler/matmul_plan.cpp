@@ -19,13 +19,16 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 // Share of `extent` over `parts`: ceil(extent / parts), rounded up to whole sticks of
 // `stick` elements when that still leaves every part some work. 0: a part would be empty, or
-// (unless `forced`) the shares cannot be whole sticks.
-std::int64_t share_of(std::int64_t extent, int parts, std::int64_t stick, bool forced) {
+// (unless `forced`) the shares cannot be whole sticks. Along a stick dim (`stick` > 1) a forced
+// share is at least whole bytes: `byte_elems` elements (2 for int4: a part may not end in the
+// middle of a byte).
+std::int64_t share_of(std::int64_t extent, int parts, std::int64_t stick, bool forced, std::int64_t byte_elems = 1) {
   if (parts > extent) return 0;
   std::int64_t s = ceil_div(extent, parts);
   if (parts == 1) return s;
   std::int64_t whole = ceil_div(s, stick) * stick;
   if ((parts - 1) * whole < extent) return whole;
+  if (stick > 1) s = ceil_div(s, byte_elems) * byte_elems;
   return forced && (parts - 1) * s < extent ? s : 0;
 }
 
@@ -175,10 +178,12 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   // Whole sticks per core along the dims that are some operand's stick dim: N (C, and B
   // unless transposed), K (A unless transposed), M only when A is stored transposed.
   const bool forced = !c.split.empty();
+  // Elements of a byte: 2 if an operand or the output is int4, whose bytes hold two.
+  const std::int64_t byte_elems = dtype_bytes(in, 2) == 1 || dtype_bytes(out, 2) == 1 || dtype_bytes(p.b.tensor->dtype, 2) == 1 ? 2 : 1;
   plan.bshare = share_of(p.batches, bsplit, 1, forced);
-  plan.mshare = share_of(p.M, rows, p.a.transposed ? stick : 1, forced);
-  plan.nshare = share_of(p.N, cols, stick, forced);
-  plan.kpart = share_of(p.K, ksplit, stick, forced);
+  plan.mshare = share_of(p.M, rows, p.a.transposed ? stick : 1, forced, byte_elems);
+  plan.nshare = share_of(p.N, cols, stick, forced, byte_elems);
+  plan.kpart = share_of(p.K, ksplit, stick, forced, byte_elems);
   if (!plan.bshare || !plan.mshare || !plan.nshare || !plan.kpart) return std::nullopt;
   MatmulTile most;
   if (auto t = c.tiles.find("M"); t != c.tiles.end()) most.m = ceil_div(plan.mshare, t->second);

@@ -217,6 +217,28 @@ TEST_CASE("matmul family: a matmul whose K is split runs on one corelet of each 
     if (t.unit == UnitKind::pt) CHECK(t.corelet == -1);
 }
 
+TEST_CASE("matmul family: a forced split of an int4 stick dim keeps whole bytes per part") {
+  // int4 [192, 6] @ [6, 128], K forced into 2 parts: 3 elements each would end a part in the
+  // middle of a byte (its A tile 48 rows x 1.5 B, loaded as 2 B rows: the access overran the
+  // tile). The parts are 4 and 2 elements: whole bytes. Found by the property generator (seed 50).
+  auto i4 = [](const std::string& shape) { return R"({"shape": )" + shape + R"(, "dtype": "int4"})"; };
+  Json j = graph(R"({"a": )" + i4("[192, 6]") + R"(, "b": )" + i4("[6, 128]") + R"(, "c": )" + i4("[192, 128]") + "}",
+                 R"(["a", "b"])", R"(["c"])",
+                 R"([{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"], "attrs": {"work_division": {"k": 2, "m": 4, "n": 2}}}])",
+                 R"({"cores": 16})");
+  OpGraph og = read_op_graph(j, "w.json");
+  MatmulConstraints con;
+  con.cores = 16;
+  con.budget = 1589376 / 2;
+  con.split = {{"K", 2}, {"M", 4}, {"N", 2}};
+  auto plan = matmul_plan_for(matmul_problem(og, og.ops[0]), chip(16), con, 1, 4, 2, 2);
+  REQUIRE(plan);
+  CHECK(plan->kpart == 4);
+  CHECK(plan->nshare == 64);  // 128 / 2: whole bytes already
+  KernelGraph g = compile_ops(og, chip(16), 16);  // checked by the loader's rules as it is built
+  CHECK(macs(g) == 192u * 6 * 128);
+}
+
 TEST_CASE("matmul family: a projection folds the batch into M and transposed operands read the stored layout") {
   // [4, 64, 256] @ [256, 128]: B is shared by every batch, so the product is [256, 256] @ [256, 128].
   Json j = matmul_graph("[4, 64, 256]", "[256, 128]", "[4, 64, 128]");
