@@ -11,7 +11,6 @@ its time, the fastest grid and its time, how much slower the choice is, and ever
 then the mean of that loss. The compiler's estimate is its cost model of dfsim's own runs, so
 the loss is the estimate's error, not the card's.
 """
-import argparse
 import json
 import os
 import re
@@ -29,7 +28,7 @@ DEFAULT_SHAPES = ["2048x4096x14336", "2048x14336x4096", "2048x4096x4096", "2048x
                   "256x4096x4096"]
 
 tool_errors.install()  # a missing or failing dfsim: one line, never a traceback
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser = tool_errors.ArgParser(description=__doc__.splitlines()[0])
 parser.add_argument("dfsim")
 parser.add_argument("shapes", nargs="*", metavar="SHAPE", help="MxKxN (default: the 16 of docs/compiler.md)")
 parser.add_argument("--config", default="configs/spyre.json")

@@ -161,6 +161,15 @@ def write_json(doc, path):
 
 
 
+class ArgParser(argparse.ArgumentParser):
+    """argparse with a usage error on one line of stderr, exit 2 (argparse prints its usage
+    above the error: three lines), as every dfsim tool reports bad input."""
+
+    def error(self, message):
+        print(f"{self.prog}: {' '.join(message.split())} (see '{self.prog} --help')", file=sys.stderr)
+        sys.exit(2)
+
+
 def written_in_place(path):
     """True when `path` must be written in place, never replaced by a renamed file: it exists and
     is neither a file nor a directory (a pipe, a device), or it lies (or its symlink points) under
@@ -204,7 +213,7 @@ def write_text(text, path):
 
 def parser(doc, source, input_help, name_help):
     """The importers' command line: SOURCE, --input, -o, --cores, --name (docstring as help)."""
-    ap = argparse.ArgumentParser(description=doc.split("\n")[0], epilog=doc.split("\n", 2)[2],
+    ap = ArgParser(description=doc.split("\n")[0], epilog=doc.split("\n", 2)[2],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("source", metavar=source)
     ap.add_argument("--input", action="append", metavar="NAME=SHAPE[:DTYPE]", default=[],

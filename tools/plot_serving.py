@@ -10,7 +10,6 @@ Usage:
 RUN_DIR is a `dfsim serve` output directory (requests.jsonl, steps.csv, summary.json).
 Prints `wrote FILE` for each file written.
 """
-import argparse
 import json
 import pathlib
 import sys
@@ -20,6 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from tool_errors import BadInput, guard, number, parse_json, read_csv, read_text, write_atomically  # noqa: E402
+import tool_errors  # noqa: E402
 
 REQUEST_FIELDS = ("arrival_ms", "first_token_ms", "finish_ms", "output_tokens")
 STEP_FIELDS = ("start_ms", "end_ms", "phase", "batch", "chunk", "chunks", "waiting", "running")
@@ -155,7 +155,7 @@ def plot_vs_rate(rows, out):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = tool_errors.ArgParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="*", help="dfsim serve output directories")
     ap.add_argument("--vs-rate", help="a sweep directory or its sweep.csv")
     ap.add_argument("--out", help="output directory (runs) or PNG file (--vs-rate)")

@@ -10,7 +10,6 @@ as the mean over its units, per bucket.
 
 Needs Debian's python3-numpy and python3-matplotlib (tools/install-deps.sh installs them).
 """
-import argparse
 import csv
 import json
 import os
@@ -22,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from tool_errors import BadInput, guard, number, read_text, write_atomically  # noqa: E402
+import tool_errors  # noqa: E402
 
 # Display order of kinds; kinds not listed follow in alphabetical order.
 KIND_ORDER = ["pt", "sfp", "dma", "ring port", "memory", "ring"]
@@ -128,7 +128,7 @@ def plot_lines(fig, kinds, labels, start_us, end_us, means):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="Plot mean utilization per unit kind over time from a dfsim run.")
+    p = tool_errors.ArgParser(description="Plot mean utilization per unit kind over time from a dfsim run.")
     p.add_argument("run", help="output directory of dfsim run (or its utilization.csv)")
     p.add_argument("--out", "-o", help="PNG to write (default: utilization.png beside the CSV)")
     p.add_argument("--style", choices=["heatmap", "lines"], default="heatmap",

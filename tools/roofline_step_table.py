@@ -11,7 +11,6 @@ Usage: tools/roofline_step_table.py workloads/models/llama-3.1-8b.json -o FILE.c
          [--peak-macs-per-ns 49152] [--peak-gbps 204.8] [--block-size 64] [--chunk 512]
          [--batches 4,8,16] [--max-kv 4096]
 """
-import argparse
 import json
 import os
 import re
@@ -20,6 +19,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from opgraph import ImportFailure, check_source, write_text  # noqa: E402
 from tool_errors import BadInput, guard, read_text  # noqa: E402
+import tool_errors  # noqa: E402
 
 
 def load_model(path):
@@ -69,7 +69,7 @@ def check_options(a):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = tool_errors.ArgParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model")
     ap.add_argument("-o", "--out", required=True)
     # configs/spyre.json: 32 cores x 2 corelets x 8x8 PEs x 8 fp16 ways at 1.5 GHz = 49152 MAC/ns;

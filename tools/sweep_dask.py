@@ -11,11 +11,11 @@ usage: sweep_dask.py --scheduler tcp://host:8786 --dfsim /path/to/dfsim --points
 DFSIM_DASK_TIMEOUT: seconds to wait for the scheduler (default 20).
 Exit codes: 0 every task came back, 1 a task was lost, 2 the scheduler could not be reached.
 """
-import argparse
 import os
 import sys
 
 from tool_errors import guard, read_text
+import tool_errors  # noqa: E402
 
 
 def run_point(dfsim, point_json):
@@ -46,7 +46,7 @@ def store(point_dir, files):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = tool_errors.ArgParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scheduler", required=True)
     ap.add_argument("--dfsim", required=True)
     ap.add_argument("--points", required=True, help="file listing the point directories to run")

@@ -10,7 +10,6 @@ Only rows with status "ok" are plotted. --out PREFIX writes PREFIX.png and PREFI
 beside results.csv, named after the plot). The sweep's name comes from sweep.json beside results.csv.
 Exit 0 on success, 2 on bad arguments (an unknown column, nothing to plot).
 """
-import argparse
 import json
 import os
 import sys
@@ -178,7 +177,7 @@ def pareto(a, columns, rows, name):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = tool_errors.ArgParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="kind", required=True)
     for kind in ("line", "heatmap", "pareto"):
         p = sub.add_parser(kind)

@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 
-from opgraph import written_in_place
+from opgraph import ArgParser, written_in_place  # noqa: F401 (ArgParser: for the tools)
 
 
 class BadInput(Exception):

@@ -10,7 +10,6 @@ the first TP listed (TP 1 by default; its step × its TP otherwise), the largest
 model report's attention time and the step's fraction of its roofline.
 A whole-model TP 1 step takes seconds of host time; --layers N gives a quick, smaller table.
 """
-import argparse
 import json
 import os
 import subprocess
@@ -21,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tool_errors  # noqa: E402
 
 tool_errors.install()  # a missing or failing dfsim: one line, never a traceback
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser = tool_errors.ArgParser(description=__doc__.splitlines()[0])
 parser.add_argument("dfsim")
 parser.add_argument("--layers", type=int, default=0, help="layers per model (default: all)")
 parser.add_argument("--models", default="llama-3.1-8b,granite-3.3-8b")

@@ -97,6 +97,8 @@ def cases(p, d):
                          ["--vs-rate", p["binary"]]],
         "plot_utilization": [[p["missing"]], [p["csv"]], [p["binary"]], [p["dir"]],
                              ([p["util_ok"], "--dpi", "5000", "-o", o + ".png"], "--dpi"),
+                             # an argparse error: its usage and the error were three lines
+                             ([p["util_ok"], "--dpi", "abc", "-o", o + ".png"], "argument --dpi: invalid int value"),
                              ([p["util_order"], "-o", o + ".png"], "line 2: bucket_end_ns"),
                              ([p["util_range"], "-o", o + ".png"], "line 2: core 0/pt.0")],
         "roofline_step_table": [[p["missing"], "-o", o + ".csv"], [p["json"], "-o", o + ".csv"],
