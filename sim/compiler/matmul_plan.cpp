@@ -179,7 +179,8 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   // unless transposed), K (A unless transposed), M only when A is stored transposed.
   const bool forced = !c.split.empty();
   // Elements of a byte: 2 if an operand or the output is int4, whose bytes hold two.
-  const std::int64_t byte_elems = dtype_bytes(in, 2) == 1 || dtype_bytes(out, 2) == 1 || dtype_bytes(p.b.tensor->dtype, 2) == 1 ? 2 : 1;
+  const unsigned bits = std::min({dtype_bits(in), dtype_bits(p.b.tensor->dtype), dtype_bits(out)});
+  const std::int64_t byte_elems = bits < 8 ? 8 / bits : 1;
   plan.bshare = share_of(p.batches, bsplit, 1, forced);
   plan.mshare = share_of(p.M, rows, p.a.transposed ? stick : 1, forced, byte_elems);
   plan.nshare = share_of(p.N, cols, stick, forced, byte_elems);

@@ -44,10 +44,7 @@ Dtype OpGraphWriter::dtype(const std::string& tensor) const { return known_.at(t
 std::string OpGraphWriter::dump() const {
   // Version 2 only for what version 1 lacks: several cards, ops between cards.
   bool v2 = compile_.contains("cards");
-  for (const auto& o : ops_) {
-    const std::string op = o["op"].get<std::string>();
-    v2 = v2 || find_op_info(op)->kind == OpKind::collective || find_op_info(op)->kind == OpKind::host;
-  }
+  for (const auto& o : ops_) v2 = v2 || crosses_cards(find_op_info(o["op"].get<std::string>())->kind);
   OJson j = {{"format", "dfsim.ops"}, {"version", v2 ? kOpGraphVersion : 1}, {"name", name_}};
   if (!description_.empty()) j["description"] = description_;
   if (!model_.is_null()) j["model"] = model_;

@@ -13,7 +13,7 @@
 namespace dfsim {
 
 bool check_card_op(const OpGraph& g, Op& op, const OpInfo& info, const JsonView& v, const JsonView& attrs) {
-  if (info.kind != OpKind::collective && info.kind != OpKind::host) return false;
+  if (!crosses_cards(info.kind)) return false;
   const bool collective = info.kind == OpKind::collective;
   const bool along_dim = op.op == "all_gather" || op.op == "reduce_scatter";
   if (along_dim) attrs.only_keys({"group", "algorithm", "root", "dim"});
@@ -84,7 +84,7 @@ void check_card_placement(const OpGraph& g, const JsonView& root) {
   for (int i : g.order) {
     const Op& op = g.ops[static_cast<std::size_t>(i)];
     const OpInfo* info = find_op_info(op.op);
-    const bool crossing = info && (info->kind == OpKind::collective || info->kind == OpKind::host);
+    const bool crossing = info && crosses_cards(info->kind);
     std::uint64_t group = 0;
     for (int c : op.group) group |= std::uint64_t(1) << c;
     if (op.group.empty()) group = all;

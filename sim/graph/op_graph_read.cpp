@@ -231,7 +231,7 @@ OpGraph read_op_graph(const Json& j, const std::string& file) {
       JsonView o = ops.at(i);
       if (!o.json().is_object() || !o.has("op") || !o.at("op").json().is_string()) continue;  // read_op names it
       const OpInfo* info = find_op_info(o.at("op").as_string());
-      if (info && (info->kind == OpKind::collective || info->kind == OpKind::host))
+      if (info && crosses_cards(info->kind))
         o.at("op").fail("\"" + info->name + "\" (an op between cards) needs \"version\": 2");
     }
   for (std::size_t i = 0; i < ops.size(); ++i)

@@ -43,6 +43,8 @@ bool is_elementwise(OpKind k) {
   return k == OpKind::binary || k == OpKind::unary || k == OpKind::where || k == OpKind::cast;
 }
 
+bool crosses_cards(OpKind k) { return k == OpKind::collective || k == OpKind::host; }
+
 std::string op_names_list() {
   std::string out;
   for (const auto& o : op_catalog()) out += (out.empty() ? "" : ", ") + o.name;

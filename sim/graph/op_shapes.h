@@ -34,6 +34,9 @@ struct OpInfo {
 // Whether ops of this kind run elementwise on the SFP with numpy broadcasting (the fusion
 // pass chains them): binary, unary, where, cast.
 bool is_elementwise(OpKind k);
+// Whether ops of this kind cross cards (collectives, host transfers): version 2 of the op
+// graph format, lowered to link tasks.
+bool crosses_cards(OpKind k);
 // "add, sub, ...": the op names of the catalogue, for error messages.
 std::string op_names_list();
 
