@@ -40,6 +40,8 @@ struct CompileOverrides {
   std::uint64_t max_tasks = 0;             // task instances allowed (0: kDefaultMaxTasks of size_limits.h)
   std::map<std::string, std::int64_t> split, tiles;  // --split, --tiles: for every op whose dims they name
   int core_limit = 0;                      // > 0 (a placement's core range): without --cores, compile for at most this many
+  std::vector<std::string> sets;           // the command line's --set key=value: a key only the compiler reads is
+                                           // refused on a compiled kernel graph, where it would change nothing
 };
 // --split / --tiles value "M=4,N=8" (UsageError otherwise).
 std::map<std::string, std::int64_t> parse_dim_map(const std::string& flag, const std::string& s);

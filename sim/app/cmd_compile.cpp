@@ -55,11 +55,8 @@ int cmd_compile(const std::vector<std::string>& args) {
   if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
   if (config.empty()) config = default_config_path();
   ChipConfig cfg = load_chip_config(config, sets);
-  {  // The compiled graph would replace the op graph it comes from (a typo costs the input).
-    std::error_code ec;
-    if (std::filesystem::equivalent(input, output, ec))
-      throw UsageError("-o " + output + " is the input op graph; write the kernel graph to another file");
-  }
+  // The compiled graph would replace a file it comes from (a typo costs the input).
+  refuse_overwriting_inputs(output, "-o", {{"the input op graph", input}, {"--config", config}});
   OutputFile out(output);  // a path that cannot be written fails before compiling
   std::string format;
   CompileReport report;

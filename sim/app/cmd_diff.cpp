@@ -13,6 +13,7 @@
 #include "sim/app/options.h"
 #include "sim/common/decimal.h"
 #include "sim/common/error.h"
+#include "sim/app/output_dir.h"
 #include "sim/regress/junit.h"
 #include "sim/regress/metrics.h"
 #include "sim/regress/write_file.h"
@@ -22,7 +23,8 @@ namespace dfsim {
 namespace {
 
 Json load_summary(const std::string& arg) {
-  std::string file = std::filesystem::is_directory(arg) ? arg + "/summary.json" : arg;
+  std::error_code ec;  // (a name too long for the file system: load_json_file says so, one line)
+  std::string file = std::filesystem::is_directory(arg, ec) ? arg + "/summary.json" : arg;
   Json j = load_json_file(file);
   if (!j.is_object() || !j.contains("format") || j["format"] != "dfsim.summary")
     throw InputError(file, "/format", "expected a dfsim run's summary.json (\"format\": \"dfsim.summary\")");
@@ -109,7 +111,14 @@ int cmd_diff(const std::vector<std::string>& args) {
   if (a_path.empty() || b_path.empty()) throw UsageError("expected two runs: dfsim diff A B");
   Tolerance tol{Tolerance::Kind::relative_pct, parse_tolerance(tolerance)};
   Json a = load_summary(a_path), b = load_summary(b_path);
-  if (!junit.empty()) check_writable(junit, "--junit");
+  if (!junit.empty()) {
+    auto summary_of = [](const std::string& arg) {
+      std::error_code ec;
+      return std::filesystem::is_directory(arg, ec) ? arg + "/summary.json" : arg;
+    };
+    refuse_overwriting_inputs(junit, "--junit", {{"A", summary_of(a_path)}, {"B", summary_of(b_path)}});
+    check_writable(junit, "--junit");
+  }
 
   std::vector<Line> lines;
   int compared = compare("", summary_scalars(a), summary_scalars(b), tol, lines);

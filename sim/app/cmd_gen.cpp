@@ -77,6 +77,7 @@ int cmd_gen(const std::vector<std::string>& args) {
   if (vm.count("layers") && step.layers < 1) throw UsageError("--layers must be >= 1");
   if (output.empty()) throw UsageError("-o FILE is required");
   ModelSpec m = find_model_spec(model, default_models_dir());
+  refuse_overwriting_inputs(output, "-o", {{"the model file", m.file}});
   OutputFile out(output);  // a path that cannot be written fails before generating
   step.dtype = dtype.empty() ? m.dtype : dtype == "fp8" ? Dtype::fp8 : Dtype::fp16;
   std::string text = generate_step_graph(m, step);

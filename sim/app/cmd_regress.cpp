@@ -19,6 +19,7 @@
 #include "sim/config/chip_config.h"
 #include "sim/regress/child_runs.h"
 #include "sim/regress/evaluate.h"
+#include "sim/app/output_dir.h"
 #include "sim/regress/junit.h"
 #include "sim/regress/suite.h"
 #include "sim/regress/write_file.h"
@@ -73,12 +74,20 @@ void check_case_workload(const Suite& s, const SuiteCase& c, const std::vector<s
     over.no_fuse = c.compile.fuse && !*c.compile.fuse;
     over.split = c.compile.split;
     over.tiles = c.compile.tiles;
+    over.sets = all;
     std::string format;
     KernelGraph g;
     try {
       g = load_workload(c.workload, cfg, over, &format);
-    } catch (const InputError& e) {  // a compile option of the case: name the suite and where
+    } catch (const InputError& e) {  // a compile option or a "set" of the case: name the suite and where
       if (e.file().rfind("--", 0) != 0) throw;
+      if (e.file() == "--set") {
+        const bool the_case = std::any_of(c.sets.begin(), c.sets.end(), [&](const std::string& x) {
+          return x.substr(0, x.find('=')) == e.path();
+        });
+        if (!the_case) throw;  // the command line's --set
+        throw InputError(s.file, c.json_path + "/set", e.path() + ": " + e.detail());
+      }
       throw InputError(s.file, c.json_path + "/compile", e.file() + ": " + e.detail());
     }
     std::vector<std::string> names;
@@ -157,7 +166,18 @@ int cmd_regress(const std::vector<std::string>& args) {
       if (selected(c.name, only)) check_case_workload(s, c, sets, compiled);
   drop_notes();  // "compiling for 2 cores": the runs say it if it matters
 
-  if (!junit.empty()) check_writable(junit, "--junit");
+  if (!junit.empty()) {
+    std::vector<NamedInput> inputs;
+    for (const auto& s : suites) {
+      inputs.push_back({"the suite", s.file});
+      for (const auto& c : s.cases) {
+        inputs.push_back({"the workload of case " + c.name + ",", c.workload});
+        inputs.push_back({"the config of case " + c.name + ",", c.config});
+      }
+    }
+    refuse_overwriting_inputs(junit, "--junit", inputs);
+    check_writable(junit, "--junit");
+  }
   if (update)
     for (const auto& s : suites) check_writable(s.file, "--update");
   ScratchDir scratch;

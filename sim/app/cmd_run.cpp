@@ -111,6 +111,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
   CompileOverrides over;
   over.cores = cores;
+  over.sets = sets;
   apply_compile_flags(flags, over);
   if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
   check_limit_option(vm, "max-events", static_cast<double>(max_events));
@@ -135,9 +136,20 @@ int cmd_run(const std::vector<std::string>& args) {
   StepProgress steps(!quiet && stderr_is_terminal() ? stderr : nullptr, current_phase_name);
   // Everything is loaded and checked before time starts.
   ChipConfig cfg = load_chip_config(config, sets);
+  if (!cfg.sim.trace && (vm.count("trace") ? trace.level != TraceLevel::off : !trace.flows_kernel.empty()))
+    throw UsageError(std::string(vm.count("trace") ? "--trace " + trace_level : "--trace-flows") +
+                     " asks for a trace, but sim.trace is false in the config (or --set)");
+  if (trace.level == TraceLevel::off && vm.count("trace-format") && !vm["trace-format"].defaulted())
+    throw UsageError("--trace-format " + trace_format + " needs a trace; --trace is off");
   std::string format;
   CompileReport report;
   over.max_tasks = static_cast<std::uint64_t>(max_tasks);
+  const std::vector<std::string> run_outputs{"summary.json", "trace.json", "trace.json.gz", "utilization.csv"};
+  if (out.empty())
+    out = "out/" + std::filesystem::path(placement_file.empty() ? workload : placement_file).stem().string() + "-" + cfg.name;
+  // Refused before any work: the outputs would replace the files the run reads.
+  refuse_overwriting_inputs(out, run_outputs, {}, "--out",
+                            {{"--workload", workload}, {"--config", config}, {"--placement", placement_file}});
   // --gen-step's graph.json, removed (with DIR, if this run made it) when the run stops before
   // simulating: bad input or an interrupt leaves nothing behind.
   struct GeneratedGraph {
@@ -208,8 +220,7 @@ int cmd_run(const std::vector<std::string>& args) {
                        "level kernels; --trace units draws every instance (about {} MB)",
                        x.instances.size(), auto_max, x.instances.size() / 2000));
   }
-  if (out.empty()) out = "out/" + std::filesystem::path(workload).stem().string() + "-" + cfg.name;
-  OutputDir dir(out, {"summary.json", "trace.json", "trace.json.gz", "utilization.csv"});
+  OutputDir dir(out, run_outputs);
 
   Simulation sim(g, x, cfg, trace.level);
   generated.keep();  // the run's input from here on

@@ -1,6 +1,7 @@
 #include "sim/app/output_dir.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "sim/app/cli.h"
 #include "sim/app/run_control.h"
 #include "sim/common/stop_request.h"
 
@@ -114,6 +116,52 @@ std::pair<std::string, std::string> split_output_path(const std::string& path) {
   return {dir.empty() ? "." : dir, p.filename().string()};
 }
 
+namespace {
+
+// Whether `input` is the file `output`, or (with `inside`) a file under the directory `output`.
+bool same_or_inside(const std::string& input, const std::string& output, bool inside) {
+  std::error_code ec;
+  if (fs::exists(output, ec) && fs::equivalent(input, output, ec)) return true;
+  const fs::path in = fs::weakly_canonical(input, ec);
+  if (ec) return false;
+  const fs::path out = fs::weakly_canonical(output, ec);
+  if (ec) return false;
+  if (in == out) return true;
+  if (!inside) return false;
+  auto o = out.begin(), i = in.begin();
+  for (; o != out.end() && i != in.end(); ++o, ++i)
+    if (*o != *i) return false;
+  return o == out.end() && i != in.end();
+}
+
+}  // namespace
+
+void refuse_overwriting_inputs(const std::string& output, const std::string& output_option,
+                               const std::vector<NamedInput>& inputs, bool whole_dir) {
+  std::error_code ec;
+  for (const NamedInput& in : inputs)
+    if (!in.path.empty() && fs::exists(in.path, ec) && same_or_inside(in.path, output, whole_dir))
+      throw UsageError(output_option + " " + output + " would " + (whole_dir ? "replace the directory of " : "overwrite ") +
+                       in.option + " " + in.path + "; write the output elsewhere");
+}
+
+void refuse_overwriting_inputs(const std::string& dir, const std::vector<std::string>& names,
+                               const std::vector<std::string>& whole_dirs, const std::string& output_option,
+                               const std::vector<NamedInput>& inputs) {
+  std::error_code ec;
+  for (const NamedInput& in : inputs) {
+    if (in.path.empty() || !fs::exists(in.path, ec)) continue;
+    auto refuse = [&](const std::string& what, const std::string& why) {
+      throw UsageError(output_option + " " + dir + " would " + what + " " + in.option + " " + in.path + " (" + why +
+                       "); write the outputs elsewhere");
+    };
+    for (const std::string& n : names)
+      if (same_or_inside(in.path, dir + "/" + n, false)) refuse("overwrite", "it writes " + n + " there");
+    for (const std::string& n : whole_dirs)
+      if (same_or_inside(in.path, dir + "/" + n, true)) refuse("remove", "it replaces " + dir + "/" + n + "/");
+  }
+}
+
 OutputDir::OutputDir(std::string dir, std::vector<std::string> outputs)
     : dir_(std::move(dir)), outputs_(std::move(outputs)) {
   std::error_code ec;
@@ -209,6 +257,12 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
   } catch (const InputError& e) {  // name the file the user gave, and why its directory fails
     throw InputError(path, "", "cannot be written: " + e.file() + ": " + e.detail());
   }
+  // Found now, not when writing after the work: a name the file system cannot hold (with the
+  // temporary's "." and ".tmp" around it).
+  const long max_name = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  if (!write_in_place(path) && name_.size() + 5 > static_cast<std::size_t>(max_name > 0 ? max_name : 255))
+    throw InputError(path, "", fmt::format("file name too long ({} bytes; at most {} here)", name_.size(),
+                                           (max_name > 0 ? max_name : 255) - 5));
 }
 
 void OutputDir::commit() {

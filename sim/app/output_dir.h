@@ -93,4 +93,23 @@ void write_file_atomically(const std::string& path, Fn&& write) {
 // The parent directory of a file path ("." for a bare name) and its last component.
 std::pair<std::string, std::string> split_output_path(const std::string& path);
 
+// A file a command reads, and the option (or role) that names it.
+struct NamedInput {
+  std::string option, path;
+};
+
+// Refuses (UsageError, exit 2) an output that would replace one of the command's inputs
+// before the work: `output` (named by `output_option`) is a file the command writes, or with
+// `whole_dir` a directory it replaces whole, so that an input inside it is lost too. Inputs
+// that do not exist are skipped. Paths are compared through links (the same file, or the same
+// canonical path).
+void refuse_overwriting_inputs(const std::string& output, const std::string& output_option,
+                               const std::vector<NamedInput>& inputs, bool whole_dir = false);
+
+// The same for a directory of outputs: `names` are the files (and, in `whole_dirs`, the
+// directories) the command writes in `dir`.
+void refuse_overwriting_inputs(const std::string& dir, const std::vector<std::string>& names,
+                               const std::vector<std::string>& whole_dirs, const std::string& output_option,
+                               const std::vector<NamedInput>& inputs);
+
 }  // namespace dfsim

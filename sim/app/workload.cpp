@@ -144,6 +144,13 @@ KernelGraph workload_from_json(const Json& j, StreamedTasks& streamed, const std
     if (over.no_fuse || !over.split.empty() || !over.tiles.empty())
       throw InputError(over.no_fuse ? "--no-fuse" : !over.split.empty() ? "--split" : "--tiles", "",
                        "applies to op graphs only; a compiled kernel graph fixes its kernels");
+    for (const std::string& s : over.sets) {  // read by the compiler alone: the graph already holds its effect
+      const std::string key = s.substr(0, s.find('='));
+      if (key == "memory.hbm_layout" || key == "ring.multicast_max_cores")
+        throw InputError("--set", key,
+                         "a compile-time setting, which a compiled kernel graph (" + file +
+                             ") already fixes; set it when compiling the op graph (dfsim compile --set " + key + "=...)");
+    }
     KernelGraph g = read_kernel_graph(j, file, &streamed);
     check_task_count(g, file, over.max_tasks);
     return g;

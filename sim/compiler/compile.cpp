@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "sim/common/error.h"
 #include "sim/compiler/compile_report.h"
@@ -108,13 +109,32 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
   std::vector<int> alias = hbm_aliases(ops, ctx.stick_bytes);
   ctx.sparse = stick_sparse_tensors(ops, uses, kernels, residency, alias, cores, usable / 2, ctx.stick_bytes);
   ctx.hbm.assign(ops.tensors.size(), -1);
+  // The names the compiler makes must not be the op graph's: a tensor's LX copy is "NAME@lx"
+  // and everything a kernel makes is "KERNEL/...", so a tensor named so (legal in an op graph)
+  // would give two buffers one name, as would two kernels of one name. Such a made name (a
+  // buffer's, or a kernel's used as a prefix) takes a "~2", "~3", ... suffix.
+  std::set<std::string> tensor_names;
+  for (const OpTensor& x : ops.tensors) tensor_names.insert(x.name);
+  auto free_name = [&](const std::string& base, bool as_prefix, std::set<std::string>& used) {
+    auto taken = [&](const std::string& n) {
+      if (used.count(n)) return true;
+      if (!as_prefix) return tensor_names.count(n) > 0;
+      auto it = tensor_names.lower_bound(n + "/");
+      return it != tensor_names.end() && it->compare(0, n.size() + 1, n + "/") == 0;
+    };
+    std::string n = base;
+    for (int i = 2; taken(n); ++i) n = base + "~" + std::to_string(i);
+    used.insert(n);
+    return n;
+  };
+  std::set<std::string> lx_names, kernel_names;
   for (std::size_t t = 0; t < ops.tensors.size(); ++t) {
     const OpTensor& x = ops.tensors[t];
     const std::uint64_t scale = ctx.sparse[t] ? sparse_scale(x.dtype, ctx.stick_bytes) : 1;
     if (alias[t] < 0)
       ctx.hbm[t] = builder.add_buffer(x.name, Space::hbm, x.bytes() * scale, x.dtype, ops.is_input(static_cast<int>(t)));
     std::uint64_t kept = residency.kept_bytes[t];
-    ctx.lx.push_back(kept ? builder.add_buffer(x.name + "@lx", Space::lx, kept, x.dtype) : -1);
+    ctx.lx.push_back(kept ? builder.add_buffer(free_name(x.name + "@lx", false, lx_names), Space::lx, kept, x.dtype) : -1);
   }
   for (std::size_t t = 0; t < ops.tensors.size(); ++t)
     if (alias[t] >= 0) ctx.hbm[t] = ctx.hbm[static_cast<std::size_t>(alias[t])];
@@ -132,11 +152,12 @@ KernelGraph compile_ops(const OpGraph& ops, const ChipConfig& config, int cores,
         for (int t : ops.ops[static_cast<std::size_t>(oi)].inputs)
           if (cloned[static_cast<std::size_t>(t)]) {
             cloned[static_cast<std::size_t>(t)] = false;
-            builder.begin_kernel("clone_" + ops.tensors[static_cast<std::size_t>(t)].name);
-            lower_clone(ctx, t, residency.clone_split[static_cast<std::size_t>(t)], "clone_" + ops.tensors[static_cast<std::size_t>(t)].name);
+            const std::string clone = free_name("clone_" + ops.tensors[static_cast<std::size_t>(t)].name, true, kernel_names);
+            builder.begin_kernel(clone);
+            lower_clone(ctx, t, residency.clone_split[static_cast<std::size_t>(t)], clone);
           }
       if (find_op_info(op.op)->kind == OpKind::reshape && alias[static_cast<std::size_t>(op.outputs[0])] >= 0) continue;
-      std::string kernel = kernel_name(ops, k);
+      std::string kernel = free_name(kernel_name(ops, k), true, kernel_names);
       ctx.budget = usable / 2;
       for (int oi : k.ops) ctx.budget = std::min(ctx.budget, residency.tile_budget[static_cast<std::size_t>(oi)]);
       builder.begin_kernel(kernel);

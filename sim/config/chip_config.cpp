@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "sim/common/error.h"
 #include "sim/config/config_layers.h"
 #include "sim/config/config_overrides.h"
 #include "sim/config/config_validate.h"
@@ -44,6 +45,26 @@ double ChipConfig::memory_peak_gbps() const {
 
 double ChipConfig::ring_gbps_per_direction() const { return ring.bytes_per_cycle * core.clock_mhz / 1000.0; }
 
+namespace {
+
+// A --set of a parameter that only another memory model reads would change nothing: refused.
+// (A config file may keep another model's block: a preset extended with another memory.impl.)
+void check_overrides_apply(const ChipConfig& c, const std::vector<std::string>& overrides) {
+  const std::string& impl = c.memory.impl;
+  for (const auto& o : overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    std::string needs;
+    if (key == "memory.latency_cycles" || key == "memory.turnaround_cycles") needs = impl == "simple" ? "" : "simple";
+    else if (key.rfind("memory.lpddr5.", 0) == 0) needs = impl == "simple" ? "lpddr5 or bandwidth" : "";
+    else if (key == "sim.memory_lookahead_ns") needs = impl == "lpddr5" ? "" : "lpddr5";
+    if (!needs.empty())
+      throw InputError("--set", key, "read only by memory.impl " + needs + ", and this config's memory.impl is " + impl +
+                                         ": it would change nothing");
+  }
+}
+
+}  // namespace
+
 ChipConfig load_chip_config(const std::string& file, const std::vector<std::string>& overrides) {
   Origins origins;
   Json layers = load_config_layers(file, origins);
@@ -57,6 +78,7 @@ ChipConfig load_chip_config(const std::string& file, const std::vector<std::stri
   if (c.name.empty()) c.name = std::filesystem::path(file).stem().string();
   merged["name"] = c.name;
   check_config_relations(c, origins, file);
+  check_overrides_apply(c, overrides);
   c.file = file;
   c.resolved = std::move(merged);
   return c;

@@ -18,6 +18,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -698,8 +699,101 @@ TEST_CASE("bad input: compile -o naming its own input", "[bad]") {
   // It replaced the op graph with the kernel graph compiled from it.
   TempDir t("compile_self");
   const std::string f = t.file("g.json", slurp_text(kOps));
-  expect_bad("compile " + f + " -c " + kSmall + " -o " + f, {"dfsim compile: -o " + f + " is the input op graph"});
+  expect_bad("compile " + f + " -c " + kSmall + " -o " + f,
+             {"dfsim compile: -o " + f + " would overwrite the input op graph " + f});
   CHECK(slurp_text(f) == slurp_text(kOps));
+}
+
+TEST_CASE("bad input: an output that would replace an input of the command", "[bad]") {
+  // Each of these exited 0 (or 1 after the damage) with the input replaced or deleted
+  // (eighth hostile-input pass); each is refused before any work, every input intact.
+  TempDir t("overwrite");
+  const std::string cfg = config_with(t, "\"description\": \"a copy\"");
+  const std::string cfg_text = slurp_text(cfg);
+  const std::string ops = t.file("g.json", slurp_text(kOps));
+  expect_bad("compile " + ops + " -c " + cfg + " -o " + cfg, {"-o " + cfg + " would overwrite --config " + cfg});
+  CHECK(slurp_text(cfg) == cfg_text);
+  // gen: the model file
+  const std::string model = t.file("m.json", slurp_text("workloads/models/llama-3.1-8b.json"));
+  expect_bad("gen " + model + " --phase decode --context 16 -o " + model, {"-o " + model, "the model file " + model});
+  CHECK(slurp_text(model) == slurp_text("workloads/models/llama-3.1-8b.json"));
+  // run: a workload named like an output of the run's directory
+  fs::create_directories(t.path / "D");
+  const std::string w = t.file("D/summary.json", slurp_text(kOps));
+  expect_bad("run -c " + kSmall + " -w " + w + " -o " + (t.path / "D").string(),
+             {"--out " + (t.path / "D").string() + " would overwrite --workload " + w, "it writes summary.json there"});
+  CHECK(slurp_text(w) == slurp_text(kOps));
+  // accuracy: the records inside the runs/ directory --keep-runs replaces, or named accuracy.csv
+  fs::create_directories(t.path / "E/runs");
+  const std::string rec = t.file("E/runs/r.csv", slurp_text("workloads/device-records/spyre-device-records.csv"));
+  expect_bad("accuracy --records " + rec + " -o " + (t.path / "E").string() + " --keep-runs",
+             {"would remove --records " + rec, "it replaces " + (t.path / "E").string() + "/runs/"});
+  CHECK(fs::exists(rec));
+  const std::string rec2 = t.file("E/accuracy.csv", slurp_text(rec));
+  expect_bad("accuracy --records " + rec2 + " -o " + (t.path / "E").string(), {"would overwrite --records " + rec2});
+  // diff --junit onto a summary it compares; regress --junit onto its suite
+  const std::string sum = t.file("s.json", R"({"format": "dfsim.summary", "sim_time_ns": 1})");
+  expect_bad("diff " + sum + " " + sum + " --junit " + sum, {"--junit " + sum + " would overwrite A " + sum});
+  CHECK(slurp_text(sum) == R"({"format": "dfsim.summary", "sim_time_ns": 1})");
+  const std::string suite = t.file("x.suite.json", R"({"format": "dfsim.suite", "version": 1, "name": "x",
+    "cases": [{"name": "a", "config": ")" + fs::absolute(kSmall).string() + R"(", "workload": ")" +
+                                                  fs::absolute(kOps).string() + R"(", "expect": {}}]})");
+  const std::string before = slurp_text(suite);
+  expect_bad("regress " + suite + " --junit " + suite, {"--junit " + suite + " would overwrite the suite " + suite});
+  expect_bad("regress " + suite + " --junit " + fs::absolute(kOps).string(), {"would overwrite the workload of case a"});
+  CHECK(slurp_text(suite) == before);
+}
+
+TEST_CASE("bad input: a file name too long for the file system is refused before the work", "[bad]") {
+  // compile, gen and --junit failed only when writing (exit 1); diff of such a path was an
+  // internal error (a filesystem exception).
+  TempDir t("longname");
+  const std::string longname = (t.path / (std::string(300, 'z') + ".json")).string();
+  expect_bad("compile " + kOps + " -c " + kSmall + " -o " + longname, {longname, "file name too long"});
+  expect_bad("diff " + longname + " " + kOps, {"cannot be read", "File name too long"});
+}
+
+TEST_CASE("bad input: tensor names like the compiler's own names compile to a valid kernel graph", "[bad]") {
+  // A tensor named "neg_b/g0/t0/a" (what kernel neg_b names its first LX tile) gave two buffers
+  // one name: compile exited 0 writing a graph its loader refused. Two kernels of one name
+  // (a linear "epilogue_X" beside a fused linear+add "X") ran, and diff compared one of them.
+  TempDir t("names");
+  const std::string g = t.file("g.json", R"({"format": "dfsim.ops", "version": 1, "name": "c3",
+    "tensors": {"a": {"shape": [64, 128], "dtype": "fp16"}, "b": {"shape": [64, 128], "dtype": "fp16"},
+                "neg_b/g0/t0/a": {"shape": [64, 128], "dtype": "fp16"}},
+    "inputs": ["a"], "outputs": ["b", "neg_b/g0/t0/a"],
+    "ops": [{"op": "neg", "inputs": ["a"], "outputs": ["b"]}, {"op": "exp", "inputs": ["a"], "outputs": ["neg_b/g0/t0/a"]}],
+    "compile": {"cores": 1}})");
+  const std::string k = (t.path / "k.json").string();
+  Result c = dfsim("compile " + g + " -c " + kSmall + " -o " + k);
+  REQUIRE(c.code == 0);
+  Result v = dfsim("validate " + k + " -c " + kSmall);
+  INFO(v.err);
+  CHECK(v.code == 0);
+  const json kg = read_json(k);
+  std::set<std::string> kernels, buffers;
+  for (const auto& x : kg["kernels"]) CHECK(kernels.insert(x["name"].get<std::string>()).second);
+  for (const auto& x : kg["buffers"]) CHECK(buffers.insert(x["name"].get<std::string>()).second);
+  CHECK(kernels.count("neg_b~2"));  // the kernel whose names would have clashed takes a suffix
+}
+
+TEST_CASE("bad input: --set of a setting that cannot change the run", "[bad]") {
+  // Each ran with exit 0 and the same times, the summary's config_resolved showing the value.
+  TempDir t("inert");
+  const std::string k = (t.path / "k.json").string();
+  REQUIRE(dfsim("compile " + kOps + " -c " + kSmall + " -o " + k).code == 0);
+  expect_bad("run -c " + kSmall + " -w " + k + " --set memory.hbm_layout=stick",
+             {"--set: memory.hbm_layout: a compile-time setting", "(" + k + ") already fixes"});
+  expect_bad("run -c " + kSmall + " -w " + k + " --set ring.multicast_max_cores=1", {"--set: ring.multicast_max_cores"});
+  expect_bad(run_ops("--set memory.latency_cycles=100000"),
+             {"--set: memory.latency_cycles: read only by memory.impl simple", "memory.impl is lpddr5"});
+  expect_bad(run_ops("--set memory.impl=simple --set memory.lpddr5.trcd=100"),
+             {"--set: memory.lpddr5.trcd: read only by memory.impl lpddr5 or bandwidth"});
+  expect_bad(run_ops("--set memory.impl=bandwidth --set sim.memory_lookahead_ns=100"), {"--set: sim.memory_lookahead_ns"});
+  expect_bad(run_ops("--set sim.trace=false --trace full"), {"--trace full asks for a trace, but sim.trace is false"});
+  expect_bad(run_ops("--trace off --trace-format json.gz"), {"--trace-format json.gz needs a trace"});
+  // (allowed: the simple model's own parameter under it)
+  CHECK(dfsim(run_ops("-q --set memory.impl=simple --set memory.latency_cycles=100 -o " + (t.path / "ok").string())).code == 0);
 }
 
 TEST_CASE("bad input: an op whose compilation passes --max-tasks stops there, exit 2 at the op", "[bad]") {
