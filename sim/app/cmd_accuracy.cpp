@@ -267,6 +267,11 @@ int cmd_accuracy(const std::vector<std::string>& args) {
   }
   std::cout << fmt::format("wrote {}/accuracy.csv, {}/skipped.csv{}\n", out, out,
                            vm.count("keep-runs") ? fmt::format(" and {}/runs/", out) : "");
+  if (rows.empty()) {  // an accuracy table of nothing is not a success (skipped.csv says why, per record)
+    std::cerr << fmt::format("dfsim accuracy: none of the {} records could be simulated (reasons above and in {}/skipped.csv)\n",
+                             skipped.size(), out);
+    return 1;
+  }
   return 0;
 }
 

@@ -38,7 +38,12 @@ namespace {
 // `dfsim gen`'s arguments for --gen-step's JSON object: "model" is its MODEL, every other
 // member --NAME VALUE (dfsim gen checks them all).
 std::vector<std::string> gen_step_args(const std::string& text, const std::string& output) {
-  Json j = Json::parse(text, nullptr, false);
+  Json j;
+  try {  // the JSON reader every file goes through: a key twice is refused, not the last taken
+    j = parse_json_text(text, "--gen-step");
+  } catch (const InputError& e) {
+    throw UsageError(e.path() + ": " + e.detail());
+  }
   if (!j.is_object())  // (the caller prefixes "--gen-step: ")
     throw UsageError("expected a JSON object of dfsim gen options, got " +
                      (text.size() > 60 ? text.substr(0, 60) + "..." : text));
@@ -47,6 +52,8 @@ std::vector<std::string> gen_step_args(const std::string& text, const std::strin
     if (!v.is_string() && !v.is_number_integer())
       throw UsageError("\"" + k + "\": expected a string or an integer, got " + v.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 60));
     std::string value = v.is_string() ? v.get<std::string>() : v.dump();
+    if (k == "output" || k == "o" || k == "list")  // the graph goes to --out DIR/graph.json; gen lists nothing here
+      throw UsageError("\"" + k + "\": not a dfsim gen option here (the step's graph is written to --out DIR/graph.json)");
     if (k == "model") args.push_back(value);
     else args.insert(args.end(), {"--" + k, value});
   }

@@ -82,12 +82,18 @@ int cmd_sweep(const std::vector<std::string>& args) {
                      opts, &pos, args, vm))
     return 0;
   const std::string self = self_executable();
-  if (vm.count("run-point")) return run_point_dir(self, run_point);
+  if (vm.count("run-point")) {  // one point of a sweep already planned: nothing else applies
+    for (const char* o : {"sweep", "jobs", "dask", "slurm", "out", "points", "resume", "only", "gather"})
+      if (vm.count(o)) throw UsageError(std::string("--run-point DIR runs the one point in DIR and takes no ") +
+                                        (std::string(o) == "sweep" ? "sweep file" : "--" + std::string(o)));
+    return run_point_dir(self, run_point);
+  }
   if (file.empty()) throw UsageError("expected a sweep file");
   if (vm.count("jobs") + vm.count("dask") + vm.count("slurm") + vm.count("gather") > 1)
     throw UsageError("--jobs, --dask, --slurm and --gather choose how points run: give one");
   if (jobs < 1) throw UsageError("--jobs must be >= 1");
   bool quiet = vm.count("quiet"), resume = vm.count("resume"), gather = vm.count("gather");
+  if (gather && resume) throw UsageError("--gather runs nothing, so --resume has nothing to keep: give one");
 
   SweepSpec spec = read_sweep_file(file);
   select_rows(spec, only);

@@ -41,6 +41,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (config.empty()) config = default_config_path();
   // Every file is checked and reported (one line each, ok or the error); exit 2 if any is bad.
   int bad = 0;
+  bool config_used = false;  // a graph or placement was checked against the chip
   for (const auto& f : files) {
     try {
       StreamedTasks streamed;  // a large kernel graph's tasks, read while parsing
@@ -55,6 +56,7 @@ int cmd_validate(const std::vector<std::string>& args) {
         // Its workloads are loaded and merged against the config (its cores and system.cards).
         Placement p = load_placement(f);
         std::vector<int> task_workload;
+        config_used = true;
         KernelGraph g = load_placement_graph(p, load_chip_config(config), over, &task_workload);
         check_task_count(g, f, over.max_tasks);
         std::cout << f << ": ok (dfsim.placement, " << p.workloads.size() << " workloads on " << g.cards << " card(s))\n";
@@ -81,6 +83,7 @@ int cmd_validate(const std::vector<std::string>& args) {
         std::cout << f << ": ok (config)\n";
         continue;
       }
+      config_used = true;
       ChipConfig cfg = load_chip_config(config);
       KernelGraph g = workload_from_json(j, streamed, f, cfg, over, &format);
       ExpandedGraph x = expand_graph(g, cfg);
@@ -98,6 +101,10 @@ int cmd_validate(const std::vector<std::string>& args) {
     }
   }
   if (bad > 0) return 2;
+  // --config and --max-tasks check graphs against a chip: with none listed they did nothing.
+  if (!config_used && (vm.count("config") || !vm["max-tasks"].defaulted()))
+    throw UsageError(std::string(vm.count("config") ? "--config " + config : "--max-tasks") +
+                     " applies to op graphs, kernel graphs and placements, and none of the files is one");
   return 0;
 }
 

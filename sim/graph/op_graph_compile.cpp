@@ -146,6 +146,8 @@ std::vector<int> stored_order(const OpGraph& g, const OpTensor& t) {
 void read_op_compile(const OpGraph& g, Op& op, const JsonView& c) {
   c.only_keys({"split", "tiles", "fuse", "lx_planning"});
   if (c.has("split")) {
+    if (op.work_division)  // one of them won silently
+      c.at("split").fail("the op's attrs.work_division divides it already; give one of attrs.work_division and compile.split");
     op.split = read_dim_map(c.at("split"));
     check_dim_map(g, op, op.split, c.at("split"));
     sync_work_division(op);  // compile.split replaces attrs.work_division

@@ -37,6 +37,7 @@ std::vector<std::string> split_csv(const std::string& line) {
 // The largest time a record may give, in microseconds (11.6 days): beyond it the error columns
 // overflow (1e308 made accuracy.csv's error -inf).
 constexpr double kMaxRecordUs = 1e12;
+constexpr double kMinRecordUs = 1e-3;  // 1 ns: below it an error % divides by next to nothing (1e-320 gave inf)
 
 const char* kRequired[] = {"id", "op", "cores", "rows", "cols", "measured_kernel_us"};
 
@@ -92,7 +93,7 @@ DeviceRecords load_device_records(const std::string& file) {
     if (r.fields.count("lx_planning") && !r.at("lx_planning").empty() && r.at("lx_planning") != "0" && r.at("lx_planning") != "1")
       throw InputError(file, where(r.line, "lx_planning"), "expected 0 or 1, got \"" + r.at("lx_planning") + "\"");
     if (std::isnan(record_number(f, r, "measured_kernel_us")))
-      throw InputError(file, where(r.line, "measured_kernel_us"), "expected a number in (0, 1e12], got an empty field");
+      throw InputError(file, where(r.line, "measured_kernel_us"), "expected a number in [0.001, 1e12] (µs), got an empty field");
     record_number(f, r, "analytical_model_us");  // optional, read after the runs: checked now
     double cv = 0;  // optional: the measurement's coefficient of variation, a percentage
     if (r.fields.count("measured_cv_pct") && !r.at("measured_cv_pct").empty() &&
@@ -133,8 +134,8 @@ double record_number(const DeviceRecords& f, const DeviceRecord& r, const std::s
   const std::string& s = r.at(column);
   if (s.empty()) return std::nan("");
   double v = 0;
-  if (parse_decimal(s, v) && v > 0 && v <= kMaxRecordUs) return v;
-  throw InputError(f.file, where(r.line, column), "expected a number in (0, 1e12], got \"" + s + "\"");
+  if (parse_decimal(s, v) && v >= kMinRecordUs && v <= kMaxRecordUs) return v;
+  throw InputError(f.file, where(r.line, column), "expected a number in [0.001, 1e12] (µs), got \"" + s + "\"");
 }
 
 }  // namespace dfsim

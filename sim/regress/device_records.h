@@ -27,7 +27,7 @@ DeviceRecords load_device_records(const std::string& file);
 
 // A column as a number, with an error naming file, line and column.
 long long record_int(const DeviceRecords& f, const DeviceRecord& r, const std::string& column, long long dflt);
-// A time column (measured_kernel_us, analytical_model_us): a number in (0, 1e12] microseconds,
+// A time column (measured_kernel_us, analytical_model_us): a number in [0.001, 1e12] microseconds,
 // NaN if empty.
 double record_number(const DeviceRecords& f, const DeviceRecord& r, const std::string& column);
 // A KEY=value of the `params` column as an integer (`dflt` if absent), the error naming the

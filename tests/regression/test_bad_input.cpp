@@ -1391,13 +1391,14 @@ TEST_CASE("bad input: accuracy --only naming an op no record has, measured times
   expect_bad("accuracy --only add,frob -o " + t.str() + "/o",
              {"dfsim accuracy: --only: \"frob\" is not the op of any record in ", "its ops: add,add3,"});
   const std::string head = "id,op,cores,rows,cols,measured_kernel_us,analytical_model_us\n";
-  for (const std::string& us : {"1e308", "0", "-5", "inf", "nan", "0x10", "0x1p3"}) {  // hex was taken as 16
+  // hex was taken as 16; 1e-320 (a denormal) made the error % and the RMS inf
+  for (const std::string& us : {"1e308", "0", "-5", "inf", "nan", "0x10", "0x1p3", "1e-320", "0.0009"}) {
     std::string f = t.file("m.csv", head + "r1,add,1,64,64," + us + ",1\n");
     expect_bad("accuracy -r " + f + " -o " + t.str() + "/o",
-               {f + ": line 2, column measured_kernel_us: expected a number in (0, 1e12], got \"" + us + "\""});
+               {f + ": line 2, column measured_kernel_us: expected a number in [0.001, 1e12] (µs), got \"" + us + "\""});
   }
   std::string f = t.file("a.csv", head + "r1,add,1,64,64,10,1e308\n");
-  expect_bad("accuracy -r " + f + " -o " + t.str() + "/o", {f + ": line 2, column analytical_model_us: expected a number in (0, 1e12]"});
+  expect_bad("accuracy -r " + f + " -o " + t.str() + "/o", {f + ": line 2, column analytical_model_us: expected a number in [0.001, 1e12]"});
   CHECK_FALSE(fs::exists(t.path / "o"));
 }
 
@@ -1422,4 +1423,31 @@ TEST_CASE("bad input: a malformed microbenchmark after the first fails calibrate
   auto l = lines(text);
   REQUIRE(l.size() == 1);
   CHECK_THAT(l[0], Contains("workloads/micro/mix_3to1.json"));
+}
+
+TEST_CASE("bad input: options that the rest of the command line makes do nothing", "[bad]") {
+  // Each exited 0 having ignored the option (eighth hostile-input pass).
+  TempDir t("inert_options");
+  // validate: --config and --max-tasks check graphs against a chip; with no graph listed, nothing
+  expect_bad("validate configs/spyre.json -c " + kSmall, {"--config " + kSmall + " applies to op graphs"});
+  expect_bad("validate configs/spyre.json --max-tasks 5", {"--max-tasks applies to op graphs"});
+  // sweep --run-point runs one planned point: a sweep file, -o, --only, --jobs... did nothing
+  expect_bad("sweep --run-point " + t.str() + " -o " + t.str() + "/o", {"--run-point DIR", "takes no --out"});
+  expect_bad("sweep workloads/sweeps/lx_by_cores.json --run-point " + t.str(), {"takes no sweep file"});
+  expect_bad("sweep workloads/sweeps/lx_by_cores.json --gather --resume -o " + t.str() + "/o", {"--gather runs nothing"});
+  // a matmul divided twice: compile.split silently replaced attrs.work_division
+  const std::string mm = t.file("mm.json", R"({"format": "dfsim.ops", "version": 1, "name": "mm",
+    "tensors": {"a": {"shape": [64, 64], "dtype": "fp16"}, "b": {"shape": [64, 64], "dtype": "fp16"},
+                "y": {"shape": [64, 64], "dtype": "fp16"}},
+    "inputs": ["a", "b"], "outputs": ["y"],
+    "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["y"], "attrs": {"work_division": {"m": 2}},
+             "compile": {"split": {"M": 4}}}]})");
+  expect_bad("validate " + mm + " -c " + kSmall, {mm + ": /ops/0/compile/split: the op's attrs.work_division divides it already"});
+  // --gen-step: a key twice took the last one; "output" was blamed on an option given twice
+  expect_bad("run --gen-step '{\"model\": \"llama-3.1-8b\", \"model\": \"granite-3.3-8b\", \"phase\": \"decode\", \"context\": 16}' -o " +
+                 t.str() + "/g",
+             {"--gen-step: /model: duplicate key \"model\""});
+  expect_bad("run --gen-step '{\"model\": \"llama-3.1-8b\", \"output\": \"x\"}' -o " + t.str() + "/g",
+             {"--gen-step: \"output\": not a dfsim gen option here"});
+  CHECK_FALSE(fs::exists(t.path / "g"));
 }

@@ -246,6 +246,16 @@ TEST_CASE("diff: a run against itself is clean, against ideal memory it is not",
   CHECK(std::regex_search(reordered.out, std::regex(R"(values compared \(2 kernels\): [0-9]+ identical, 0 within ±2 %, 1 beyond)")));
 }
 
+TEST_CASE("accuracy: a file of which no record can be simulated fails (exit 1) and says so", "[accuracy]") {
+  // It printed an empty table, "0 simulated", and exited 0.
+  TempDir d("acc_none");
+  write(d / "r.csv", "id,op,cores,rows,cols,measured_kernel_us\nr1,frob,1,64,64,10\nr2,frob,1,64,64,12\n");
+  Result r = dfsim("accuracy -q --records " + (d / "r.csv") + " --out " + (d / "o"));
+  CHECK(r.code == 1);
+  CHECK_THAT(r.out, Contains("none of the 2 records could be simulated"));
+  CHECK_THAT(slurp(d / "o/skipped.csv"), Contains("r2,frob,"));  // the reasons stay
+}
+
 TEST_CASE("accuracy: rows run in child processes and rows that cannot run are listed with the reason and counted", "[accuracy]") {
   TempDir d("acc");
   write(d / "r.csv",
