@@ -1,6 +1,7 @@
 // dfsim: command-line entry. SystemC calls sc_main; it dispatches to the subcommands.
 #include <cerrno>
 #include <cstdio>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -116,5 +117,8 @@ int sc_main(int argc, char* argv[]) {
 int main(int argc, char* argv[]) {
   // SystemC prints a banner when its kernel starts unless this is set.
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  // A reader of stdout that went away (`dfsim ... | head -1`) must not kill the command between
+  // its temporaries and their rename: a write to it fails (EPIPE) and the command goes on.
+  std::signal(SIGPIPE, SIG_IGN);
   return sc_core::sc_elab_and_sim(argc, argv);
 }

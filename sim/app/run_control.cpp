@@ -60,7 +60,7 @@ void on_stop(int s) {
   }
   if (progress_line_shown()) say("\r\033[K");  // the message starts on a clean line
   say("dfsim: ");
-  say(s == SIGALRM ? g_timeout_text : s == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM");
+  say(s == SIGALRM ? g_timeout_text : s == SIGINT ? "interrupted by SIGINT" : s == SIGHUP ? "interrupted by SIGHUP" : "interrupted by SIGTERM");
   say(" while ");
   say(phase_name(static_cast<Phase>(g_phase)));
   say("; nothing was written\n");
@@ -84,7 +84,7 @@ const char* phase_name(Phase p) {
 
 std::string stop_reason(int s) {
   if (s == SIGALRM) return fmt::format("stopped at --timeout {} s (host time)", g_timeout);
-  return fmt::format("interrupted by {}", s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : "a signal");
+  return fmt::format("interrupted by {}", s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : s == SIGHUP ? "SIGHUP" : "a signal");
 }
 
 int stop_exit_code(int s) { return s == SIGALRM ? 1 : 128 + s; }
@@ -98,6 +98,7 @@ void install_run_control(double timeout_seconds) {
   sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);  // the terminal went away: as SIGTERM (it left a temporary, exit 129)
   if (timeout_seconds > 0) {
     sigaction(SIGALRM, &sa, nullptr);
     itimerval t{};

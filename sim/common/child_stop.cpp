@@ -21,11 +21,13 @@ ChildStopGuard::ChildStopGuard() {
   sa.sa_flags = 0;  // no SA_RESTART: waitpid returns on the signal
   sigaction(SIGINT, &sa, &old_int_);
   sigaction(SIGTERM, &sa, &old_term_);
+  sigaction(SIGHUP, &sa, &old_hup_);
 }
 
 ChildStopGuard::~ChildStopGuard() {
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
+  sigaction(SIGHUP, &old_hup_, nullptr);
 }
 
 int ChildStopGuard::requested() { return stop_request(); }
@@ -38,7 +40,7 @@ void ChildStopGuard::forward(const std::vector<pid_t>& children) {
 
 std::string ChildStopGuard::reason() {
   int s = requested();
-  return fmt::format("interrupted by {}", s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : "a signal");
+  return fmt::format("interrupted by {}", s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : s == SIGHUP ? "SIGHUP" : "a signal");
 }
 
 }  // namespace dfsim

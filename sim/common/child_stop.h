@@ -26,7 +26,7 @@ class ChildStopGuard {
   static std::string reason();
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {}, old_term_ {}, old_hup_ {};
   bool forwarded_ = false;
 };
 

@@ -136,6 +136,34 @@ TEST_CASE("run control: SIGTERM during the simulation exits 143 with partial out
 
 TEST_CASE("run control: SIGINT during the simulation exits 130 with partial outputs") { check_signal(SIGINT, "int"); }
 
+// A hang-up (the terminal closed) killed the run: exit 129, no line, an empty output directory
+// or, mid-compile, a temporary left behind. It stops the run as SIGTERM does.
+TEST_CASE("run control: SIGHUP during the simulation exits 129 with partial outputs") { check_signal(SIGHUP, "hup"); }
+
+TEST_CASE("run control: a reader of stdout that went away does not kill the command") {
+  // SIGPIPE killed dfsim at its first line to a closed pipe, between its temporaries and their
+  // rename; now that write fails (EPIPE): the outputs are complete, and the failed write of the
+  // summary lines is an error like any other ("dfsim: stdout: Broken pipe", exit 1).
+  fs::path out = fresh_dir("pipe");
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  close(fds[0]);  // nobody reads
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    close(fds[1]);
+    execl(DFSIM_BINARY, "dfsim", "run", "-c", "configs/small.json", "-w", "workloads/add_2048x1024.json", "-o",
+          out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  CHECK(wait_exit(pid) == 1);  // was 1000 + SIGPIPE: killed
+  CHECK(fs::exists(out / "summary.json"));
+  CHECK(fs::exists(out / "trace.json"));
+  fs::remove_all(out);
+}
+
 TEST_CASE("run control: --timeout before simulated time exits 1 at once, naming the phase, writing nothing") {
   fs::path out = fresh_dir("timeout-early") / "a" / "b";
   // 1 ms: the alarm fires while the 4096^3 matmul is still being loaded or compiled.
