@@ -71,7 +71,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   });
   steps.stop();
   auto count = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
-  std::cout << output << ": " << count(g.tasks.size(), "task template") << " in " << count(g.kernels.size(), "kernel")
+  (is_standard_output(output) ? std::cerr : std::cout) << output << ": " << count(g.tasks.size(), "task template") << " in " << count(g.kernels.size(), "kernel")
             << ", " << count(g.buffers.size(), "buffer") << ", " << count(static_cast<std::size_t>(g.cores), "core") << "\n";
   if (explain) std::cout << report.text();
   return 0;

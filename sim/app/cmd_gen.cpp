@@ -82,7 +82,7 @@ int cmd_gen(const std::vector<std::string>& args) {
   step.dtype = dtype.empty() ? m.dtype : dtype == "fp8" ? Dtype::fp8 : Dtype::fp16;
   std::string text = generate_step_graph(m, step);
   out.write([&](std::ostream& f) { f << text; });
-  if (!quiet) std::cout << output << ": " << step_graph_name(m, step) << "\n";
+  if (!quiet) (is_standard_output(output) ? std::cerr : std::cout) << output << ": " << step_graph_name(m, step) << "\n";
   return 0;
 }
 

@@ -222,11 +222,16 @@ int cmd_regress(const std::vector<std::string>& args) {
                            "delta", "tolerance", "result");
   int passed = 0, failed = 0, errors = 0;
   std::vector<JUnitSuite> junit_suites;
+  const Suite* junit_suite = nullptr;  // the suite of junit_suites.back()
   std::map<const Suite*, std::map<std::string, Json>> updates;
   for (std::size_t n = 0; n < plan.size(); ++n) {
     const Planned& p = plan[n];
     const CaseResult& res = results[n];
-    if (junit_suites.empty() || junit_suites.back().name != p.suite->name) junit_suites.push_back({p.suite->name, {}});
+    if (p.suite != junit_suite) {  // one testsuite per suite file; two files of one name are told apart by their paths
+      junit_suite = p.suite;
+      const bool shared = std::count_if(suites.begin(), suites.end(), [&](const Suite& x) { return x.name == p.suite->name; }) > 1;
+      junit_suites.push_back({shared ? p.suite->name + " (" + p.suite->file + ")" : p.suite->name, {}});
+    }
     JUnitCase jc(p.c->name);
     int out_of_tolerance = 0;
     for (const auto& r : res.rows) {

@@ -1,6 +1,7 @@
 // `dfsim run`: simulate a workload on a config and write summary.json, trace.json and
 // utilization.csv to the output directory.
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -132,6 +133,8 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!trace.flows_kernel.empty() && trace.level < TraceLevel::units)
     throw UsageError("--trace-flows needs --trace units or full");
   bool quiet = vm.count("quiet"), verbose = vm.count("verbose");
+  if (!spdlog::get("dfsim-stderr"))  // the log goes to stderr, as --help says (spdlog's default is stdout)
+    spdlog::set_default_logger(spdlog::stderr_color_mt("dfsim-stderr"));
   spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn);
   if (config.empty()) config = default_config_path();
 

@@ -110,6 +110,8 @@ class OutputFileBuf : public std::streambuf {
   char buf_[1 << 16];
 };
 
+bool is_standard_output(const std::string& path) { return standard_stream_of(path) == 1; }
+
 std::pair<std::string, std::string> split_output_path(const std::string& path) {
   fs::path p(path);
   std::string dir = p.parent_path().string();

@@ -90,6 +90,10 @@ void write_file_atomically(const std::string& path, Fn&& write) {
   OutputFile(path).write(std::forward<Fn>(write));
 }
 
+// Whether `path` names the process's standard output (/dev/stdout, /dev/fd/1, /proc/self/fd/1):
+// a command writing its output there prints its status line to stderr instead.
+bool is_standard_output(const std::string& path);
+
 // The parent directory of a file path ("." for a bare name) and its last component.
 std::pair<std::string, std::string> split_output_path(const std::string& path);
 

@@ -166,7 +166,12 @@ KernelGraph load_placement_graph(const Placement& p, const ChipConfig& cfg, cons
   for (const PlacedWorkload& w : p.workloads) {
     CompileOverrides o = over;
     o.core_limit = w.core_count;
-    graphs.push_back(load_workload(w.file, cfg, o, &format));
+    try {
+      graphs.push_back(load_workload(w.file, cfg, o, &format));
+    } catch (const InputError& e) {  // a command-line option that fails one workload: say which
+      if (e.file().rfind("--", 0) != 0) throw;
+      throw InputError(e.file(), e.path(), "workload \"" + w.name + "\" (" + w.file + "): " + e.detail());
+    }
   }
   return merge_placement(p, graphs, task_workload);
 }

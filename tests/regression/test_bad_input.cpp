@@ -1451,3 +1451,21 @@ TEST_CASE("bad input: options that the rest of the command line makes do nothing
              {"--gen-step: \"output\": not a dfsim gen option here"});
   CHECK_FALSE(fs::exists(t.path / "g"));
 }
+
+TEST_CASE("bad input: status lines and logs stay off a graph written to stdout", "[bad]") {
+  // gen -o /dev/stdout appended its status line to the JSON, so `gen ... | run -w /dev/stdin`
+  // failed; run -v logged to stdout though --help says stderr.
+  TempDir t("stdout");
+  const std::string bin = DFSIM_BINARY;
+  const int piped = std::system((bin + " gen llama-3.1-8b --phase decode --context 16 --layers 1 -o /dev/stdout 2>/dev/null | " +
+                                 bin + " run -q --trace off -w /dev/stdin -o " + t.str() + "/r").c_str());
+  CHECK(WIFEXITED(piped));
+  CHECK(WEXITSTATUS(piped) == 0);
+  const std::string out = (t.path / "stdout.txt").string();
+  REQUIRE(std::system((bin + " run -v -c " + kSmall + " -w " + kOps + " -o " + t.str() + "/v >" + out + " 2>/dev/null").c_str()) == 0);
+  CHECK(slurp_text(out).find("task instances on") == std::string::npos);  // the log line
+  CHECK_THAT(dfsim("run -v -c " + kSmall + " -w " + kOps + " -o " + t.str() + "/v").err, Contains("task instances on"));
+  // a placement: a command-line option that fails one of its workloads names it
+  expect_bad("run --placement workloads/placements/two_kernels_two_cards.json -c configs/spyre-drawer.json --split M=2",
+             {"--split: workload \"add\"", "names dims no op of the graph has"});
+}

@@ -100,6 +100,26 @@ TEST_CASE("regress: --set memory.ideal=true fails a suite that assumes real memo
   CHECK_THAT(x, Contains("</testsuite>\n</testsuites>\n"));
 }
 
+TEST_CASE("regress: two suites of one name are two JUnit testsuites; ideal memory has no bandwidth bound", "[regress]") {
+  // They merged into one testsuite with each case name twice; under memory.ideal the
+  // offchip_peak check printed "<= 204.8 GB/s" beside a figure above it, and "pass".
+  TempDir d("two");
+  std::string f = updated_suite(d);
+  fs::create_directories(d.path / "b");
+  std::string g = d / "b/s.suite.json";
+  write(g, slurp(f));
+  Result r = dfsim("regress " + f + " " + g + " --only add --junit " + (d / "j.xml"));
+  CHECK(r.code == 0);
+  std::string x = slurp(d / "j.xml");
+  CHECK_THAT(x, Contains("<testsuite name=\"cli-test (" + f + ")\""));
+  CHECK_THAT(x, Contains("<testsuite name=\"cli-test (" + g + ")\""));
+  json s = json::parse(slurp(f));
+  s["cases"][0]["checks"] = {"offchip_peak"};
+  write(f, s.dump(2));
+  r = dfsim("regress " + f + " --only add --set memory.ideal=true");
+  CHECK(std::regex_search(r.out, std::regex(R"(check offchip_peak +none \(memory\.ideal\) +[0-9.]+ GB/s)")));
+}
+
 TEST_CASE("regress: --jobs 1 and --jobs 4 print the same table and write the same JUnit", "[regress]") {
   TempDir d("jobs");
   std::string f = updated_suite(d);
