@@ -22,6 +22,7 @@
 #include "sim/common/error.h"
 #include "sim/common/self_executable.h"
 #include "sim/runtime/progress.h"
+#include "sim/serve/serve_outputs.h"
 #include "sim/serve/serve_report.h"
 #include "sim/serve/serve_setup.h"
 #include "sim/energy/energy_model.h"
@@ -81,8 +82,6 @@ std::vector<int> parse_int_list(const std::string& s, const std::string& option)
   return out;
 }
 
-std::string rate_text(double r) { return fmt::format("{:g}", r); }
-
 // The rate sweep's table and its knee: the last rate whose achieved request throughput is still
 // at least 90 % of the offered rate (past it, the queue and TTFT grow while throughput flattens).
 std::string sweep_table(const std::vector<double>& rates, const std::vector<Json>& sums, std::ostream& csv) {
@@ -95,24 +94,24 @@ std::string sweep_table(const std::vector<double>& rates, const std::vector<Json
   for (std::size_t i = 0; i < rates.size(); ++i) {
     const Json& s = sums[i];
     double got = s["throughput"]["requests_per_s"].get<double>();
-    o += fmt::format("{:>8g} {:>9.3f} {:>10.1f} {:>10.1f} {:>10.1f} {:>9.2f} {:>9.2f} {:>10.1f} {:>6.1f}\n", rates[i], got,
+    o += fmt::format("{:>8} {:>9.3f} {:>10.1f} {:>10.1f} {:>10.1f} {:>9.2f} {:>9.2f} {:>10.1f} {:>6.1f}\n", rate_text(rates[i]), got,
                      s["throughput"]["output_tokens_per_s"].get<double>(), s["ttft_ms"]["p50"].get<double>(),
                      s["ttft_ms"]["p99"].get<double>(), s["tpot_ms"]["p50"].get<double>(), s["itl_ms"]["p99"].get<double>(),
                      s["e2e_ms"]["p50"].get<double>(), 100 * s["utilization"].get<double>());
-    csv << fmt::format("{:g},{},{},{},{},{},{},{},{},{},{},{}\n", rates[i], got, s["throughput"]["output_tokens_per_s"].get<double>(),
+    csv << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", rate_text(rates[i]), got, s["throughput"]["output_tokens_per_s"].get<double>(),
                        s["ttft_ms"]["p50"].get<double>(), s["ttft_ms"]["p99"].get<double>(), s["tpot_ms"]["p50"].get<double>(),
                        s["itl_ms"]["p99"].get<double>(), s["e2e_ms"]["p50"].get<double>(), s["e2e_ms"]["p99"].get<double>(),
                        s["preemptions"].get<std::int64_t>(), s["utilization"].get<double>(), s["queue"]["mean_waiting"].get<double>());
     if (!saturated && got >= 0.9 * rates[i]) knee = static_cast<int>(i);
     else saturated = true;
   }
-  if (!saturated) o += fmt::format("knee: not reached up to {:g} req/s (throughput keeps up with the offered rate)\n", rates.back());
-  else if (knee < 0) o += fmt::format("knee: below {:g} req/s (already saturated at the lowest rate)\n", rates.front());
+  if (!saturated) o += fmt::format("knee: not reached up to {} req/s (throughput keeps up with the offered rate)\n", rate_text(rates.back()));
+  else if (knee < 0) o += fmt::format("knee: below {} req/s (already saturated at the lowest rate)\n", rate_text(rates.front()));
   else {
     double best = 0;
     for (const auto& s : sums) best = std::max(best, s["throughput"]["requests_per_s"].get<double>());
-    o += fmt::format("knee: ~{:g} req/s (the last rate served at >= 90 % of the offered rate; throughput flattens at {:.3f} req/s)\n",
-                     rates[knee], best);
+    o += fmt::format("knee: ~{} req/s (the last rate served at >= 90 % of the offered rate; throughput flattens at {:.3f} req/s)\n",
+                     rate_text(rates[knee]), best);
   }
   return o;
 }
@@ -159,7 +158,7 @@ int cmd_serve(const std::vector<std::string>& args) {
       ("kv-buckets", po::value(&kv_buckets), "compiled KV lengths: pow2 (power-of-two block counts, default) or blocks")
       ("query-quantum", po::value(&query_quantum), "compiled prefill query lengths are multiples of this (default the chunk)")
       ("out,o", po::value(&out), "output directory (default out/serve-<model>-<config>/)")
-      ("no-trace", "do not write trace.json")
+      ("no-trace", "do not write trace.json (as --set sim.trace=false)")
       ("quiet,q", "print nothing on success");
   po::variables_map vm;
   if (!parse_options("serve", "--model MODEL [--config C] [--tp N] (--requests FILE | --rate R[,R...] [--num-requests K] "
@@ -211,7 +210,8 @@ int cmd_serve(const std::vector<std::string>& args) {
                                  tp, tp, cfg.system.cards));
   p.interleave = scheduler == "spyre";
   if (!vm.count("prefill-chunk")) p.prefill_chunk = 0;  // its default follows the block size (check_scheduler_params)
-  p.num_blocks = vm.count("num-blocks") ? num_blocks : kv_blocks_from_memory(model, cfg, tp, p.block_size);
+  // The weights must fit whether or not --num-blocks is given, and so must the blocks asked for.
+  p.num_blocks = kv_pool_blocks(model, cfg, tp, p.block_size, vm.count("num-blocks") ? num_blocks : 0);
   BucketSpec b;
   b.block_size = p.block_size;
   b.kv_pow2 = kv_buckets == "pow2";
@@ -249,6 +249,8 @@ int cmd_serve(const std::vector<std::string>& args) {
     };
     declared("model", model.name);
     declared("tp", std::to_string(tp));
+    bool energy = std::any_of(t.rows.begin(), t.rows.end(), [](const auto& r) { return r.second.has_energy(); });
+    check_step_table_sets(sets, energy);  // the table fixes the step times: a --set of those would be ignored
     auto src = t.meta.find("source");
     table_meta_source = src == t.meta.end() ? "table " + step_table : src->second;
     source = std::make_unique<TableStepTimes>(std::move(t));
@@ -259,6 +261,27 @@ int cmd_serve(const std::vector<std::string>& args) {
     table_meta_source = fmt::format("simulated by dfsim {} on {} ({})", DFSIM_VERSION, cfg.name, sim->method());
     source = std::move(sim);
   }
+
+  // The outputs are checked before any request is generated or step simulated: a bad path
+  // costs no work, and no output may be an input or another output.
+  bool sweep = rates.size() > 1, quiet = vm.count("quiet"), trace_json = !vm.count("no-trace") && cfg.sim.trace;
+  if (out.empty()) out = "out/serve-" + model.name + "-" + cfg.name;
+  std::vector<std::string> rate_dirs;
+  if (sweep)
+    for (double r : rates) rate_dirs.push_back(rate_dir_name(r));
+  ServeOutputPlan plan(out, rate_dirs, trace_json);
+  std::vector<NamedPath> inputs = {{"--requests", requests_file}, {"--step-table", step_table}, {"--model", model.file},
+                                   {"--config", cfg.file}};
+  for (const auto& [option, dist] : {std::pair{"--prompt-len", prompt_len}, std::pair{"--output-len", output_len}})
+    if (have_rate && dist.rfind("hist:", 0) == 0) inputs.push_back({option, dist.substr(5)});
+  if (simulated) inputs.push_back({"--step-cache", simulated->cache_file()});
+  plan.check_apart(inputs, export_table);
+  // Created and probed now (a path too long, a file in the way: exit 2), removed on failure.
+  std::unique_ptr<OutputDir> top = std::make_unique<OutputDir>(out, top_output_files());
+  std::vector<std::unique_ptr<OutputDir>> dirs;
+  for (const auto& d : rate_dirs) dirs.push_back(std::make_unique<OutputDir>(out + "/" + d, run_output_files()));
+  std::optional<OutputFile> export_file;
+  if (!export_table.empty()) export_file.emplace(export_table);
 
   // The requests of each rate, generated once.
   std::vector<std::vector<Request>> request_sets;
@@ -271,12 +294,6 @@ int cmd_serve(const std::vector<std::string>& args) {
     }
     request_sets.push_back(std::move(reqs));
   }
-  // The outputs are checked before any step is simulated: a bad path costs no work.
-  if (out.empty()) out = "out/serve-" + model.name + "-" + cfg.name;
-  if (std::filesystem::exists(out) && !std::filesystem::is_directory(out))
-    throw InputError(out, "", "output path exists and is not a directory");
-  std::optional<OutputFile> export_file;
-  if (!export_table.empty()) export_file.emplace(export_table);
   DiscoveryResult found;
   // While step shapes are simulated: discovery, then the runs, which simulate any shape
   // discovery did not find (rare) one at a time.
@@ -290,7 +307,6 @@ int cmd_serve(const std::vector<std::string>& args) {
   }
   MemoStepTimes times(*source);
 
-  bool sweep = rates.size() > 1, quiet = vm.count("quiet"), trace_json = !vm.count("no-trace");
   // All runs first (in memory), then the outputs: an error mid-run leaves nothing behind.
   std::vector<ServeResult> results;
   std::vector<RunContext> ctxs;
@@ -305,11 +321,8 @@ int cmd_serve(const std::vector<std::string>& args) {
     progress->stop();
     g_simulating = nullptr;
   }
-  std::unique_ptr<OutputDir> top = std::make_unique<OutputDir>(out);
-  std::vector<std::unique_ptr<OutputDir>> dirs;
   for (std::size_t i = 0; i < rates.size(); ++i) {
-    OutputDir* d = top.get();
-    if (sweep) d = dirs.emplace_back(std::make_unique<OutputDir>(out + "/rate-" + rate_text(rates[i]))).get();
+    OutputDir* d = sweep ? dirs[i].get() : top.get();
     d->open("summary.json") << sums[i].dump(2) << "\n";
     {
       auto f = d->open("requests.jsonl");
@@ -338,6 +351,7 @@ int cmd_serve(const std::vector<std::string>& args) {
     });
   for (auto& d : dirs) d->commit();
   top->commit();
+  plan.remove_stale_rate_dirs();  // an earlier sweep's rate-R/ this run did not write (as run: docs/reliability.md)
   if (!quiet) {
     if (!sweep) std::cout << serve_summary_text(sums[0]);
     if (sweep) std::cout << table << "outputs: " << out << "/sweep.csv and " << out << "/rate-*/\n";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -21,7 +22,8 @@ namespace {
 
 double parse_number(const std::string& s, const std::string& option, const std::string& what) {
   double v = 0;
-  if (parse_decimal(s, v)) return v;  // plain decimals only: not 0x40, inf or nan
+  // Plain decimals only: not 0x40, inf or nan, nor 1e400 (beyond a double: read as inf).
+  if (parse_decimal(s, v) && std::isfinite(v)) return v;
   throw UsageError(option + ": expected " + what + ", got \"" + s + "\"");
 }
 
@@ -108,7 +110,9 @@ LengthDist parse_length_dist(const std::string& text, const std::string& option)
       throw UsageError(option + ": uniform:LO,HI needs integers 1 <= LO <= HI <= 1000000");
   } else {
     d.kind = LengthDist::Kind::normal;
-    if (d.a < 1 || d.a > kMaxTokens || d.b < 0) throw UsageError(option + ": normal:MEAN,SD needs 1 <= MEAN <= 1000000 and SD >= 0");
+    // Lengths are clamped to [1, 1000000]: a wider SD (1e30) made every length 1 or 1000000.
+    if (d.a < 1 || d.a > kMaxTokens || d.b < 0 || d.b > kMaxTokens)
+      throw UsageError(option + ": normal:MEAN,SD needs 1 <= MEAN <= 1000000 and 0 <= SD <= 1000000");
   }
   return d;
 }
@@ -140,16 +144,44 @@ std::vector<Request> generate_requests(const GeneratorSpec& spec) {
 
 namespace {
 
+// arrival_ms in [0, 1e12]; the value quoted as given (1000000000000.5 read "got 1e+12").
+double arrival_ms(const JsonView& v) {
+  if (!v.json().is_number()) v.as_number(0, 1e12);  // its "expected a number, got ..."
+  double ms = v.json().get<double>();
+  if (!(ms >= 0 && ms <= 1e12)) v.fail(fmt::format("expected a number in [0, 1e12] (ms), got {}", ms));
+  return ms;
+}
+
 Request request_from_json(const Json& j, const std::string& file, int line_no, std::int64_t index) {
   JsonView v(j, file, fmt::format("line {}", line_no));
   v.expect_object();
   v.only_keys({"id", "arrival_ms", "prompt_tokens", "output_tokens"});
   Request r;
   r.id = v.has("id") ? v.at("id").as_int(0) : index;
-  r.arrival = static_cast<Ns>(std::llround(v.at("arrival_ms").as_number(0, 1e12) * 1e6));
+  r.arrival = static_cast<Ns>(std::llround(arrival_ms(v.at("arrival_ms")) * 1e6));
   r.prompt_tokens = static_cast<int>(v.at("prompt_tokens").as_int(1, kMaxTokens));
   r.output_tokens = static_cast<int>(v.at("output_tokens").as_int(1, kMaxTokens));
   return r;
+}
+
+// A CSV cell as the JSON a .jsonl line would hold: the integer columns (id, prompt_tokens,
+// output_tokens) plain digits read as 64-bit integers, as JSON reads them (2e2 and 200.0 are
+// refused in both; an id of 2^53 accepted in both), arrival_ms a decimal.
+Json csv_cell(const std::string& text, bool integer, const std::string& file, const std::string& where) {
+  if (integer) {
+    std::int64_t i = 0;
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, i);
+    if (ec == std::errc() && ptr == end && !text.empty()) return i;
+    double v = 0;
+    if (!parse_decimal(text, v)) throw InputError(file, where, "expected a number, got \"" + text + "\"");
+    bool digits = text.find_first_not_of("-0123456789") == std::string::npos;
+    throw InputError(file, where, digits ? "expected an integer of at most 64 bits, got \"" + text + "\""
+                                         : "expected an integer (plain digits, as in .jsonl), got \"" + text + "\"");
+  }
+  double v = 0;
+  if (!parse_decimal(text, v) || !std::isfinite(v)) throw InputError(file, where, "expected a number, got \"" + text + "\"");
+  return v;
 }
 
 }  // namespace
@@ -192,13 +224,7 @@ std::vector<Request> read_request_file(const std::string& file) {
     std::string where = fmt::format("line {}", line_no);
     if (f.size() != header.size()) throw InputError(file, where, fmt::format("expected {} fields, got {}", header.size(), f.size()));
     Json j = Json::object();
-    for (std::size_t c = 0; c < f.size(); ++c) {
-      double v = 0;
-      if (!parse_decimal(f[c], v)) throw InputError(file, where + "/" + header[c], "expected a number, got \"" + f[c] + "\"");
-      if (header[c] == "arrival_ms") j[header[c]] = v;
-      else if (v == std::floor(v) && std::fabs(v) < 9e15) j[header[c]] = static_cast<std::int64_t>(v);
-      else j[header[c]] = v;
-    }
+    for (std::size_t c = 0; c < f.size(); ++c) j[header[c]] = csv_cell(f[c], header[c] != "arrival_ms", file, where + "/" + header[c]);
     out.push_back(request_from_json(j, file, line_no, static_cast<std::int64_t>(out.size())));
     lines.push_back(line_no);
   }
