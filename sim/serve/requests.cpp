@@ -173,9 +173,7 @@ Json csv_cell(const std::string& text, bool integer, const std::string& file, co
     const char* end = text.data() + text.size();
     auto [ptr, ec] = std::from_chars(text.data(), end, i);
     if (ec == std::errc() && ptr == end && !text.empty()) return i;
-    double v = 0;
-    if (!parse_decimal(text, v)) throw InputError(file, where, "expected a number, got \"" + text + "\"");
-    bool digits = text.find_first_not_of("-0123456789") == std::string::npos;
+    bool digits = !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
     throw InputError(file, where, digits ? "expected an integer of at most 64 bits, got \"" + text + "\""
                                          : "expected an integer (plain digits, as in .jsonl), got \"" + text + "\"");
   }

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/app/output_dir.h"
+
 namespace dfsim::serve {
 
 // The files of one run: DIR/ of a single rate or a trace, DIR/rate-R/ of a sweep.
@@ -20,9 +22,7 @@ std::string rate_dir_name(double rate);
 std::string rate_text(double rate);
 
 // A command-line input and the option that named it ("--requests", "r.csv").
-struct NamedPath {
-  std::string option, path;
-};
+using NamedPath = NamedInput;
 
 // The paths a serve run into `out` writes or removes (an earlier run's outputs that this run
 // does not write): `rate_dirs` are this run's rate-R/ names (empty for one run); `trace`: it

@@ -100,7 +100,7 @@ TEST_CASE("regress: --set memory.ideal=true fails a suite that assumes real memo
   CHECK_THAT(x, Contains("</testsuite>\n</testsuites>\n"));
 }
 
-TEST_CASE("regress: two suites of one name are two JUnit testsuites; ideal memory has no bandwidth bound", "[regress]") {
+TEST_CASE("regress: two suites of one name are two JUnit testsuites, and ideal memory has no bandwidth bound", "[regress]") {
   // They merged into one testsuite with each case name twice; under memory.ideal the
   // offchip_peak check printed "<= 204.8 GB/s" beside a figure above it, and "pass".
   TempDir d("two");
@@ -350,10 +350,11 @@ $)")));
   refused(head + ",measured_cv_pct\nx,add,32,2048,1024,100,-3\n",
           "line 2, column measured_cv_pct: expected a percentage in [0, 1000], got \"-3\"");
   CHECK_FALSE(fs::exists(d / "q/accuracy.csv"));
-  // More cores than the config has: skipped, saying so (it ran on 32 and was labelled 33).
+  // More cores than the config has: skipped, saying so (it ran on 32 and was labelled 33); with no
+  // other record, nothing was simulated: exit 1.
   write(d / "big.csv", head + "\nx,add,33,2048,1024,100\n");
   Result big = dfsim("accuracy -q --records " + (d / "big.csv") + " --out " + (d / "q"));
-  CHECK(big.code == 0);
+  CHECK(big.code == 1);
   CHECK_THAT(big.out, Contains("add: measured on 33 cores, the config has 32 (card.cores)"));
 }
 

@@ -421,12 +421,16 @@ TEST_CASE("serve: a CSV request trace takes decimal numbers only and each column
     return dfsim::serve::read_request_file(path);
   };
   const std::string head = "arrival_ms,prompt_tokens,output_tokens\n";
-  auto r = read(head + "1.5,8,10\n2,1e1,3\n");
+  auto r = read(head + "1.5,8,10\n2e0,10,3\n");  // an exponent in a time column; token counts are plain digits
   REQUIRE(r.size() == 2);
   CHECK(r[0].arrival == 1500000);  // 1.5 ms in ns
+  CHECK(r[1].arrival == 2000000);
   CHECK(r[1].prompt_tokens == 10);
+  // As in a .jsonl trace: 1e1 and 10.0 are not integers (CSV took them, JSONL refused them)
+  CHECK_THROWS_WITH(read(head + "1,1e1,3\n"), Catch::Contains("expected an integer"));
+  CHECK_THROWS_WITH(read(head + "1,10.0,3\n"), Catch::Contains("expected an integer"));
   CHECK_THROWS_WITH(read(head + "0x10,8,10\n"), Catch::Contains("line 2/arrival_ms: expected a number, got \"0x10\""));
-  CHECK_THROWS_WITH(read(head + "1,0x1p3,10\n"), Catch::Contains("line 2/prompt_tokens: expected a number, got \"0x1p3\""));
+  CHECK_THROWS_WITH(read(head + "1,0x1p3,10\n"), Catch::Contains("line 2/prompt_tokens: expected an integer"));
   CHECK_THROWS_WITH(read(head + "inf,8,10\n"), Catch::Contains("line 2/arrival_ms: expected a number, got \"inf\""));
   CHECK_THROWS_WITH(read("arrival_ms,prompt_tokens,output_tokens,arrival_ms\n1,8,10,2\n"),
                     Catch::Contains("line 1: header: column \"arrival_ms\" given twice"));
