@@ -104,8 +104,9 @@ int cmd_accuracy(const std::vector<std::string>& args) {
   }
 
   // Inputs are checked before any run: the records, the config with its overrides, the output.
-  refuse_overwriting_inputs(out, {"accuracy.csv", "skipped.csv"}, vm.count("keep-runs") ? std::vector<std::string>{"runs"} : std::vector<std::string>{},
-                            "--out", {{"--records", records_file}, {"--config", config}});
+  const std::vector<std::string> replaced = vm.count("keep-runs") ? std::vector<std::string>{"runs"} : std::vector<std::string>{};
+  refuse_overwriting_inputs(out, {"accuracy.csv", "skipped.csv"}, replaced, "--out",
+                            {{"--records", records_file}, {"--config", config}});
   DeviceRecords records = load_device_records(records_file);
   if (records.rows.empty()) throw InputError(records_file, "", "no records, only the header line");
   check_only_ops(only_ops, records);

@@ -22,9 +22,14 @@ namespace dfsim {
 
 namespace {
 
-Json load_summary(const std::string& arg) {
+// The summary.json an argument names: the file, or the one in a run's output directory.
+std::string summary_file(const std::string& arg) {
   std::error_code ec;  // (a name too long for the file system: load_json_file says so, one line)
-  std::string file = std::filesystem::is_directory(arg, ec) ? arg + "/summary.json" : arg;
+  return std::filesystem::is_directory(arg, ec) ? arg + "/summary.json" : arg;
+}
+
+Json load_summary(const std::string& arg) {
+  const std::string file = summary_file(arg);
   Json j = load_json_file(file);
   if (!j.is_object() || !j.contains("format") || j["format"] != "dfsim.summary")
     throw InputError(file, "/format", "expected a dfsim run's summary.json (\"format\": \"dfsim.summary\")");
@@ -112,11 +117,7 @@ int cmd_diff(const std::vector<std::string>& args) {
   Tolerance tol{Tolerance::Kind::relative_pct, parse_tolerance(tolerance)};
   Json a = load_summary(a_path), b = load_summary(b_path);
   if (!junit.empty()) {
-    auto summary_of = [](const std::string& arg) {
-      std::error_code ec;
-      return std::filesystem::is_directory(arg, ec) ? arg + "/summary.json" : arg;
-    };
-    refuse_overwriting_inputs(junit, "--junit", {{"A", summary_of(a_path)}, {"B", summary_of(b_path)}});
+    refuse_overwriting_inputs(junit, "--junit", {{"A", summary_file(a_path)}, {"B", summary_file(b_path)}});
     check_writable(junit, "--junit");
   }
 

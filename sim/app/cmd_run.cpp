@@ -53,7 +53,7 @@ std::vector<std::string> gen_step_args(const std::string& text, const std::strin
     if (!v.is_string() && !v.is_number_integer())
       throw UsageError("\"" + k + "\": expected a string or an integer, got " + v.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 60));
     std::string value = v.is_string() ? v.get<std::string>() : v.dump();
-    if (k == "output" || k == "o" || k == "list")  // the graph goes to --out DIR/graph.json; gen lists nothing here
+    if (k == "output")  // the graph goes to --out DIR/graph.json
       throw UsageError("\"" + k + "\": not a dfsim gen option here (the step's graph is written to --out DIR/graph.json)");
     if (k == "model") args.push_back(value);
     else args.insert(args.end(), {"--" + k, value});
@@ -149,7 +149,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!cfg.sim.trace && (vm.count("trace") ? trace.level != TraceLevel::off : !trace.flows_kernel.empty()))
     throw UsageError(std::string(vm.count("trace") ? "--trace " + trace_level : "--trace-flows") +
                      " asks for a trace, but sim.trace is false in the config (or --set)");
-  if (trace.level == TraceLevel::off && vm.count("trace-format") && !vm["trace-format"].defaulted())
+  if (trace.level == TraceLevel::off && vm.count("trace-format"))
     throw UsageError("--trace-format " + trace_format + " needs a trace; --trace is off");
   std::string format;
   CompileReport report;

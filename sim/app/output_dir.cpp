@@ -118,33 +118,37 @@ std::pair<std::string, std::string> split_output_path(const std::string& path) {
   return {dir.empty() ? "." : dir, p.filename().string()};
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  // (A device or a pipe is never overwritten by a rename: /dev/stdin and /dev/stdout may be one tty.)
+  if (fs::equivalent(a, b, ec)) return fs::is_regular_file(a, ec) || fs::is_directory(a, ec);
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea), cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+  return !ea && !eb && ca == cb;
+}
+
 namespace {
 
-// Whether `input` is the file `output`, or (with `inside`) a file under the directory `output`.
-bool same_or_inside(const std::string& input, const std::string& output, bool inside) {
-  std::error_code ec;
-  if (fs::exists(output, ec) && fs::equivalent(input, output, ec)) return true;
-  const fs::path in = fs::weakly_canonical(input, ec);
-  if (ec) return false;
-  const fs::path out = fs::weakly_canonical(output, ec);
-  if (ec) return false;
-  if (in == out) return true;
-  if (!inside) return false;
-  auto o = out.begin(), i = in.begin();
-  for (; o != out.end() && i != in.end(); ++o, ++i)
+// Whether `input` is inside the directory `dir` (at any depth).
+bool inside(const std::string& input, const std::string& dir) {
+  std::error_code ea, eb;
+  const fs::path in = fs::weakly_canonical(fs::absolute(input, ea), ea), d = fs::weakly_canonical(fs::absolute(dir, eb), eb);
+  if (ea || eb) return false;
+  auto o = d.begin(), i = in.begin();
+  for (; o != d.end() && i != in.end(); ++o, ++i)
     if (*o != *i) return false;
-  return o == out.end() && i != in.end();
+  return o == d.end() && i != in.end();
 }
 
 }  // namespace
 
 void refuse_overwriting_inputs(const std::string& output, const std::string& output_option,
-                               const std::vector<NamedInput>& inputs, bool whole_dir) {
+                               const std::vector<NamedInput>& inputs) {
   std::error_code ec;
   for (const NamedInput& in : inputs)
-    if (!in.path.empty() && fs::exists(in.path, ec) && same_or_inside(in.path, output, whole_dir))
-      throw UsageError(output_option + " " + output + " would " + (whole_dir ? "replace the directory of " : "overwrite ") +
-                       in.option + " " + in.path + "; write the output elsewhere");
+    if (!in.path.empty() && fs::exists(in.path, ec) && same_file(in.path, output))
+      throw UsageError(output_option + " " + output + " would overwrite " + in.option + " " + in.path +
+                       "; write the output elsewhere");
 }
 
 void refuse_overwriting_inputs(const std::string& dir, const std::vector<std::string>& names,
@@ -158,9 +162,10 @@ void refuse_overwriting_inputs(const std::string& dir, const std::vector<std::st
                        "); write the outputs elsewhere");
     };
     for (const std::string& n : names)
-      if (same_or_inside(in.path, dir + "/" + n, false)) refuse("overwrite", "it writes " + n + " there");
+      if (same_file(in.path, dir + "/" + n)) refuse("overwrite", "it writes " + n + " there");
     for (const std::string& n : whole_dirs)
-      if (same_or_inside(in.path, dir + "/" + n, true)) refuse("remove", "it replaces " + dir + "/" + n + "/");
+      if (same_file(in.path, dir + "/" + n) || inside(in.path, dir + "/" + n))
+        refuse("remove", "it replaces " + dir + "/" + n + "/");
   }
 }
 

@@ -102,16 +102,17 @@ struct NamedInput {
   std::string option, path;
 };
 
-// Refuses (UsageError, exit 2) an output that would replace one of the command's inputs
-// before the work: `output` (named by `output_option`) is a file the command writes, or with
-// `whole_dir` a directory it replaces whole, so that an input inside it is lost too. Inputs
-// that do not exist are skipped. Paths are compared through links (the same file, or the same
-// canonical path).
-void refuse_overwriting_inputs(const std::string& output, const std::string& output_option,
-                               const std::vector<NamedInput>& inputs, bool whole_dir = false);
+// Whether `a` and `b` are one file: the same file through links, or the same canonical path for
+// one that does not exist yet. A device or pipe is never "the same" (a rename does not replace it).
+bool same_file(const std::string& a, const std::string& b);
 
-// The same for a directory of outputs: `names` are the files (and, in `whole_dirs`, the
-// directories) the command writes in `dir`.
+// Refuses (UsageError, exit 2) an output file, named by `output_option`, that is one of the
+// command's inputs (those that exist), before the work.
+void refuse_overwriting_inputs(const std::string& output, const std::string& output_option,
+                               const std::vector<NamedInput>& inputs);
+
+// The same for a directory of outputs: `names` are the files the command writes in `dir`, and
+// `whole_dirs` the directories it replaces whole (an input anywhere inside one is lost too).
 void refuse_overwriting_inputs(const std::string& dir, const std::vector<std::string>& names,
                                const std::vector<std::string>& whole_dirs, const std::string& output_option,
                                const std::vector<NamedInput>& inputs);

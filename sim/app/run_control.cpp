@@ -60,7 +60,12 @@ void on_stop(int s) {
   }
   if (progress_line_shown()) say("\r\033[K");  // the message starts on a clean line
   say("dfsim: ");
-  say(s == SIGALRM ? g_timeout_text : s == SIGINT ? "interrupted by SIGINT" : s == SIGHUP ? "interrupted by SIGHUP" : "interrupted by SIGTERM");
+  if (s == SIGALRM) {
+    say(g_timeout_text);
+  } else {
+    say("interrupted by ");
+    say(stop_signal_name(s));
+  }
   say(" while ");
   say(phase_name(static_cast<Phase>(g_phase)));
   say("; nothing was written\n");
@@ -84,7 +89,7 @@ const char* phase_name(Phase p) {
 
 std::string stop_reason(int s) {
   if (s == SIGALRM) return fmt::format("stopped at --timeout {} s (host time)", g_timeout);
-  return fmt::format("interrupted by {}", s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : s == SIGHUP ? "SIGHUP" : "a signal");
+  return fmt::format("interrupted by {}", stop_signal_name(s));
 }
 
 int stop_exit_code(int s) { return s == SIGALRM ? 1 : 128 + s; }

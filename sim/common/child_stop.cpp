@@ -40,7 +40,7 @@ void ChildStopGuard::forward(const std::vector<pid_t>& children) {
 
 std::string ChildStopGuard::reason() {
   int s = requested();
-  return fmt::format("interrupted by {}", s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : s == SIGHUP ? "SIGHUP" : "a signal");
+  return fmt::format("interrupted by {}", stop_signal_name(s));
 }
 
 }  // namespace dfsim

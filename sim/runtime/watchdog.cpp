@@ -27,7 +27,7 @@ void Watchdog::check() {
     reason_ = fmt::format("stopped at --timeout {} s (host time) before all tasks completed", limits_.timeout_seconds);
   } else if (int s = pending_signal()) {
     signal_ = s;
-    reason_ = fmt::format("interrupted by signal {} ({})", s, s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : s == SIGHUP ? "SIGHUP" : "?");
+    reason_ = fmt::format("interrupted by signal {} ({})", s, stop_signal_name(s));
   } else if (limits_.max_events > 0 && ActivationCounter::value() >= limits_.max_events) {
     reason_ = fmt::format("stopped at --max-events {} before all tasks completed", limits_.max_events);
   } else if (limits_.timeout_seconds > 0 &&

@@ -44,16 +44,6 @@ std::string rate_text(double rate) {
 
 std::string rate_dir_name(double rate) { return "rate-" + rate_text(rate); }
 
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  // (A device or a pipe is not overwritten by a rename: /dev/stdin and /dev/stdout may be one tty.)
-  auto file = [&](const std::string& p) { return fs::is_regular_file(p, ec) || fs::is_directory(p, ec); };
-  if (fs::equivalent(a, b, ec)) return file(a);
-  std::error_code ea, eb;
-  fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea), cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
-  return !ea && !eb && ca == cb;
-}
-
 ServeOutputPlan::ServeOutputPlan(std::string out, std::vector<std::string> rate_dirs, bool trace)
     : out_(std::move(out)), rate_dirs_(std::move(rate_dirs)), trace_(trace) {}
 

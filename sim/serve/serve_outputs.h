@@ -49,8 +49,4 @@ class ServeOutputPlan {
   bool trace_;
 };
 
-// Whether two paths name one file: the same file when both exist (hard links, symlinks), else
-// the same path once made absolute and normal. Never throws (an unreadable path is not alike).
-bool same_file(const std::string& a, const std::string& b);
-
 }  // namespace dfsim::serve
