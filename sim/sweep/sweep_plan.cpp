@@ -116,24 +116,39 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
     return it->second;
   };
   if (!spec.input.empty()) input_hash(spec.input, "/base/" + spec.kind->input);
+  // Every point's options are checked before any point's files or config are read, so that a
+  // bad last point of many is refused at once (each point's work below is a config to resolve).
+  std::vector<Json> point_opts;
+  point_opts.reserve(spec.rows.size());
+  for (std::size_t i = 0; i < spec.rows.size(); ++i) {
+    point_opts.push_back(point_options(spec, spec.rows[i]));
+    check_point(spec, i, point_opts.back());
+  }
+  // Points that share their overrides share the resolved config (or its error): read once.
+  std::map<std::vector<std::string>, std::pair<Json, std::string>> resolved_by_sets;
   std::string cwd = fs::current_path().string();
   for (std::size_t i = 0; i < spec.rows.size(); ++i) {
     SweepPoint p;
     p.index = i;
-    Json options = point_options(spec, spec.rows[i]);
-    check_point(spec, i, options);
+    Json options = std::move(point_opts[i]);
     std::string hash;  // inputs first: a bad one is a bad sweep file even where a config is refused
     for (const auto& file : spec.kind->input_files(options, spec.input))
       hash += (hash.empty() ? "" : "+") + input_hash(file, input_path(spec, i, options, file));
     std::vector<std::string> sets = set_args(options);
-    Json resolved;
-    try {
-      resolved = load_chip_config(spec.config, sets).resolved;
-    } catch (const InputError& e) {
-      p.error = e.what();
+    auto [cached, fresh] = resolved_by_sets.try_emplace(sets);
+    if (fresh) {
+      try {
+        cached->second.first = load_chip_config(spec.config, sets).resolved;
+      } catch (const InputError& e) {
+        cached->second.second = e.what();
+      }
+    }
+    if (!cached->second.second.empty()) {
+      p.error = cached->second.second;
       plan.points.push_back(std::move(p));
       continue;
     }
+    const Json& resolved = cached->second.first;
     std::vector<std::string> args{spec.kind->subcommand, "-q", "--config", spec.config};
     spec.kind->input_args(options, spec.input, args);
     for (const auto& s : sets) args.insert(args.end(), {"--set", s});

@@ -585,6 +585,21 @@ TEST_CASE("sweep: a bad gen base or gen axis exits 2 with one line naming the JS
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Contains("cards"));
   CHECK_FALSE(fs::exists(d.path / "run2"));
+  // Every point is checked before any point's config is read: 99 999 good contexts and a bad
+  // last one are refused at once. Until 2026-12-07 each point read the config first, 58 s of
+  // CPU here; now under a second, so a 20 s CPU limit (ulimit -t, not a wall clock) tells the two
+  // apart on a loaded machine or under ASan.
+  std::string contexts;
+  for (int c = 1; c < 100000; ++c) contexts += std::to_string(c) + ", ";
+  std::string many = write_file(d, "many.json",
+      R"({"format": "dfsim.sweep", "version": 1, "name": "many", "base": {"config": "configs/spyre.json",
+          "gen": {"model": "llama-3.1-8b", "phase": "decode", "layers": 1}},
+          "axes": {"context": [)" + contexts + R"(200000]}, "metrics": {"t": "sim_time_ns"}})");
+  r = shell("ulimit -t 20; " + std::string(DFSIM_BINARY) + " sweep " + many + " --out " + d.str() + "/many",
+            "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("many.json: /axes/context: point 99999 (context=200000): \"context\": 200001 positions exceed"));
+  CHECK_FALSE(fs::exists(d.path / "many"));
 }
 
 TEST_CASE("sweep: a serve base runs dfsim serve per point with its options as axes", "[sweep]") {
