@@ -249,8 +249,7 @@ int cmd_serve(const std::vector<std::string>& args) {
     };
     declared("model", model.name);
     declared("tp", std::to_string(tp));
-    bool energy = std::any_of(t.rows.begin(), t.rows.end(), [](const auto& r) { return r.second.has_energy(); });
-    check_step_table_sets(sets, energy);  // the table fixes the step times: a --set of those would be ignored
+    check_step_table_sets(sets, t.has_energy());  // the table fixes the step times: a --set of those would be ignored
     auto src = t.meta.find("source");
     table_meta_source = src == t.meta.end() ? "table " + step_table : src->second;
     source = std::make_unique<TableStepTimes>(std::move(t));

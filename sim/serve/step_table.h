@@ -17,6 +17,13 @@ struct StepTable {
   std::map<std::string, std::string> meta;        // "# key: value" header lines
   std::map<StepShape, StepCost> rows;              // step time (and energy when the table has it)
   std::map<StepShape, int> line;                   // each row's line in the file
+
+  // Whether some row gives an energy (then the config's power keys still matter with the table).
+  bool has_energy() const {
+    for (const auto& r : rows)
+      if (r.second.has_energy()) return true;
+    return false;
+  }
 };
 
 // InputError naming the file and line on a malformed row, a duplicate shape, a bad time or a

@@ -8,6 +8,8 @@
 #include "sim/common/error.h"
 #include "sim/gen/step_graph.h"
 #include "sim/serve/requests.h"
+#include "sim/serve/serve_setup.h"
+#include "sim/serve/step_table.h"
 
 namespace dfsim {
 
@@ -231,10 +233,28 @@ std::vector<std::string> serve_files(const Json& o, const std::string& input) {
     if (o.contains(f)) files.push_back(o[f].get<std::string>());
   return files;
 }
+// Whether a step table gives energies (which config keys still matter with it): read once a sweep.
+bool step_table_has_energy(const std::string& file) {
+  static std::map<std::string, bool> energy;
+  auto it = energy.find(file);
+  if (it == energy.end()) it = energy.emplace(file, serve::read_step_table(file).has_energy()).first;
+  return it->second;
+}
 void check_serve_point(const Json& o) {
   if (!o.contains("model")) throw InputError("model", "", "expected in the base's \"serve\" or as an axis");
   if (o.contains("rate") == o.contains("requests"))
     throw InputError(o.contains("rate") ? "requests" : "rate", "", "give either \"rate\" or \"requests\" (a trace file)");
+  // A config key the point's step table makes inert: the point would refuse it (as dfsim serve does).
+  if (o.contains("step_table") && o.contains("set")) {
+    std::vector<std::string> sets;
+    for (const auto& [k, v] : o["set"].items()) sets.push_back(set_arg(k, v));
+    try {
+      serve::check_step_table_sets(sets, step_table_has_energy(o["step_table"].get<std::string>()));
+    } catch (const InputError& e) {
+      if (e.file() != "--set") throw;  // the table's own error
+      throw InputError("set", e.path(), e.detail());
+    }
+  }
 }
 
 // The options of `dfsim run` that compile an op graph (every kind that runs one has them).

@@ -82,6 +82,16 @@ void check_point(const SweepSpec& spec, std::size_t i, const Json& options) {
   try {
     spec.kind->check_point(options);
   } catch (const InputError& e) {
+    if (e.file() == "set") {  // a "set" key the point cannot use: where the sweep file gives it
+      std::string where = "/base/set/" + e.path(), point;
+      for (std::size_t c = 0; c < spec.columns.size(); ++c)
+        if (spec.columns[c].option == "set" && spec.columns[c].set_key == e.path() && spec.rows[i][c]) {
+          where = spec.combine == "points" ? "/points/" + std::to_string(spec.numbers[i]) + "/set/" + e.path()
+                                           : "/axes/set/" + e.path();
+          point = "point " + std::to_string(spec.numbers[i]) + ": ";
+        }
+      throw InputError(spec.file, where, point + e.detail());
+    }
     if (!spec.kind->option(e.file())) throw;  // another file's own error
     std::string values;
     for (std::size_t c = 0; c < spec.columns.size(); ++c)

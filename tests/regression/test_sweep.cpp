@@ -650,4 +650,25 @@ TEST_CASE("sweep: a serve base runs dfsim serve per point with its options as ax
   CHECK(r.code == 2);
   CHECK(r.out == len + ": /axes/prompt_len/1: \"uniform:10,1\": uniform:LO,HI needs integers 1 <= LO <= HI <= 1000000\n");
   CHECK_FALSE(fs::exists(d.path / "len"));
+  // A config key the step table makes inert (the table gives the step times, not the clock) is
+  // refused when the sweep is read, where the sweep gives it (until 2026-12-07 each point failed).
+  const char* inert[][3] = {  // the base's "set", the points, the line's start
+      {"", R"("axes": {"rate": [1], "set": {"memory.capacity_bytes": [17179869184], "core.clock_mhz": [500, 1000]}})",
+       ": /axes/set/core.clock_mhz: point 0: cannot change the results"},
+      {R"("set": {"core.clock_mhz": 500},)", R"("axes": {"rate": [1, 2]})", ": /base/set/core.clock_mhz: cannot change the results"},
+      {"", R"("combine": "points", "points": [{"rate": 1}, {"rate": 2, "set": {"core.clock_mhz": 500}}])",
+       ": /points/1/set/core.clock_mhz: point 1: cannot change the results"}};
+  for (const auto& [base_set, points, want] : inert) {
+    std::string f = write_file(d, "inert.json", std::string(R"({"format": "dfsim.sweep", "version": 1, "name": "b",
+      "base": {)") + base_set + R"("serve": {"model": "llama-3.1-8b",
+               "step_table": "workloads/serving/llama-3.1-8b_spyre_steps.csv"}},
+      )" + points + R"(, "metrics": {"t": "ttft_ms.p50"}})");
+    INFO(points);
+    r = dfsim("sweep " + f + " --out " + d.str() + "/inert", "2>&1 >/dev/null");
+    CHECK(r.code == 2);
+    CHECK(lines(r.out).size() == 1);
+    CHECK(r.out.rfind(f + want, 0) == 0);
+    CHECK_THAT(r.out, Contains("only memory.capacity_bytes, system.cards, name, sim.trace matter"));
+    CHECK_FALSE(fs::exists(d.path / "inert"));
+  }
 }
