@@ -9,6 +9,7 @@
 #include "sim/common/json_io.h"
 #include "sim/common/text_file.h"
 #include "sim/compiler/compile.h"
+#include "sim/config/params.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/graph/op_graph.h"
 #include "sim/graph/placement.h"
@@ -146,7 +147,8 @@ KernelGraph workload_from_json(const Json& j, StreamedTasks& streamed, const std
                        "applies to op graphs only; a compiled kernel graph fixes its kernels");
     for (const std::string& s : over.sets) {  // read by the compiler alone: the graph already holds its effect
       const std::string key = s.substr(0, s.find('='));
-      if (key == "memory.hbm_layout" || key == "ring.multicast_max_cores")
+      const Param* param = find_param(key);
+      if (param && param->compile_time)
         throw InputError("--set", key,
                          "a compile-time setting, which a compiled kernel graph (" + file +
                              ") already fixes; set it when compiling the op graph (dfsim compile --set " + key + "=...)");

@@ -74,7 +74,9 @@ Json& group_schema(Json& root, const std::string& parent_path) {
 std::vector<ParamRow> param_table() {
   std::vector<ParamRow> rows;
   for (const auto& p : chip_params())
-    rows.push_back({p.path, p.type_name(), p.default_value().dump(), p.unit, p.range_text(), p.description});
+    rows.push_back({p.path, p.type_name(), p.default_value().dump(), p.unit, p.range_text(),
+                    p.compile_time ? p.description + " (compile time: a compiled kernel graph already holds it)"
+                                   : p.description});
   return rows;
 }
 

@@ -81,6 +81,11 @@ Param choices(Param p, std::vector<std::string> cs) {
   return p;
 }
 
+Param compile_time(Param p) {
+  p.compile_time = true;
+  return p;
+}
+
 #define DFSIM_FIELD(member) [](auto& c) -> auto& { return c.member; }
 
 constexpr std::int64_t kBig = 1'000'000;  // upper bound for latencies in cycles
@@ -216,13 +221,13 @@ std::vector<Param> build() {
                    "docs/calibration.md, \"Port request rate\")",
                    DFSIM_FIELD(memory.port_request_scope)),
               {"all", "stick_layout"}),
-      choices(make("memory.hbm_layout", T::String, "",
+      compile_time(choices(make("memory.hbm_layout", T::String, "",
                    "how the compiler lays tensors out in off-chip memory unless the op graph's compile.hbm_layout "
                    "says otherwise: row_major (the dims in compile.layouts order, row-major), batched (the card's "
                    "generic stick layout for the batched tensors of matmuls, rank 3 and more, the rest row-major) or "
                    "stick (the card's generic stick layout for every tensor: docs/compiler.md, \"HBM layout\")",
                    DFSIM_FIELD(memory.hbm_layout)),
-              {"row_major", "batched", "stick"}),
+              {"row_major", "batched", "stick"})),
       ints(make("memory.lpddr5.bank_groups", T::Int, "banks", "lpddr5: bank groups per channel",
                 DFSIM_FIELD(memory.lpddr5.bank_groups)), 1, 64),
       ints(make("memory.lpddr5.banks_per_group", T::Int, "banks", "lpddr5: banks per bank group",
@@ -302,10 +307,10 @@ std::vector<Param> build() {
                 DFSIM_FIELD(ring.bytes_per_cycle)), 1, 65536),
       ints(make("ring.hop_cycles", T::Int, "cycles", "ring latency per hop, core clock", DFSIM_FIELD(ring.hop_cycles)),
            0, kBig),
-      ints(make("ring.multicast_max_cores", T::Int, "cores",
+      compile_time(ints(make("ring.multicast_max_cores", T::Int, "cores",
                 "the most cores one banded multicast of a shared operand tile reaches (matmul family, attention "
                 "K/V): a tile shared by more is loaded once per group of this many; 0: no limit",
-                DFSIM_FIELD(ring.multicast_max_cores)), 0, 4096),
+                DFSIM_FIELD(ring.multicast_max_cores)), 0, 4096)),
       choices(make("ring.link_order", T::String, "",
                    "the order a ring link serves the bursts booked on it: arrival (the order they reach it), "
                    "booking (the order the engines book them: faster to simulate, but a burst booked later for "

@@ -29,6 +29,9 @@ struct Param {
   double num_min = 0, num_max = std::numeric_limits<double>::infinity();
   bool num_min_open = true;
   std::vector<std::string> choices;  // String: allowed values (empty: any); maps: allowed keys
+  // Read by the compiler alone (a compiled kernel graph already holds its effect): a --set of it
+  // on a kernel graph is refused.
+  bool compile_time = false;
   std::function<Json(const ChipConfig&)> get;         // field -> JSON
   std::function<void(ChipConfig&, const Json&)> set;  // checked JSON -> field
 
