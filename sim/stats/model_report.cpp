@@ -73,6 +73,8 @@ const char* op_family_name(OpFamily f) {
     case OpFamily::projections: return "projections";
     case OpFamily::mlp: return "mlp";
     case OpFamily::norms: return "norms";
+    case OpFamily::embedding: return "embedding";
+    case OpFamily::head: return "head";
     case OpFamily::communication: return "communication";
     case OpFamily::other: return "other";
   }
@@ -107,7 +109,11 @@ KernelPlace place_kernel(const std::string& name) {
       k.family = OpFamily::norms;
       return k;
     }
-  if (k.layer < 0) return k;
+  if (k.layer < 0) {
+    if (k.tensor.starts_with("embed.")) k.family = OpFamily::embedding;
+    if (k.tensor.starts_with("head.") || k.tensor.starts_with("pool.")) k.family = OpFamily::head;
+    return k;
+  }
   if (parts[0] == "mlp") {
     k.family = OpFamily::mlp;
   } else if (parts[0] == "attn") {
@@ -215,8 +221,10 @@ OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std:
   OJson fam = OJson::object();
   for (int f = 0; f < kOpFamilies; ++f) {
     const auto& grp = families[static_cast<std::size_t>(f)];
-    // communication only in steps that cross cards
-    if (static_cast<OpFamily>(f) == OpFamily::communication && grp.kernels == 0) continue;
+    // embedding, head and communication only in steps that have them (communication: that cross cards)
+    const auto family = static_cast<OpFamily>(f);
+    bool optional = family == OpFamily::embedding || family == OpFamily::head || family == OpFamily::communication;
+    if (optional && grp.kernels == 0) continue;
     fam[op_family_name(static_cast<OpFamily>(f))] = group_json(grp);
   }
   j["families"] = fam;
@@ -296,7 +304,8 @@ std::string model_report_text(const OJson& s) {
                        g["offchip_bytes"].get<double>() / (1 << 20), g["macs"].get<double>(),
                        100 * g["fraction_of_roofline"].get<double>());
   };
-  for (const auto& [name, g] : m["families"].items()) out += row(name == "communication" ? "comm (pcie)" : name, g);
+  for (const auto& [name, g] : m["families"].items())  // ("other" is in summary.json even when empty)
+    if (g["kernels"].get<std::int64_t>() > 0) out += row(name == "communication" ? "comm (pcie)" : name, g);
   if (m["idle"]["time_ns"].get<double>() > 0)
     out += fmt::format("    {:<12} {:>7.3f} ms {:>6.1f}%  no kernel running\n", "idle",
                        m["idle"]["time_ns"].get<double>() / 1e6, 100 * m["idle"]["share"].get<double>());

@@ -12,17 +12,18 @@
 
 namespace dfsim {
 
-// communication: the ops between cards (collectives, host transfers) of a tensor-parallel step.
-enum class OpFamily { attention, projections, mlp, norms, communication, other };
-inline constexpr int kOpFamilies = 6;
+// embedding: the token (and position) lookups; head: the LM head or the pooler; communication:
+// the ops between cards (collectives, host transfers) of a tensor-parallel step.
+enum class OpFamily { attention, projections, mlp, norms, embedding, head, communication, other };
+inline constexpr int kOpFamilies = 8;
 const char* op_family_name(OpFamily f);
 
 // Where a compiled kernel of a generated graph belongs, from its name `<op>_<output tensor>`
 // and the tensor naming of dfsim gen: `l<i>.*` inside layer i, `embed.*`, `head.*`, `pool.*`,
 // `final_norm` outside. Norms: a tensor whose last part ends in "norm"; projections: the
 // Q/K/V/O linears of attention (with the O projection's residual); attention: the rest of
-// `l<i>.attn.*` (RoPE, KV-cache writes, SDPA, head reshuffles); MLP: `l<i>.mlp.*`; other:
-// everything else (embedding, LM head, pooling, kernels named otherwise).
+// `l<i>.attn.*` (RoPE, KV-cache writes, SDPA, head reshuffles); MLP: `l<i>.mlp.*`; embedding:
+// `embed.*`; head: `head.*` and `pool.*` (LM head, pooler); other: kernels named otherwise.
 struct KernelPlace {
   std::string op, tensor;  // tensor empty: the name does not follow the convention
   int layer = -1;          // -1: outside the layers

@@ -22,7 +22,7 @@ struct Expected {
 TEST_CASE("model report: the kernels of a Llama decode layer fall in their layer and family", "[model_report]") {
   // The compiled kernels of `dfsim gen llama-3.1-8b --phase decode --layers 1`, in order.
   const Expected all[] = {
-      {"embedding_embed.out", -1, OpFamily::other},
+      {"embedding_embed.out", -1, OpFamily::embedding},
       {"rmsnorm_l0.attn_norm", 0, OpFamily::norms},
       {"linear_l0.attn.q", 0, OpFamily::projections},
       {"linear_l0.attn.k", 0, OpFamily::projections},
@@ -39,7 +39,7 @@ TEST_CASE("model report: the kernels of a Llama decode layer fall in their layer
       {"fused_silu_l0.mlp.gated", 0, OpFamily::mlp},
       {"linear_epilogue_l0.mlp.residual", 0, OpFamily::mlp},
       {"rmsnorm_final_norm", -1, OpFamily::norms},
-      {"linear_head.logits", -1, OpFamily::other},
+      {"linear_head.logits", -1, OpFamily::head},
   };
   for (const Expected& e : all) {
     INFO(e.kernel);
@@ -65,13 +65,13 @@ TEST_CASE("model report: prefill, encoder, clone and unconventional kernel names
   CHECK(place_kernel("clone_l5.mlp_norm.w").family == OpFamily::norms);
   CHECK(place_kernel("layernorm_embed.norm").family == OpFamily::norms);          // encoder embeddings' norm
   CHECK(place_kernel("layernorm_embed.norm").layer == -1);
-  CHECK(place_kernel("linear_pool.dense").family == OpFamily::other);
-  CHECK(place_kernel("slice_pool.cls").family == OpFamily::other);
+  CHECK(place_kernel("linear_pool.dense").family == OpFamily::head);               // an encoder's pooler
+  CHECK(place_kernel("slice_pool.cls").family == OpFamily::head);
   CHECK(place_kernel("linear_epilogue_l0.mlp.act").family == OpFamily::mlp);            // encoder up + GELU
   CHECK(place_kernel("transpose_l0.attn.merged.bthd").family == OpFamily::attention);
   CHECK(place_kernel("fused_mul_l0.attn_norm").family == OpFamily::norms);              // Granite: scale + norm
-  CHECK(place_kernel("linear_epilogue_head.logits_scaled").family == OpFamily::other);  // Granite's LM head
-  CHECK(place_kernel("slice_head.last_token").family == OpFamily::other);
+  CHECK(place_kernel("linear_epilogue_head.logits_scaled").family == OpFamily::head);  // Granite's LM head
+  CHECK(place_kernel("slice_head.last_token").family == OpFamily::head);
   // Not the convention: outside the layers, family other, the whole name as op.
   for (const char* name : {"add_y", "softmax_x", "matmul_l.attn", "linear_lx.attn.q", "l0.attn.q", "linear_embed."}) {
     INFO(name);
