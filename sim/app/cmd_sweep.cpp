@@ -128,9 +128,10 @@ int cmd_sweep(const std::vector<std::string>& args) {
     for (const auto& f : only) cmd += " --only " + shell_quote(f);
     std::string submit = write_slurm_array(self, *slurm_dir, plan, todo, cmd);
     prepared.keep();
-    std::cout << "sweep " << plan.spec.name << ": " << todo.size() << " of " << plan.points.size()
-              << " points to run as a Slurm job array\n  submit:  " << submit << "\n  then:    sh "
-              << shell_quote(slurm_dir->path("gather.sh")) << "\n";
+    if (!quiet)  // (the script and gather.sh are in DIR, as --help says)
+      std::cout << "sweep " << plan.spec.name << ": " << todo.size() << " of " << plan.points.size()
+                << " points to run as a Slurm job array\n  submit:  " << submit << "\n  then:    sh "
+                << shell_quote(slurm_dir->path("gather.sh")) << "\n";
     return 0;
   }
   if (!dask.empty() && !todo.empty()) {

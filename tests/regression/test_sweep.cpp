@@ -270,6 +270,11 @@ TEST_CASE("sweep: the Slurm array script run task by task gives the same table",
   Result r = dfsim("sweep " + file + " --slurm " + d.str() + "/slurm --out " + d.str() + "/out");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Contains("sbatch '" + d.str() + "/slurm/sweep.sbatch'"));
+  // -q prints nothing (it printed the instructions until 2026-12-07) and writes the same script.
+  Result q = dfsim("sweep -q " + file + " --slurm " + d.str() + "/slurm-q --out " + d.str() + "/out-q");
+  CHECK(q.code == 0);
+  CHECK(q.out.empty());
+  CHECK(fs::exists(d.path / "slurm-q/sweep.sbatch"));
   std::string script = slurp(d.path / "slurm/sweep.sbatch");
   CHECK_THAT(script, Contains("#SBATCH --array=0-5\n"));
   CHECK_FALSE(fs::exists(d.path / "out/results.csv"));
