@@ -22,7 +22,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   int cores = 0;
   std::int64_t max_tasks = static_cast<std::int64_t>(kDefaultMaxTasks);
   std::string lx_planning;
-  bool explain = false;
+  bool explain = false, quiet = false;
   opts.add_options()
       ("input", po::value(&input)->required(), "op graph (dfsim.ops)")
       ("output,o", po::value(&output)->required(), "kernel graph to write (dfsim.kernels)")
@@ -35,19 +35,20 @@ int cmd_compile(const std::vector<std::string>& args) {
   opts.add_options()
       ("explain", po::bool_switch(&explain),
        "print, per kernel, the ops in it, the split and why, tile loops, LX-resident buffers, operand sharing, "
-       "off-chip bytes per buffer, the roofline bound and warnings (docs/outputs.md)");
+       "off-chip bytes per buffer, the roofline bound and warnings (docs/outputs.md)")
+      ("quiet,q", po::bool_switch(&quiet), "print nothing on success but what --explain asks for (no status line, no progress)");
   CompileFlags flags;
   add_compile_flags(opts, flags);
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
-  if (!parse_options("compile", "OPS.json -o KERNELS.json [--config FILE] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N] [--explain]",
+  if (!parse_options("compile", "OPS.json -o KERNELS.json [--config FILE] [--cores N] [--lx-planning P] [--no-fuse] [--split D=N,...] [--tiles D=N] [--explain] [-q]",
                      "dfsim compile workloads/matmul_1024.json -o matmul.kernels.json --cores 8", opts, &pos, args, vm))
     return 0;
   if (vm.count("cores") && cores < 1) throw UsageError("--cores must be >= 1");
   check_limit_option(vm, "max-tasks", static_cast<double>(max_tasks));
   install_run_control();
-  StepProgress steps(stderr_is_terminal() ? stderr : nullptr, current_phase_name);  // on a terminal
+  StepProgress steps(stderr_is_terminal() && !quiet ? stderr : nullptr, current_phase_name);  // on a terminal
   CompileOverrides over;
   over.cores = cores;
   over.max_tasks = static_cast<std::uint64_t>(max_tasks);
@@ -71,8 +72,10 @@ int cmd_compile(const std::vector<std::string>& args) {
   });
   steps.stop();
   auto count = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
-  (is_standard_output(output) ? std::cerr : std::cout) << output << ": " << count(g.tasks.size(), "task template") << " in " << count(g.kernels.size(), "kernel")
-            << ", " << count(g.buffers.size(), "buffer") << ", " << count(static_cast<std::size_t>(g.cores), "core") << "\n";
+  if (!quiet)
+    (is_standard_output(output) ? std::cerr : std::cout)
+        << output << ": " << count(g.tasks.size(), "task template") << " in " << count(g.kernels.size(), "kernel") << ", "
+        << count(g.buffers.size(), "buffer") << ", " << count(static_cast<std::size_t>(g.cores), "core") << "\n";
   if (explain) std::cout << report.text();
   return 0;
 }

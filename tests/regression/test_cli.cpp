@@ -242,6 +242,13 @@ TEST_CASE("cli: compile then run gives the same time as running the op graph", "
   CHECK(sa["offchip"] == sb["offchip"]);
   CHECK(sa["tasks"] == sb["tasks"]);
   CHECK(dfsim("validate " + kernels).code == 0);
+  // The status line names the graph; -q prints nothing (on either stream) and writes the same graph.
+  CHECK(c.out == kernels + ": 40 task templates in 2 kernels, 31 buffers, 1 core\n");
+  std::string quiet = (d.path / "quiet.kernels.json").string();
+  Result q = dfsim("compile -q " + ops + " -o " + quiet);
+  CHECK(q.code == 0);
+  CHECK(q.out.empty());
+  CHECK(slurp(quiet) == slurp(kernels));
 }
 
 TEST_CASE("cli: validate accepts every shipped config and workload", "[cli]") {
