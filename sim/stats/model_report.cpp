@@ -225,7 +225,7 @@ OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std:
     const auto family = static_cast<OpFamily>(f);
     bool optional = family == OpFamily::embedding || family == OpFamily::head || family == OpFamily::communication;
     if (optional && grp.kernels == 0) continue;
-    fam[op_family_name(static_cast<OpFamily>(f))] = group_json(grp);
+    fam[op_family_name(family)] = group_json(grp);
   }
   j["families"] = fam;
   j["idle"] = {{"time_ns", round6(idle_ns)}, {"share", round6(ratio(idle_ns, step_ns))}};

@@ -2,6 +2,7 @@
 #include "sim/sweep/base_kinds.h"
 
 #include <cctype>
+#include <filesystem>
 #include <map>
 
 #include "sim/app/cli.h"
@@ -245,7 +246,9 @@ void check_serve_point(const Json& o) {
   if (o.contains("rate") == o.contains("requests"))
     throw InputError(o.contains("rate") ? "requests" : "rate", "", "give either \"rate\" or \"requests\" (a trace file)");
   // A config key the point's step table makes inert: the point would refuse it (as dfsim serve does).
-  if (o.contains("step_table") && o.contains("set")) {
+  // (A missing table is named later, where the sweep file gives it, with the other input files.)
+  if (o.contains("step_table") && o.contains("set") &&
+      std::filesystem::is_regular_file(o["step_table"].get<std::string>())) {
     std::vector<std::string> sets;
     for (const auto& [k, v] : o["set"].items()) sets.push_back(set_arg(k, v));
     try {

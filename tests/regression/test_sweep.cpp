@@ -676,4 +676,11 @@ TEST_CASE("sweep: a serve base runs dfsim serve per point with its options as ax
     CHECK_THAT(r.out, Contains("only memory.capacity_bytes, system.cards, name, sim.trace matter"));
     CHECK_FALSE(fs::exists(d.path / "inert"));
   }
+  // A missing table is still named where the sweep gives it, with or without a "set".
+  std::string missing = write_file(d, "missing.json", R"({"format": "dfsim.sweep", "version": 1, "name": "b",
+    "base": {"serve": {"model": "llama-3.1-8b", "step_table": "no/such.csv"}},
+    "axes": {"rate": [1], "set": {"core.clock_mhz": [500]}}, "metrics": {"t": "ttft_ms.p50"}})");
+  r = dfsim("sweep " + missing + " --out " + d.str() + "/missing", "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK(r.out == missing + ": /base/serve/step_table: no/such.csv: no such file\n");
 }
