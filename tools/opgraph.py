@@ -179,6 +179,13 @@ def written_in_place(path):
     return (os.path.exists(path) and not os.path.isfile(path)) or os.path.abspath(path).startswith(special) \
         or link.startswith(special)
 
+def is_own_stdout(path):
+    """True when `path` names this process's standard output (/dev/stdout, /dev/fd/1,
+    /proc/self/fd/1, or a symlink to one of them): its status line goes to stderr then."""
+    link = os.readlink(path) if os.path.islink(path) else ""
+    return path in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1") or link in ("/dev/stdout", "/proc/self/fd/1")
+
+
 def write_text(text, path):
     """Writes all or nothing: a temporary file renamed over `path`. A path that exists and is
     neither a file nor a directory (a pipe), or under /dev or /proc (/dev/stdout, a symlink to
@@ -186,11 +193,9 @@ def write_text(text, path):
     replaced the device and reported success. ImportFailure("path: why") if it fails."""
     if os.path.isdir(path):
         raise ImportFailure(f"{path}: is a directory, expected a file path")
-    link = os.readlink(path) if os.path.islink(path) else ""
     if written_in_place(path):
         try:
-            if path in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1") or link in ("/dev/stdout", "/proc/self/fd/1"):
-                # our own stdout, which "wrote ..." is printed to after
+            if is_own_stdout(path):  # our own stdout ("wrote ..." then goes to stderr)
                 sys.stdout.write(text)
                 sys.stdout.flush()
             else:
@@ -239,4 +244,6 @@ def run_cli(args, convert):
     except ImportFailure as e:
         print(f"{args.source}: {' '.join(str(e).split())}", file=sys.stderr)  # one line
         sys.exit(2)
-    print(f"wrote {args.output}")
+    # With -o /dev/stdout the graph is stdout: the status line after it broke
+    # `tools/import_torch.py ... -o /dev/stdout | dfsim run -w /dev/stdin` (as dfsim gen once did).
+    print(f"wrote {args.output}", file=sys.stderr if is_own_stdout(args.output) else sys.stdout)

@@ -18,7 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from tool_errors import BadInput, guard, number, parse_json, read_csv, read_text, write_atomically  # noqa: E402
+from tool_errors import BadInput, guard, number, parse_json, read_csv, read_text, save_figure, status_stream  # noqa: E402
 import tool_errors  # noqa: E402
 
 REQUEST_FIELDS = ("arrival_ms", "first_token_ms", "finish_ms", "output_tokens")
@@ -74,8 +74,8 @@ def plot_cdfs(runs, out):
         ax.legend(fontsize=8)
     fig.suptitle("dfsim serve: latency CDFs")
     fig.tight_layout()
-    write_atomically(out, lambda p: fig.savefig(p, dpi=120))
-    print(f"wrote {out}")
+    save_figure(fig, out, dpi=120)
+    print(f"wrote {out}", file=status_stream(out))
 
 
 def plot_timeline(run, out, bucket_s=None):
@@ -111,8 +111,8 @@ def plot_timeline(run, out, bucket_s=None):
         ax.grid(alpha=0.3)
     fig.suptitle(f"dfsim serve: throughput and queue over time ({run.name})")
     fig.tight_layout()
-    write_atomically(out, lambda p: fig.savefig(p, dpi=120))
-    print(f"wrote {out}")
+    save_figure(fig, out, dpi=120)
+    print(f"wrote {out}", file=status_stream(out))
 
 
 SWEEP_FIELDS = ("rate", "ttft_p50_ms", "ttft_p99_ms", "e2e_p50_ms", "tpot_p50_ms", "requests_per_s")
@@ -150,8 +150,8 @@ def plot_vs_rate(rows, out):
         ax.grid(alpha=0.3)
     fig.suptitle("dfsim serve: latency and throughput vs request rate")
     fig.tight_layout()
-    write_atomically(out, lambda p: fig.savefig(p, dpi=120))
-    print(f"wrote {out}")
+    save_figure(fig, out, dpi=120)
+    print(f"wrote {out}", file=status_stream(out))
 
 
 def main(argv):

@@ -20,7 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from tool_errors import BadInput, guard, number, read_text, write_atomically  # noqa: E402
+from tool_errors import BadInput, guard, number, read_text, save_figure, status_stream  # noqa: E402
 import tool_errors  # noqa: E402
 
 # Display order of kinds; kinds not listed follow in alphabetical order.
@@ -158,10 +158,10 @@ def main(argv=None):
     fig.suptitle(title_of(run_dir), fontsize=11)
     fig.tight_layout()
     try:
-        write_atomically(out, lambda p: fig.savefig(p, dpi=a.dpi))
+        save_figure(fig, out, dpi=a.dpi)
     except OSError as e:
         raise BadInput(f"cannot write {out}: {e.strerror or e}") from None
-    print(f"wrote {out}")
+    print(f"wrote {out}", file=status_stream(out))
     return 0
 
 

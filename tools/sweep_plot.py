@@ -194,6 +194,9 @@ def main():
             p.add_argument("--max-x", action="store_true")
             p.add_argument("--max-y", action="store_true")
     a = ap.parse_args()
+    if a.out is not None and os.path.abspath(a.out).startswith(("/dev/", "/proc/")):
+        # PREFIX.png and PREFIX.svg under /dev: `--out /dev/stdout` made two files there
+        raise BadInput(f"--out {a.out}: expected the prefix of two files (PREFIX.png and PREFIX.svg), not a device")
     columns, rows, name = load(a.results)
     if not rows:
         fail(f"{a.results}: no row with status ok to plot")

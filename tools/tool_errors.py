@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 
-from opgraph import ArgParser, written_in_place  # noqa: F401 (ArgParser: for the tools)
+from opgraph import ArgParser, is_own_stdout, written_in_place  # noqa: F401 (ArgParser: for the tools)
 
 
 class BadInput(Exception):
@@ -125,6 +125,38 @@ def write_atomically(path, write):
         except OSError:
             pass
         raise
+
+
+def save_figure(fig, path, **savefig_args):
+    """fig.savefig to `path` all or nothing (write_atomically), in the format its extension
+    names, PNG without one. matplotlib appended ".png" to a path without an extension: `--out
+    /dev/stdout` made a file /dev/stdout.png and said "wrote /dev/stdout", `--out /dev/full`
+    reported success, and a plain `--out plot` failed naming the temporary's suffix. Our own
+    stdout is written through sys.stdout (print the status line to status_stream(path))."""
+    path = str(path)
+    ext = os.path.splitext(path)[1][1:].lower()
+    formats = fig.canvas.get_supported_filetypes()
+    if ext and ext not in formats:
+        raise BadInput(f"{path}: matplotlib cannot write a .{ext} file, expected a name ending in "
+                       f".{', .'.join(sorted(formats))} (PNG without an extension)")
+    fmt = ext or "png"
+    # The same figure gives the same bytes: SVG clip-path ids from a fixed salt (a random one
+    # by default) and no creation date in SVG, PDF or PostScript.
+    import matplotlib
+    matplotlib.rcParams["svg.hashsalt"] = "dfsim"
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
+    if is_own_stdout(path):
+        sys.stdout.flush()
+        fig.savefig(sys.stdout.buffer, format=fmt, **savefig_args)
+        sys.stdout.buffer.flush()
+        return
+    write_atomically(path, lambda p: fig.savefig(p, format=fmt, **savefig_args))
+
+
+def status_stream(*outputs):
+    """Where `wrote FILE` goes: stderr when an output is our own stdout (the line would follow
+    the image or the graph there), else stdout."""
+    return sys.stderr if any(is_own_stdout(str(o)) for o in outputs) else sys.stdout
 
 
 def _report(e):

@@ -17,6 +17,7 @@
 #include "sim/app/output_dir.h"
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
+#include "sim/common/temp_dir.h"
 #include "sim/config/chip_config.h"
 #include "sim/regress/accuracy_stats.h"
 #include "sim/regress/child_runs.h"
@@ -124,9 +125,7 @@ int cmd_accuracy(const std::vector<std::string>& args) {
     if (!fs::create_directories(scratch, ec) && ec)
       throw OutputError(fmt::format("accuracy: cannot create {}: {}", scratch, ec.message()));
   } else {
-    char tmpl[] = "/tmp/dfsim-accuracy-XXXXXX";
-    if (!mkdtemp(tmpl)) throw SimError("accuracy: cannot create a temporary directory");
-    scratch = tmpl;
+    scratch = make_temp_dir("dfsim-accuracy");
   }
   struct Cleanup {
     std::string dir;

@@ -18,6 +18,7 @@
 #include "sim/common/child_stop.h"
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
+#include "sim/common/temp_dir.h"
 #include "sim/regress/child_runs.h"
 
 namespace dfsim {
@@ -39,9 +40,7 @@ class Runner {
  public:
   Runner(std::string config, std::vector<std::string> sets, std::string workloads)
       : config_(std::move(config)), sets_(std::move(sets)), workloads_(std::move(workloads)) {
-    char tmpl[] = "/tmp/dfsim-calibrate-XXXXXX";
-    if (!mkdtemp(tmpl)) throw SimError("calibrate: cannot create a temporary directory");
-    dir_ = tmpl;
+    dir_ = make_temp_dir("dfsim-calibrate");
   }
   ~Runner() {
     std::error_code ec;

@@ -173,20 +173,23 @@ int cmd_diff(const std::vector<std::string>& args) {
 
   bool all = vm.count("all");
   int moved = 0, within = 0;
-  std::cout << fmt::format("{:<48} {:>16} {:>16} {:>10}  {}\n", "metric", "A", "B", "delta", "verdict");
+  // With --junit /dev/stdout the XML is stdout: the table goes to stderr (one stream of both
+  // is no XML a JUnit reader parses).
+  std::ostream& report = is_standard_output(junit) ? std::cerr : std::cout;
+  report << fmt::format("{:<48} {:>16} {:>16} {:>10}  {}\n", "metric", "A", "B", "delta", "verdict");
   for (const Line& l : lines) {
     (l.beyond ? moved : within) += 1;
-    std::cout << fmt::format("{:<48} {:>16} {:>16} {:>10}  {}\n", l.item, l.before, l.after, l.delta, l.verdict);
+    report << fmt::format("{:<48} {:>16} {:>16} {:>10}  {}\n", l.item, l.before, l.after, l.delta, l.verdict);
   }
   if (all) {
     auto sa = summary_scalars(a), sb = summary_scalars(b);
     for (const auto& [k, v] : sa)
       if (auto it = sb.find(k); it != sb.end() && it->second == v)
-        std::cout << fmt::format("{:<48} {:>16} {:>16} {:>10}  {}\n", k, metric_text(v), metric_text(v), "0", "same");
+        report << fmt::format("{:<48} {:>16} {:>16} {:>10}  {}\n", k, metric_text(v), metric_text(v), "0", "same");
   }
   if (!junit.empty()) write_junit(junit, {{"dfsim diff", cases}});
-  std::cout << fmt::format("\n{} values compared ({} kernels): {} identical, {} within {}, {} beyond\n", compared,
-                           kernels, compared - moved - within, within, tol.text(), moved);
+  report << fmt::format("\n{} values compared ({} kernels): {} identical, {} within {}, {} beyond\n", compared,
+                        kernels, compared - moved - within, within, tol.text(), moved);
   return moved > 0 ? 1 : 0;
 }
 

@@ -16,6 +16,7 @@
 #include "sim/app/options.h"
 #include "sim/app/run_control.h"
 #include "sim/common/error.h"
+#include "sim/common/temp_dir.h"
 #include "sim/config/chip_config.h"
 #include "sim/regress/child_runs.h"
 #include "sim/regress/evaluate.h"
@@ -39,9 +40,7 @@ bool selected(const std::string& name, const std::string& pattern) {
 struct ScratchDir {
   std::string path;
   ScratchDir() {
-    char tmpl[] = "/tmp/dfsim-regress-XXXXXX";
-    if (!mkdtemp(tmpl)) throw SimError("regress: cannot create a temporary directory");
-    path = tmpl;
+    path = make_temp_dir("dfsim-regress");
   }
   ~ScratchDir() {
     std::error_code ec;
@@ -105,9 +104,9 @@ void check_case_workload(const Suite& s, const SuiteCase& c, const std::vector<s
   }
 }
 
-void print_row(const std::string& name, const MetricRow& r, bool updated) {
-  std::cout << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", name, r.metric, r.expected, r.got,
-                           r.delta, r.tolerance, updated ? "updated" : r.pass ? "pass" : "FAIL");
+void print_row(std::ostream& out, const std::string& name, const MetricRow& r, bool updated) {
+  out << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", name, r.metric, r.expected, r.got,
+                     r.delta, r.tolerance, updated ? "updated" : r.pass ? "pass" : "FAIL");
 }
 
 }  // namespace
@@ -218,8 +217,11 @@ int cmd_regress(const std::vector<std::string>& args) {
     results.push_back(std::move(res));
   }
 
-  std::cout << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", "case", "metric", "expected", "got",
-                           "delta", "tolerance", "result");
+  // With --junit /dev/stdout the XML is stdout: the table goes to stderr, or the XML would
+  // follow it in one stream that no JUnit reader parses.
+  std::ostream& report = is_standard_output(junit) ? std::cerr : std::cout;
+  report << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", "case", "metric", "expected", "got",
+                        "delta", "tolerance", "result");
   int passed = 0, failed = 0, errors = 0;
   std::vector<JUnitSuite> junit_suites;
   const Suite* junit_suite = nullptr;  // the suite of junit_suites.back()
@@ -238,14 +240,14 @@ int cmd_regress(const std::vector<std::string>& args) {
       bool updated = update && !r.json_path.empty() && r.got_value != r.expected_value;
       if (updated) updates[p.suite][r.json_path] = r.got_value;
       bool counts = !r.pass && !updated;
-      if (!quiet || counts) print_row(p.c->name, r, updated);
+      if (!quiet || counts) print_row(report, p.c->name, r, updated);
       if (counts) {
         ++out_of_tolerance;
         jc.detail += fmt::format("{}: expected {} ({}), got {} ({})\n", r.metric, r.expected, r.tolerance, r.got, r.delta);
       }
     }
     if (!res.error.empty()) {
-      std::cout << fmt::format("{:<28} {}\n", p.c->name, res.error);
+      report << fmt::format("{:<28} {}\n", p.c->name, res.error);
       jc.outcome = JUnitCase::Outcome::error;
       jc.message = res.error;
       jc.detail = res.error;
@@ -267,11 +269,11 @@ int cmd_regress(const std::vector<std::string>& args) {
     for (const auto& c : suite->cases)
       for (const auto& e : c.expect)
         if (auto it = values.find(e.json_path); it != values.end())
-          std::cout << fmt::format("updated {}: {} {}: {} -> {}\n", suite->file, c.name, e.label(),
-                                   metric_text(e.expected), metric_text(it->second));
+          report << fmt::format("updated {}: {} {}: {} -> {}\n", suite->file, c.name, e.label(),
+                                metric_text(e.expected), metric_text(it->second));
   }
-  std::cout << fmt::format("\n{} case(s): {} passed, {} failed, {} error(s){}\n", plan.size(), passed, failed, errors,
-                           update ? fmt::format("; {} suite(s) updated", updates.size()) : "");
+  report << fmt::format("\n{} case(s): {} passed, {} failed, {} error(s){}\n", plan.size(), passed, failed, errors,
+                        update ? fmt::format("; {} suite(s) updated", updates.size()) : "");
   return failed + errors > 0 ? 1 : 0;
 }
 

@@ -123,8 +123,10 @@ int cmd_run(const std::vector<std::string>& args) {
   apply_compile_flags(flags, over);
   if (vm.count("lx-planning")) over.lx_planning = parse_lx_planning(lx_planning);
   check_limit_option(vm, "max-events", static_cast<double>(max_events));
-  check_limit_option(vm, "max-sim-time", max_sim_ns);
-  check_limit_option(vm, "timeout", timeout_s);
+  // Simulated time is femtoseconds, converted through a signed 64-bit rounding (ns_to_ticks): a
+  // limit past 2^63 fs became another one. A host timeout past 1e9 s (31 years) overflowed the timer.
+  check_limit_option(vm, "max-sim-time", max_sim_ns, 9.2e12, "9.2e12 ns, 2.5 hours of simulated time (its range)");
+  check_limit_option(vm, "timeout", timeout_s, 1e9, "1e9 s, 31 years");
   check_limit_option(vm, "max-tasks", static_cast<double>(max_tasks));
   if (!parse_trace_level(trace_level, &trace.level))
     throw UsageError("--trace must be off, kernels, units or full, got \"" + trace_level + "\"");

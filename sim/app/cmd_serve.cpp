@@ -176,7 +176,10 @@ int cmd_serve(const std::vector<std::string>& args) {
   if (jobs < 1 || jobs > 1024) throw UsageError("--jobs must be in [1, 1024]");
   if (num_requests < 1 || num_requests > kMaxRequests) throw UsageError("--num-requests must be in [1, 10000000]");
   if (arrival != "poisson" && arrival != "gamma") throw UsageError("--arrival: expected poisson or gamma, got \"" + arrival + "\"");
-  if (!(burstiness > 0) || burstiness > 1e6) throw UsageError("--burstiness must be in (0, 1e6]");
+  // Below 0.001 nearly every gamma gap is under a nanosecond (1e-300: all of them), so every
+  // request arrived at once whatever --rate said.
+  if (!(burstiness >= 1e-3) || burstiness > 1e6)
+    throw UsageError("--burstiness must be in [0.001, 1e6] (below 0.001 nearly every request arrives at once, whatever --rate)");
   // As vllm bench serve: a burstiness makes the gaps gamma-distributed, unless Poisson is asked for.
   if (vm.count("burstiness") && !vm.count("arrival")) arrival = "gamma";
   if (vm.count("burstiness") && arrival == "poisson" && burstiness != 1)
@@ -352,13 +355,16 @@ int cmd_serve(const std::vector<std::string>& args) {
   top->commit();
   plan.remove_stale_rate_dirs();  // an earlier sweep's rate-R/ this run did not write (as run: docs/reliability.md)
   if (!quiet) {
-    if (!sweep) std::cout << serve_summary_text(sums[0]);
-    if (sweep) std::cout << table << "outputs: " << out << "/sweep.csv and " << out << "/rate-*/\n";
-    else std::cout << "outputs: " << top->path("summary.json") << ", requests.jsonl, steps.csv" << (trace_json ? ", trace.json" : "") << "\n";
+    // With --export-step-table /dev/stdout the table is stdout: the report goes to stderr, or
+    // the CSV would run on into it (as gen and compile do with -o /dev/stdout).
+    std::ostream& report = is_standard_output(export_table) ? std::cerr : std::cout;
+    if (!sweep) report << serve_summary_text(sums[0]);
+    if (sweep) report << table << "outputs: " << out << "/sweep.csv and " << out << "/rate-*/\n";
+    else report << "outputs: " << top->path("summary.json") << ", requests.jsonl, steps.csv" << (trace_json ? ", trace.json" : "") << "\n";
     if (simulated)
-      std::cout << fmt::format("step simulations: {} run ({} shapes found in {} scheduler passes), the rest from {}\n",
-                               simulated->children_run(), found.shapes, found.passes, simulated->cache_file());
-    if (!export_table.empty()) std::cout << "step table: " << export_table << " (" << times.used().size() << " shapes)\n";
+      report << fmt::format("step simulations: {} run ({} shapes found in {} scheduler passes), the rest from {}\n",
+                            simulated->children_run(), found.shapes, found.passes, simulated->cache_file());
+    if (!export_table.empty()) report << "step table: " << export_table << " (" << times.used().size() << " shapes)\n";
   }
   return 0;
 }

@@ -31,6 +31,21 @@ void reject_empty_values(const po::options_description& opts, const po::variable
   }
 }
 
+// `-o=out` gives a short option the value "=out" (Boost, as getopt): `dfsim run -o=out` wrote
+// into a directory named "=out" and `-j=2` said "the argument ('=2') is invalid". Refused
+// before parsing, with the two forms that work.
+void reject_short_option_equals(const po::options_description& opts, const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--") return;
+    if (a.size() < 3 || a[0] != '-' || a[1] == '-' || a[2] != '=') continue;
+    for (const auto& d : opts.options())
+      if (d->semantic()->max_tokens() > 0 &&
+          d->canonical_display_name(po::command_line_style::allow_dash_for_short) == a.substr(0, 2))
+        throw UsageError(a + ": a short option takes its value after a space: " + a.substr(0, 2) + " " + a.substr(3) +
+                         " or --" + d->long_name() + "=" + a.substr(3));
+  }
+}
+
 }  // namespace
 
 bool parse_options(const std::string& cmd, const std::string& synopsis, const std::string& example,
@@ -38,6 +53,7 @@ bool parse_options(const std::string& cmd, const std::string& synopsis, const st
                    const std::vector<std::string>& args, po::variables_map& vm) {
   opts.add_options()("help,h", "print this help");
   try {
+    reject_short_option_equals(opts, args);
     auto parser = po::command_line_parser(args).options(opts);
     // A command without positional arguments refuses a stray one (it was silently ignored:
     // `dfsim info configs/small.json` reported on the default config).
@@ -65,9 +81,12 @@ bool parse_options(const std::string& cmd, const std::string& synopsis, const st
   return true;
 }
 
-void check_limit_option(const po::variables_map& vm, const std::string& name, double value) {
-  if (vm.count(name) && !vm[name].defaulted() && !(value > 0))
-    throw UsageError("--" + name + " must be > 0 (leave it out for no limit)");
+void check_limit_option(const po::variables_map& vm, const std::string& name, double value, double max,
+                        const std::string& max_text) {
+  if (!vm.count(name) || vm[name].defaulted()) return;
+  if (!(value > 0)) throw UsageError("--" + name + " must be > 0 (leave it out for no limit)");
+  if (max > 0 && !(value <= max))
+    throw UsageError("--" + name + " must be at most " + max_text + " (leave it out for no limit)");
 }
 
 }  // namespace dfsim

@@ -1,12 +1,12 @@
 #include "sim/app/solo_runs.h"
 
 #include <fmt/format.h>
-#include <stdlib.h>
 
 #include <filesystem>
 
 #include "sim/common/error.h"
 #include "sim/common/json_io.h"
+#include "sim/common/temp_dir.h"
 #include "sim/regress/child_runs.h"
 
 namespace dfsim {
@@ -19,9 +19,7 @@ namespace fs = std::filesystem;
 struct ScratchDir {
   fs::path path;
   ScratchDir() {
-    std::string tmpl = (fs::temp_directory_path() / "dfsim-solo-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw SimError("--solo: cannot create a temporary directory");
-    path = tmpl;
+    path = make_temp_dir("dfsim-solo");
   }
   ~ScratchDir() {
     std::error_code ec;

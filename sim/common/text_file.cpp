@@ -37,6 +37,22 @@ std::string line_column(const std::string& text, std::size_t at) {
   return fmt::format("{}:{}", line, at - line_start + 1);
 }
 
+// The text of the last pipe read (`<(...)`, /dev/stdin), by the pipe's identity. A pipe can be
+// read once: a command that reads an input twice (validate: the file's kind, then its loader)
+// got "unexpected end of input" the second time. Kept up to 64 MiB (configs, suites,
+// placements; a large kernel graph is read once).
+struct PipeText {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool kept = false;
+  std::string text;
+};
+PipeText& last_pipe() {
+  static PipeText p;
+  return p;
+}
+constexpr std::size_t kMaxKeptPipeBytes = std::size_t{64} << 20;
+
 }  // namespace
 
 std::string read_input_file(const std::string& path, const std::string& expected, bool json) {
@@ -49,6 +65,8 @@ std::string read_input_file(const std::string& path, const std::string& expected
                                             kMaxInputBytes >> 30, expected));
   };
   if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes) throw too_large();
+  PipeText& pipe = last_pipe();
+  if (S_ISFIFO(st.st_mode) && pipe.kept && pipe.dev == st.st_dev && pipe.ino == st.st_ino) return pipe.text;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot be read");
   std::string text;
@@ -85,6 +103,7 @@ std::string read_input_file(const std::string& path, const std::string& expected
     }
   }
   if (in.bad()) throw InputError(path, "", "cannot be read");
+  if (S_ISFIFO(st.st_mode) && text.size() <= kMaxKeptPipeBytes) pipe = PipeText{st.st_dev, st.st_ino, true, text};
   return text;
 }
 

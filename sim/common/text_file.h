@@ -19,6 +19,8 @@ constexpr std::uint64_t kMaxInputBytes = std::uint64_t{1} << 30;
 // With `json`, a first character (after white space and a UTF-8 byte order mark) that can
 // begin no JSON text (nor a comment's '/': configs have them) is refused at its line:column as
 // soon as it is read, so `yes | dfsim run -w /dev/stdin` costs one read, not a gigabyte.
+// The last pipe read (`<(...)`, /dev/stdin), read again by the same process, gives the same
+// text (up to 64 MiB), not the empty rest of the pipe.
 std::string read_input_file(const std::string& path, const std::string& expected, bool json = false);
 
 // read_input_file for the line-oriented inputs (CSV tables, request traces, histograms), less a

@@ -1,7 +1,10 @@
 // The extends chain: loading, loop detection and merging with origin tracking.
 #include "sim/config/config_layers.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "sim/common/error.h"
@@ -70,9 +73,19 @@ namespace {
 
 // One file of the chain; `chain` holds the files that extend it (for loop detection).
 struct ChainEntry {
-  std::string key;      // canonical path
+  std::string key;      // the file's identity (file_key)
   std::string display;  // file name for messages
 };
+
+// Which file `path` is: its device and inode, the same through links and `..`, or "" when it
+// cannot be read (loop detection then skips it; the caller reports the missing file). It was the
+// canonical path, which needs the working directory: from one deeper than PATH_MAX every file's
+// was "", and `small.json` extending `spyre.json` was reported as "extends loop".
+std::string file_key(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+}
 
 // A config has no "format": a file with one is another dfsim format given as a config (an op
 // graph as --config), named as such rather than by its first key ("/compile: unknown key").
@@ -88,15 +101,15 @@ Json load_layer(const std::string& file, std::vector<ChainEntry>& chain, Origins
   if (!j.is_object()) throw InputError(file, "", "expected a JSON object at the top level, got " + json_type_name(j));
   reject_other_format(j, file);
   std::error_code ec;
-  chain.push_back({fs::weakly_canonical(file, ec).string(), fs::path(file).filename().string()});
+  chain.push_back({file_key(file), fs::path(file).filename().string()});
   Json merged = Json::object();
   if (j.contains("extends")) {
     std::string rel = JsonView(j["extends"], file, "/extends").as_string();
     if (rel.empty()) throw InputError(file, "/extends", "expected the path of a config to extend, got \"\"");
     std::string parent = (fs::path(file).parent_path() / rel).lexically_normal().string();
-    std::string key = fs::weakly_canonical(parent, ec).string();
+    const std::string key = file_key(parent);
     for (const auto& e : chain) {
-      if (e.key != key) continue;
+      if (key.empty() || e.key != key) continue;
       std::string loop;
       for (const auto& c : chain) loop += c.display + " -> ";
       throw InputError(file, "/extends", "extends loop: " + loop + fs::path(parent).filename().string());

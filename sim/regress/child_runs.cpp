@@ -14,6 +14,7 @@
 #include "sim/common/child_stop.h"
 #include "sim/common/error.h"
 #include "sim/common/self_executable.h"
+#include "sim/common/temp_dir.h"
 
 namespace dfsim {
 
@@ -55,9 +56,7 @@ std::string first_line(const std::string& file) {
 void run_children(std::vector<ChildRun>& runs, int jobs) {
   if (runs.empty()) return;
   std::string exe = self_executable();
-  char tmpl[] = "/tmp/dfsim-children-XXXXXX";
-  if (!mkdtemp(tmpl)) throw SimError("cannot create a temporary directory for child processes");
-  std::string dir = tmpl;
+  std::string dir = make_temp_dir("dfsim-children");
   std::map<pid_t, std::size_t> running;
   auto err_file = [&](std::size_t i) { return dir + "/" + std::to_string(i) + ".err"; };
   ChildStopGuard stop;

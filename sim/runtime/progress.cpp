@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
 
 namespace dfsim {
 
@@ -21,7 +22,10 @@ double progress_delay() {
 
 bool progress_line_shown() { return g_shown.load(std::memory_order_relaxed); }
 
-bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
+bool stderr_is_terminal() {
+  const char* term = std::getenv("TERM");
+  return isatty(STDERR_FILENO) == 1 && !(term && std::string_view(term) == "dumb");
+}
 
 ProgressLine::ProgressLine(std::FILE* out) : out_(out), t0_(Clock::now()) {
   next_ = t0_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(progress_delay()));

@@ -60,7 +60,8 @@ class StepProgress {
 // starts by erasing it): an atomic flag, safe to read there.
 bool progress_line_shown();
 
-// True when stderr is a terminal (the progress line's only destination).
+// True when stderr is a terminal that can redraw a line (the progress line's only destination):
+// not with TERM=dumb (an editor's shell buffer), where "\033[K" showed as "^[[K" on every update.
 bool stderr_is_terminal();
 
 }  // namespace dfsim

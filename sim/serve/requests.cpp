@@ -198,6 +198,12 @@ std::vector<Request> read_request_file(const std::string& file) {
     if (static_cast<std::int64_t>(out.size()) >= kMaxRequests)
       throw InputError(file, fmt::format("line {}", line_no), "more than 10000000 requests");
     if (!csv) {
+      // A CSV trace piped through /dev/stdin or named .txt was reported as "malformed JSON"
+      // with no word of how the format is chosen.
+      if (t[0] != '{')
+        throw InputError(file, fmt::format("line {}", line_no),
+                         "expected a JSON object ({...}) per line: a request trace whose name does not end in .csv is "
+                         "read as JSON lines");
       out.push_back(request_from_json(parse_json_text(t, file + ": line " + std::to_string(line_no)), file, line_no,
                                       static_cast<std::int64_t>(out.size())));
       lines.push_back(line_no);

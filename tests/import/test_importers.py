@@ -386,6 +386,10 @@ def test_bad_output(dfsim, d):
         assert p.stderr.count("\n") == 1 and "No space left on device" in p.stderr, p.stderr
     p = run(roof + ["tests/data/bad/ops_ok.json", "-o", os.path.join(d, "t.csv")], expect=2)
     assert p.stderr == 'tests/data/bad/ops_ok.json: /format: expected "dfsim.model" (a model file), got "dfsim.ops"\n', p.stderr
+    # -o /dev/stdout: the graph alone on stdout (its "wrote" line followed it, so a pipe into
+    # `dfsim run -w /dev/stdin` failed), the status line on stderr
+    p = run(base + ["-o", "/dev/stdout"])
+    assert json.loads(p.stdout)["format"] == "dfsim.ops" and p.stderr == "wrote /dev/stdout\n", p.stderr
     target, link = os.path.join(d, "target.json"), os.path.join(d, "link.json")
     open(target, "w").write("old")
     os.symlink(target, link)

@@ -58,11 +58,11 @@ struct Result {
   std::string err;       // stderr
 };
 
-// Runs `dfsim <args>` with stdout discarded and stderr captured.
-Result dfsim(const std::string& args) {
+// Runs `dfsim <args>` with stdout discarded and stderr captured; `env`: VAR=value words before it.
+Result dfsim(const std::string& args, const std::string& env = "") {
   TempDir t("stderr");
   fs::path err = t.path / "stderr.txt";
-  std::string cmd = std::string(DFSIM_BINARY) + " " + args + " >/dev/null 2>" + err.string();
+  std::string cmd = env + " " + std::string(DFSIM_BINARY) + " " + args + " >/dev/null 2>" + err.string();
   int status = std::system(cmd.c_str());
   Result r;
   r.exited = WIFEXITED(status);
@@ -90,14 +90,14 @@ std::vector<std::string> lines(const std::string& s) {
 
 // The checks every bad input must pass. `args` is a dfsim command line without --out; for
 // `run` a fresh --out directory is added and must stay without outputs. Each of `expect` must
-// appear in the one line printed.
-void expect_bad(const std::string& args, const std::vector<std::string>& expect) {
+// appear in the one line printed. `env`: VAR=value words to run it with.
+void expect_bad(const std::string& args, const std::vector<std::string>& expect, const std::string& env = "") {
   TempDir out("out");
   fs::path dir = out.path / "o";
   bool run = args.rfind("run ", 0) == 0 || args.rfind("serve ", 0) == 0;
   std::string full = args + (run && args.find(" -o ") == std::string::npos ? " -o " + dir.string() : "");
-  INFO("dfsim " << full);
-  Result r = dfsim(full);
+  INFO(env << " dfsim " << full);
+  Result r = dfsim(full, env);
   INFO("stderr: " << r.err);
   REQUIRE(r.exited);                  // never a signal, an abort or a sanitizer kill
   CHECK(r.code == 2);
@@ -913,6 +913,9 @@ TEST_CASE("bad input: serve request files", "[bad][serve]") {
   expect_bad(kServe + "--requests " + t.file("i.csv", "id,arrival_ms,prompt_tokens,output_tokens\n3,0,10,5\n3,1,10,5\n"),
              {"i.csv", "request id 3 appears twice"});
   expect_bad(kServe + "--requests " + t.str() + "/missing.jsonl", {"missing.jsonl", "no such file"});
+  // a CSV trace not named .csv (or piped through /dev/stdin) was "malformed JSON", no more said
+  expect_bad(kServe + "--requests " + t.file("k.txt", "arrival_ms,prompt_tokens,output_tokens\n0,10,5\n"),
+             {"k.txt: line 1", "whose name does not end in .csv is read as JSON lines"});
   expect_bad(kServe + "--rate 1 --prompt-len hist:" + t.file("h.csv", "100,-1\n"), {"h.csv", "line 1", "weight"});
   // A rate given twice wrote into one DIR/rate-1/ twice (exit 1, half a sweep); a burstiness
   // with Poisson arrivals or a trace was ignored.
@@ -920,6 +923,8 @@ TEST_CASE("bad input: serve request files", "[bad][serve]") {
   expect_bad(kServe + "--rate 1, -n 5", {"--rate", "got \"1,\""});  // a trailing comma was dropped silently
   expect_bad(kServe + "--rate 1e300", {"--rate", "(0, 1e6]"});
   expect_bad(kServe + "--rate 1 --arrival poisson --burstiness 0.2", {"--burstiness 0.2 needs --arrival gamma"});
+  // a shape of 1e-300 made every gap 0: all requests at once, the rate ignored, exit 0
+  expect_bad(kServe + "--rate 1 --burstiness 1e-300 -n 5", {"--burstiness must be in [0.001, 1e6]"});
   expect_bad(kServe + "--requests " + t.file("j.csv", "arrival_ms,prompt_tokens,output_tokens\n0,10,5\n") + " --burstiness 0.5",
              {"--burstiness", "--requests trace"});
 }
@@ -1468,4 +1473,107 @@ TEST_CASE("bad input: status lines and logs stay off a graph written to stdout",
   // a placement: a command-line option that fails one of its workloads names it
   expect_bad("run --placement workloads/placements/two_kernels_two_cards.json -c configs/spyre-drawer.json --split M=2",
              {"--split: workload \"add\"", "names dims no op of the graph has"});
+}
+
+TEST_CASE("bad input: a TMPDIR that cannot hold a scratch directory is named", "[bad]") {
+  // run --solo said "internal error: filesystem error: temp_directory_path"; regress, accuracy
+  // and calibrate ignored TMPDIR and made their scratch in /tmp (ninth hostile-input pass).
+  TempDir t("tmpdir");
+  const std::string file = t.file("f", "x");
+  expect_bad("run --placement workloads/placements/two_kernels_two_cards.json -c configs/spyre-drawer.json --solo",
+             {"TMPDIR /nonexistent/dfsim", "cannot create a temporary directory there", "No such file or directory"},
+             "TMPDIR=/nonexistent/dfsim");
+  expect_bad("regress tests/regression/closed-form.suite.json", {"TMPDIR " + file, "Not a directory"}, "TMPDIR=" + file);
+  // An empty TMPDIR means /tmp, as for mktemp(1)
+  Result r = dfsim("run --placement workloads/placements/two_adds_one_card.json --solo -q --trace off -o " + t.str() + "/o",
+                   "TMPDIR=");
+  CHECK(r.code == 0);
+}
+
+TEST_CASE("bad input: a short option given its value with =", "[bad]") {
+  // `-o=DIR` is the value "=DIR" to -o (Boost, as getopt): the run wrote into a directory named
+  // "=DIR" and exited 0 (ninth hostile-input pass).
+  TempDir t("short_equals");
+  expect_bad("run -c " + kSmall + " -w " + kOps + " -o=" + t.str() + "/o", {"-o=", "-o " + t.str() + "/o or --out="});
+  CHECK_FALSE(fs::exists(t.path / "=o"));
+  expect_bad("compile " + kOps + " -n=2 -o " + t.str() + "/k.json", {"-n=2", "-n 2 or --cores=2"});
+}
+
+TEST_CASE("bad input: limits beyond what the host timer and the simulated clock hold", "[bad]") {
+  // --timeout 1e300 (or inf) overflowed the timer's seconds and meant no limit; --max-sim-time
+  // past 2^63 fs became another limit (ninth hostile-input pass). All exited 0.
+  expect_bad(run_ops("--timeout 1e300"), {"--timeout must be at most 1e9 s"});
+  expect_bad(run_ops("--timeout inf"), {"--timeout must be at most 1e9 s"});
+  expect_bad(run_ops("--max-sim-time 1e13"), {"--max-sim-time must be at most 9.2e12 ns"});
+}
+
+TEST_CASE("bad input: a report stays off a JUnit file or step table written to stdout", "[bad]") {
+  // regress and diff printed their table and serve its report on stdout before or after the
+  // JUnit XML or the step table written there: no reader parses the mix (ninth hostile-input pass).
+  TempDir t("report_stdout");
+  const std::string bin = DFSIM_BINARY, out = (t.path / "stdout.txt").string();
+  auto stdout_of = [&](const std::string& args) {
+    INFO("dfsim " << args);
+    const int status = std::system((bin + " " + args + " >" + out + " 2>/dev/null").c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    return slurp_text(out);
+  };
+  std::string x = stdout_of("regress tests/regression/closed-form.suite.json --only pt_tile --junit /dev/stdout");
+  CHECK(x.rfind("<?xml", 0) == 0);
+  CHECK(x.find("case(s)") == std::string::npos);
+  REQUIRE(dfsim("run -q --trace off -c " + kSmall + " -w " + kOps + " -o " + t.str() + "/a").code == 0);
+  x = stdout_of("diff " + t.str() + "/a " + t.str() + "/a --junit /dev/stdout");
+  CHECK(x.rfind("<?xml", 0) == 0);
+  CHECK(x.find("values compared") == std::string::npos);
+  x = stdout_of("serve --model llama-3.1-8b --step-table workloads/serving/llama-3.1-8b_spyre_steps.csv --rate 1 -n 5 "
+                "--no-trace -o " + t.str() + "/s --export-step-table /dev/stdout");
+  CHECK(x.rfind("# dfsim step table", 0) == 0);
+  CHECK(x.find("Serving Benchmark Result") == std::string::npos);
+}
+
+TEST_CASE("bad input: validate reads a config or a model file from a pipe once", "[bad]") {
+  // validate read the file to learn its kind, then its loader read it again: from a pipe
+  // (`<(...)`, /dev/stdin) the second read was empty, "malformed JSON ... unexpected end of
+  // input" (ninth hostile-input pass).
+  TempDir t("pipe");
+  const std::string bin = DFSIM_BINARY, out = (t.path / "stdout.txt").string();
+  for (const auto& [file, kind] : {std::pair<std::string, std::string>{"configs/spyre.json", "config"},
+                                   {"workloads/models/llama-3.1-8b.json", "dfsim.model"}}) {
+    const int status = std::system(("cat " + file + " | " + bin + " validate /dev/stdin >" + out + " 2>&1").c_str());
+    INFO(file << ": " << slurp_text(out));
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK_THAT(slurp_text(out), Contains("/dev/stdin: ok (" + kind));
+  }
+}
+
+TEST_CASE("bad input: an extends chain read from a working directory deeper than PATH_MAX", "[bad]") {
+  // The loop check compared canonical paths, which need the working directory: from one
+  // deeper than PATH_MAX every path's was "", and small.json extending spyre.json was reported
+  // as "extends loop" (ninth hostile-input pass). 1600 levels of 8 characters: 14 400 bytes,
+  // entered one level at a time (a shell's cd gives up at PATH_MAX).
+  TempDir t("deep_cwd");
+  const std::string spyre = fs::absolute("configs/spyre.json").string(), small = fs::absolute(kSmall).string();
+  const std::string out = t.str() + "/out.txt";
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (chdir(t.str().c_str()) != 0) _exit(120);
+    for (int i = 0; i < 1600; ++i)
+      if (mkdir("dddddddd", 0755) != 0 || chdir("dddddddd") != 0) _exit(121);
+    std::error_code ec;
+    fs::copy_file(spyre, "spyre.json", ec);
+    fs::copy_file(small, "small.json", ec);
+    if (!freopen(out.c_str(), "w", stdout) || dup2(fileno(stdout), 2) < 0) _exit(122);
+    execl(DFSIM_BINARY, DFSIM_BINARY, "validate", "small.json", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(std::system(("rm -rf " + t.str() + "/dddddddd").c_str()) == 0);  // (remove_all stops at PATH_MAX)
+  INFO(slurp_text(out));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK_THAT(slurp_text(out), Contains("small.json: ok (config)"));
 }

@@ -320,6 +320,19 @@ TEST_CASE("progress: compile shows its steps on a terminal and an error ends on 
   CHECK_FALSE(fs::exists(tmp));
 }
 
+TEST_CASE("progress: nothing on a terminal of TERM=dumb", "[progress]") {
+  // An editor's shell buffer (TERM=dumb) cannot erase a line: each refresh showed as "^[[K"
+  // (ninth hostile-input pass). The result is printed as on any terminal.
+  setenv("TERM", "dumb", 1);
+  const std::string dir = "/tmp/dfsim_progress_dumb_" + std::to_string(getpid());
+  auto [code, out] = dfsim_on_pty(std::string("run -w ") + kMlp + " --trace off -o " + dir);
+  fs::remove_all(dir);
+  CHECK(code == 0);
+  CHECK(out.find("\033[K") == std::string::npos);
+  CHECK(out.find("loading") == std::string::npos);
+  CHECK_THAT(out, Contains("finished"));
+}
+
 TEST_CASE("progress: serve shows its step simulations on a terminal", "[progress]") {
   const std::string dir = "/tmp/dfsim_progress_serve_" + std::to_string(getpid());
   auto [code, out] = dfsim_on_pty("serve --model llama-3.1-8b --rate 1 -n 2 --jobs 1 --step-cache " + dir +

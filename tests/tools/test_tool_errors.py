@@ -100,7 +100,9 @@ def cases(p, d):
                              # an argparse error: its usage and the error were three lines
                              ([p["util_ok"], "--dpi", "abc", "-o", o + ".png"], "argument --dpi: invalid int value"),
                              ([p["util_order"], "-o", o + ".png"], "line 2: bucket_end_ns"),
-                             ([p["util_range"], "-o", o + ".png"], "line 2: core 0/pt.0")],
+                             ([p["util_range"], "-o", o + ".png"], "line 2: core 0/pt.0"),
+                             # a format matplotlib does not write: the line named the format only
+                             ([p["util_ok"], "-o", o + ".txt"], "matplotlib cannot write a .txt file")],
         "roofline_step_table": [[p["missing"], "-o", o + ".csv"], [p["json"], "-o", o + ".csv"],
                                 [p["binary"], "-o", o + ".csv"], [MODEL, "--block-size", "0", "-o", o + ".csv"],
                                 ([MODEL, "--batches", "4,8,4", "-o", o + ".csv"], "--batches"),
@@ -117,13 +119,45 @@ def cases(p, d):
                        (["line", p["sweep_nan"], "--x", "cores", "--y", "t"], "line 3: t"),
                        (["pareto", p["sweep_inf"], "--x", "cores", "--y", "t"], "line 2: t"),
                        (["line", p["sweep_dupcol"], "--x", "cores", "--y", "t"], "column 'cores'"),
-                       (["heatmap", p["sweep_dupxy"], "--x", "cores", "--y", "x", "--value", "t"], "line 3")],
+                       (["heatmap", p["sweep_dupxy"], "--x", "cores", "--y", "x", "--value", "t"], "line 3"),
+                       # PREFIX.png and PREFIX.svg under /dev: two new files there, exit 0
+                       (["line", p["sweep_ok"], "--x", "cores", "--y", "t", "--out", "/dev/stdout"], "--out /dev/stdout")],
         "tp_table": [[p["missing"]], [p["notexec"]], ["/bin/true", "--models", "nosuch"], ["/bin/true", "--tp", "abc"]],
         "division_scan": [[p["missing"]], [p["notexec"]], ["/bin/true", "12x3"], ["/bin/true", "0x4x4"],
                           ["/bin/true", "--cores", "0"], ["/bin/true", "--config", p["missing"]],
                           (["/bin/true", "--dtype", "int9"], "--dtype"),
                           ([p["fake_dfsim"], "64x64x64", "--cores", "1000"], "--cores 1000")],
     }
+
+
+# tool -> (arguments, check(stdout bytes, stderr text, output directory)) of runs that must
+# succeed: matplotlib appended ".png" to a path without an extension, so `-o /dev/stdout` made a
+# file /dev/stdout.png and printed "wrote /dev/stdout" (nothing on stdout), `-o /dev/full` said
+# it wrote, and `-o plot` failed naming the temporary's suffix.
+def writes(p):
+    def png_on_stdout(out, err, o):
+        return out.startswith(b"\x89PNG") and err == "wrote /dev/stdout\n" and not os.path.exists("/dev/stdout.png")
+
+    def png_without_extension(out, err, o):
+        return open(os.path.join(o, "plot"), "rb").read(4) == b"\x89PNG" and os.listdir(o) == ["plot"]
+
+    def svg_twice_the_same(out, err, o):  # a random clip-path id and the time of day differed
+        again = os.path.join(o, "again.svg")
+        subprocess.run([PY, os.path.join(TOOLS, "plot_utilization.py"), p["util_ok"], "-o", again], check=True,
+                       capture_output=True, timeout=300)
+        return open(os.path.join(o, "a.svg"), "rb").read() == open(again, "rb").read()
+    return {"plot_utilization": [([p["util_ok"], "-o", "/dev/stdout"], png_on_stdout),
+                                 ([p["util_ok"], "-o", "{o}/plot"], png_without_extension),
+                                 ([p["util_ok"], "-o", "{o}/a.svg"], svg_twice_the_same)]}
+
+
+def check_writes(tool, args, ok, d):
+    o = tempfile.mkdtemp(dir=d)
+    args = [a.replace("{o}", o) for a in args]
+    r = subprocess.run([PY, os.path.join(TOOLS, tool + ".py"), *args], capture_output=True, cwd=ROOT, timeout=300)
+    what = f"{tool} {' '.join(args)}: exit {r.returncode}, stderr:\n{r.stderr.decode(errors='replace')}"
+    assert r.returncode == 0, what
+    assert ok(r.stdout, r.stderr.decode(errors="replace"), o), what
 
 
 def check(tool, args, d, names=None):
@@ -141,13 +175,16 @@ def check(tool, args, d, names=None):
 
 def main(which):
     with tempfile.TemporaryDirectory(prefix="dfsim-tools-") as d:
-        table = cases(inputs(d), d)
+        p = inputs(d)
+        table = cases(p, d)
         listed = {f[:-3] for f in os.listdir(TOOLS) if f.endswith(".py")} - {"opgraph", "opgraph_patterns", "tool_errors"}
         assert listed == set(table), f"tools without bad-input cases: {listed - set(table)}"
         for tool in (sorted(table) if which == "all" else [which]):
             for case in table[tool]:
                 args, names = case if isinstance(case, tuple) else (case, None)
                 check(tool, args, d, names)
+            for args, ok in writes(p).get(tool, []):
+                check_writes(tool, args, ok, d)
     return 0
 
 
