@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -115,7 +114,10 @@ int cmd_sweep(const std::vector<std::string>& args) {
   }
   // What can refuse the engine is checked before any point directory is written.
   std::unique_ptr<OutputDir> slurm_dir;
-  if (!slurm.empty() && !todo.empty()) slurm_dir = std::make_unique<OutputDir>(absolute(slurm));
+  if (!slurm.empty() && !todo.empty()) {
+    check_slurm_dir(absolute(slurm));
+    slurm_dir = std::make_unique<OutputDir>(absolute(slurm));
+  }
   if (!dask.empty() && !todo.empty()) check_dask_scheduler(dask);
   PreparedPoints prepared;  // undone unless an engine takes the points
   for (auto i : todo) prepared.prepare(plan.points[i].dir, plan.points[i].point);
@@ -158,7 +160,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   };
   write("results.csv", [&](std::ostream& f) { write_results_csv(f, plan, rows); });
   write("results.jsonl", [&](std::ostream& f) { write_results_jsonl(f, plan, rows); });
-  write("sweep.json", [&](std::ostream& f) { f << std::ifstream(file, std::ios::binary).rdbuf(); });
+  write("sweep.json", [&](std::ostream& f) { f << plan.spec.text; });
   results.commit();
   std::size_t failed = 0, not_run = 0;
   for (const auto& r : rows) {

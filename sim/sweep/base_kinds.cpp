@@ -159,6 +159,10 @@ Json check_rate(const JsonView& v) {  // kept as written: 2 stays "2" in results
   v.as_number(1e-9, 1e6);
   return v.json();
 }
+Json check_burstiness(const JsonView& v) {  // as dfsim serve: below 0.001 every request arrives at once
+  v.as_number(1e-3, 1e6);
+  return v.json();
+}
 Json check_text(const JsonView& v) {  // a length distribution ("normal:200,100") or a number
   if (v.json().is_number_integer()) return v.as_int(1, INT32_MAX);
   std::string s = v.as_string();
@@ -195,7 +199,7 @@ const std::vector<SweepOption> kServeOptions = {
     {"prompt_len", check_text, nullptr},
     {"output_len", check_text, nullptr},
     {"arrival", check_either<kPoisson, kGamma>, nullptr, "poisson"},
-    {"burstiness", check_rate, nullptr, 1},
+    {"burstiness", check_burstiness, nullptr, 1},
     {"seed", check_count, nullptr, 0},
     {"scheduler", check_either<kSpyre, kNoInterleave>, nullptr, "spyre"},
     {"tp", check_positive, nullptr, 1},

@@ -29,6 +29,10 @@ void check_dask_scheduler(const std::string& address);
 int run_on_dask(const std::string& dfsim, const std::string& address, const SweepPlan& plan,
                 const std::vector<std::size_t>& todo, const std::string& list_file);
 
+// A --slurm directory (absolute) that an #SBATCH line can name, else InputError: no white
+// space, quotes, backslash or '%' (sbatch splits its lines at spaces; '%' starts a pattern).
+void check_slurm_dir(const std::string& abs);
+
 // Writes DIR/sweep.sbatch (a job array, task i runs the i-th directory of DIR/points.txt) and
 // DIR/gather.sh (`gather` is its command) into `dir`, opened with an absolute path before the
 // points were prepared (a bad --slurm DIR is found first); returns the sbatch command line.

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "sim/runtime/progress.h"
 #include "sim/sweep/engines.h"
 
 namespace dfsim {
@@ -38,7 +39,7 @@ std::map<std::size_t, PointResult> run_local_pool(const std::string& dfsim, cons
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   g_signal = 0;
-  bool tty = isatty(STDERR_FILENO);
+  bool tty = stderr_is_terminal();  // (not with TERM=dumb: its progress line would show escape codes)
   std::map<std::size_t, PointResult> unrecorded;
   std::map<pid_t, std::pair<std::size_t, double>> running;  // pid -> point, start time
   std::size_t next = 0, done = 0, failed = 0;

@@ -124,6 +124,16 @@ int run_on_dask(const std::string& dfsim, const std::string& address, const Swee
   return code;
 }
 
+void check_slurm_dir(const std::string& abs) {
+  // The log path goes into an #SBATCH line, which sbatch splits at white space and whose '%'
+  // starts a file-name pattern (%A, %a): such a directory cannot be said there.
+  if (auto bad = abs.find_first_of(" \t\n\r\"'\\%"); bad != std::string::npos)
+    throw InputError("--slurm", "",
+                     fmt::format("{}: an #SBATCH --output line cannot hold the directory's '{}' (white space, quotes, "
+                                 "'\\' and '%' are not allowed); give another directory",
+                                 abs, abs[bad] == '\n' ? std::string("\\n") : std::string(1, abs[bad])));
+}
+
 std::string write_slurm_array(const std::string& dfsim, OutputDir& out, const SweepPlan& plan,
                               const std::vector<std::size_t>& todo, const std::string& gather) {
   const std::string& abs = out.dir();

@@ -20,6 +20,7 @@ struct SweepColumn {
 
 struct SweepSpec {
   std::string file, name;
+  std::string text;  // the file as read (results keep a copy: the file may be a pipe)
   const BaseKind* kind = nullptr;
   std::string config;     // as written (relative to the directory the sweep runs in); "" = default
   std::string input;      // the base's input file (workload), as written

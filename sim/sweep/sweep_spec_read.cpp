@@ -2,13 +2,12 @@
 // metrics keep the order they are written in (it is the order of the results columns).
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 
 #include "sim/common/error.h"
 #include "sim/common/names.h"
+#include "sim/common/text_file.h"
 #include "sim/config/params.h"
 #include "sim/graph/size_limits.h"
 #include "sim/sweep/sweep_spec.h"
@@ -278,13 +277,15 @@ class Reader {
 }  // namespace
 
 SweepSpec read_sweep_file(const std::string& file, std::size_t max_points) {
-  Json j = load_json_file(file);  // every syntax error is reported here, with line and column
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  Ordered doc = Ordered::parse(text.str(), nullptr, false, true);
+  // Read once (a pipe, `<(...)`, cannot be read again): every syntax error is reported by the
+  // first parse, with line and column; the second keeps the order the file gives its keys.
+  const std::string text = read_input_file(file, "a JSON file", true);
+  Json j = parse_json_text(text, file);
+  Ordered doc = Ordered::parse(text, nullptr, false, true);
   if (doc.is_discarded()) throw InputError(file, "", "cannot be read twice the same way");
-  return Reader(file, j, doc, max_points).read();
+  SweepSpec spec = Reader(file, j, doc, max_points).read();
+  spec.text = text;
+  return spec;
 }
 
 Json point_options(const SweepSpec& spec, const std::vector<std::optional<Json>>& row) {

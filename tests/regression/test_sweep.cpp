@@ -264,6 +264,18 @@ TEST_CASE("sweep: --resume after killing a sweep halfway runs only the missing p
   CHECK(lines(slurp(d.path / "out/results.csv")).size() == 7);
 }
 
+TEST_CASE("sweep: a sweep file read from a pipe runs, and its results keep its text", "[sweep]") {
+  // The file was read twice (once per parser): `dfsim sweep <(...)` failed.
+  TempDir d("sweep_pipe");
+  std::string file = write_file(d, "grid.json", kGrid);
+  Result r = shell("bash -c '" + std::string(DFSIM_BINARY) + " sweep -q <(cat " + file + ") --only cores=1 --out " +
+                   d.str() + "/out'");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(slurp(d.path / "out/sweep.json") == kGrid);
+  CHECK(lines(slurp(d.path / "out/results.csv")).size() == 4);  // the header and the 3 points of cores=1
+}
+
 TEST_CASE("sweep: the Slurm array script run task by task gives the same table", "[sweep]") {
   TempDir d("sweep_slurm");
   std::string file = write_file(d, "grid.json", kGrid);
@@ -433,6 +445,14 @@ TEST_CASE("sweep: an engine that cannot start exits 2 and leaves the point store
   s = dfsim("sweep " + file + " --slurm " + afile + " --out " + d.str() + "/out", "2>&1 >/dev/null");
   CHECK(s.code == 2);
   unchanged();
+  // A directory an #SBATCH line cannot name (sbatch splits it at the space; '%' starts a pattern).
+  for (const char* dir : {"/slurm dir", "/slurm%a"}) {
+    s = dfsim("sweep " + file + " --slurm '" + d.str() + dir + "' --out " + d.str() + "/out", "2>&1 >/dev/null");
+    CHECK(s.code == 2);
+    CHECK_THAT(s.out, Contains("--slurm: " + d.str() + dir + ": an #SBATCH --output line cannot hold the directory's"));
+    CHECK_FALSE(fs::exists(d.str() + dir));
+    unchanged();
+  }
   // An unreachable scheduler (nothing listens on port 1), found before the points are prepared.
   Result k = shell("DFSIM_DASK_TIMEOUT=0.5 " + std::string(DFSIM_BINARY) + " sweep " + file +
                    " --dask tcp://127.0.0.1:1 --out " + d.str() + "/out", "2>&1 >/dev/null");
@@ -655,6 +675,14 @@ TEST_CASE("sweep: a serve base runs dfsim serve per point with its options as ax
   CHECK(r.code == 2);
   CHECK(r.out == len + ": /axes/prompt_len/1: \"uniform:10,1\": uniform:LO,HI needs integers 1 <= LO <= HI <= 1000000\n");
   CHECK_FALSE(fs::exists(d.path / "len"));
+  // A burstiness dfsim serve refuses (below 0.001 every request arrives at once), likewise.
+  std::string burst = write_file(d, "burst.json", R"({"format": "dfsim.sweep", "version": 1, "name": "b",
+    "base": {"serve": {"model": "llama-3.1-8b", "rate": 1}}, "axes": {"burstiness": [1, 0.0001]},
+    "metrics": {"t": "ttft_ms.p50"}})");
+  r = dfsim("sweep " + burst + " --out " + d.str() + "/burst", "2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains(burst + ": /axes/burstiness/1: "));
+  CHECK_FALSE(fs::exists(d.path / "burst"));
   // A config key the step table makes inert (the table gives the step times, not the clock) is
   // refused when the sweep is read, where the sweep gives it (until 2026-12-07 each point failed).
   const char* inert[][3] = {  // the base's "set", the points, the line's start
