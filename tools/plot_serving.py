@@ -173,6 +173,10 @@ def main(argv):
         if not r.is_dir():
             raise BadInput(f"{r}: expected a dfsim serve output directory")
         if not (r / "requests.jsonl").exists():
+            if (r / "sweep.csv").exists():  # the directory of a --rate sweep: its runs are rate-R/
+                rates = sorted(p.name for p in r.glob("rate-*") if p.is_dir())
+                raise BadInput(f"{r}: a dfsim serve rate sweep: give one of its runs ({', '.join(rates[:3])}"
+                               f"{', ...' if len(rates) > 3 else ''}) or --vs-rate {r}")
             raise BadInput(f"{r}: not a dfsim serve output directory (no requests.jsonl)")
         read_requests(r), read_steps(r)  # every file checked before the first plot is written
     out_dir = pathlib.Path(a.out) if a.out else runs[0]

@@ -1,4 +1,8 @@
 // dfsim: command-line entry. SystemC calls sc_main; it dispatches to the subcommands.
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <csignal>
@@ -37,14 +41,25 @@ const char* kUsage =
     "Run 'dfsim <command> --help' for its options and an example.\n"
     "Exit codes: 0 success, 1 the simulation failed (deadlock, limit), 2 bad input or usage.\n";
 
+// Whether stdout is a pipe whose reader has gone (`dfsim info --params | head -1`).
+bool stdout_reader_gone() {
+  struct stat st {};
+  if (::fstat(STDOUT_FILENO, &st) != 0 || !S_ISFIFO(st.st_mode)) return false;
+  pollfd p{STDOUT_FILENO, POLLOUT, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
 // What a command printed must have reached stdout: `dfsim info --params > file` on a full
 // disk exited 0 with the file cut short. A failed write, flush or close of stdout is one
-// line on stderr and exit 1 (unless the command already failed).
+// line on stderr and exit 1 (unless the command already failed); a pipe whose reader went
+// away ends the command quietly with 141, as SIGPIPE would (its outputs are complete: SIGPIPE
+// is ignored so that it cannot stop it between a temporary and its rename).
 int check_stdout(int code) {
   std::cout.flush();
   bool failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout);
   if (!failed) return code;
   int err = errno;
+  if (stdout_reader_gone()) return code == 0 ? 128 + SIGPIPE : code;
   std::cerr << "dfsim: stdout: " << (err ? std::strerror(err) : "write failed") << "\n";
   return code == 0 ? 1 : code;
 }

@@ -122,14 +122,14 @@ void check_step(const ModelSpec& m, const StepSpec& s) {
   std::int64_t positions = s.context + (s.phase == StepPhase::decode ? 1 : s.tokens);
   if (s.phase == StepPhase::prefill && s.tokens < 1) throw InputError("--tokens", "", "expected an integer >= 1");
   if (s.context < 0) throw InputError("--context", "", "expected an integer >= 0");
+  if (m.arch == ModelArch::encoder && s.phase == StepPhase::decode)  // (before --context, which a decode step needs)
+    throw InputError("--phase", "", m.name + " is an encoder: it has prefill (one forward pass) steps only");
   if (m.arch == ModelArch::encoder && s.context > 0)
     throw InputError("--context", "", m.name + " is an encoder: it has no KV cache to continue from");
   if (m.max_positions > 0 && positions > m.max_positions)
     throw InputError(s.phase == StepPhase::decode ? "--context" : "--tokens", "",
                      fmt::format("{} positions exceed the {} of {} ({}: max_position_embeddings)", positions,
                                  m.max_positions, m.name, m.file));
-  if (m.arch == ModelArch::encoder && s.phase == StepPhase::decode)
-    throw InputError("--phase", "", m.name + " is an encoder: it has prefill (one forward pass) steps only");
   if (s.tp < 1 || s.tp > 64) throw InputError("--tp", "", fmt::format("expected 1 to 64 cards, got {}", s.tp));
   if (s.tp > 1) {
     if (m.arch == ModelArch::encoder)

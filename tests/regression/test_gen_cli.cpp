@@ -44,7 +44,9 @@ TEST_CASE("gen cli: --help has an example, bad flags exit 2 with one line", "[ge
            {"llama-3.1-8b --phase decode --context 8 --layers 40" + o, "--layers: expected 1 to 32"},
            {"llama-3.1-8b --phase decode --context 200000" + o, "max_position_embeddings"},
            {"lama --phase decode --context 8" + o, "unknown model (did you mean \"llama-3.1-8b\"?)"},
-           {"granite-embedding-278m --phase decode --context 8" + o, "is an encoder"},
+           {"granite-embedding-278m --phase decode --context 8" + o,
+            "--phase: granite-embedding-278m is an encoder: it has prefill (one forward pass) steps only"},  // not --context
+           {"granite-embedding-278m --phase prefill --tokens 8 --context 8" + o, "--context: granite-embedding-278m is an encoder: it has no KV cache"},
            {"llama-3.1-8b --phase decode --context 8", "-o FILE is required"},
        }) {
     INFO(b.args);
