@@ -1,6 +1,7 @@
-// `dfsim diff A B`: compares two runs (summary.json files or output directories) metric by
-// metric and kernel by kernel (matched by name), with a verdict per line; exit 1 when anything
-// moved beyond the tolerance or a kernel is only on one side. "Compare my change with main."
+// `dfsim diff A B`: compares two runs (summary.json files or output directories of `dfsim run`,
+// or of `dfsim serve`) metric by metric and kernel by kernel (matched by name), with a verdict
+// per line; exit 1 when anything moved beyond the tolerance or a kernel is only on one side.
+// "Compare my change with main."
 #include <fmt/format.h>
 
 #include <cmath>
@@ -28,14 +29,25 @@ std::string summary_file(const std::string& arg) {
   return std::filesystem::is_directory(arg, ec) ? arg + "/summary.json" : arg;
 }
 
+constexpr const char* kRunSummary = "dfsim.summary";
+constexpr const char* kServeSummary = "dfsim.serve.summary";
+
 Json load_summary(const std::string& arg) {
   const std::string file = summary_file(arg);
   Json j = load_json_file(file);
-  if (!j.is_object() || !j.contains("format") || j["format"] != "dfsim.summary")
-    throw InputError(file, "/format", "expected a dfsim run's summary.json (\"format\": \"dfsim.summary\")");
+  if (!j.is_object() || !j.contains("format") || (j["format"] != kRunSummary && j["format"] != kServeSummary))
+    throw InputError(file, "/format",
+                     "expected the summary.json of a dfsim run (\"format\": \"dfsim.summary\") or of a dfsim serve "
+                     "run (\"dfsim.serve.summary\")");
+  JsonView root(j, file);
+  if (j["format"] == kServeSummary) {  // one serving run: every member a metric, no kernels
+    root.at("version").as_int(1, 1);
+    root.at("completed").as_int(0, INT64_MAX);
+    for (const char* section : {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "throughput"}) root.at(section).expect_object();
+    return j;
+  }
   // Kernels are matched by name: each must be an object with a string name (a hand-edited
   // summary with "name": 5 was an internal error).
-  JsonView root(j, file);
   root.at("sim_time_ns").as_number(0, 1e30);  // every run's summary has it (a bare {"format"} is not one)
   if (root.has("version")) root.at("version").as_int(1, 1);  // the one there is (99 was compared as a metric)
   for (const char* section : {"offchip", "compute", "roofline", "units", "dma", "energy"})  // ("offchip": 5 was "only in B")
@@ -102,8 +114,8 @@ int cmd_diff(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string a_path, b_path, tolerance = "2%", junit;
   opts.add_options()
-      ("a", po::value(&a_path), "before: a summary.json or a run's output directory")
-      ("b", po::value(&b_path), "after: a summary.json or a run's output directory")
+      ("a", po::value(&a_path), "before: a summary.json or the output directory of dfsim run (or of dfsim serve)")
+      ("b", po::value(&b_path), "after: the same kind as A")
       ("tolerance,t", po::value(&tolerance), "relative change allowed before a line counts as moved (default 2%)")
       ("junit", po::value(&junit), "also write JUnit XML to this file (the summary and each kernel a testcase)")
       ("all", "also print the lines that did not change");
@@ -116,6 +128,11 @@ int cmd_diff(const std::vector<std::string>& args) {
   if (a_path.empty() || b_path.empty()) throw UsageError("expected two runs: dfsim diff A B");
   Tolerance tol{Tolerance::Kind::relative_pct, parse_tolerance(tolerance)};
   Json a = load_summary(a_path), b = load_summary(b_path);
+  if (a["format"] != b["format"])
+    throw InputError(summary_file(b_path), "/format",
+                     fmt::format("a {} summary, and A ({}) is a {} one: compare two runs of one kind",
+                                 b["format"] == kServeSummary ? "dfsim serve" : "dfsim run", summary_file(a_path),
+                                 a["format"] == kServeSummary ? "dfsim serve" : "dfsim run"));
   if (!junit.empty()) {
     refuse_overwriting_inputs(junit, "--junit", {{"A", summary_file(a_path)}, {"B", summary_file(b_path)}});
     check_writable(junit, "--junit");

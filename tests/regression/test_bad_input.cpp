@@ -1096,7 +1096,13 @@ TEST_CASE("bad input: diff of a summary.json with wrong types", "[bad]") {
   std::string b = t.file("b.json", "{\"format\": \"dfsim.summary\", \"sim_time_ns\": 1, \"kernels\": [{\"name\": 5}]}");
   expect_bad("diff " + a + " " + b, {b + ": /kernels/0/name: expected a string, got an integer"});
   std::string c = t.file("c.json", "{\"format\": 5}");
-  expect_bad("diff " + a + " " + c, {c + ": /format: expected a dfsim run's summary.json"});
+  expect_bad("diff " + a + " " + c, {c + ": /format: expected the summary.json of a dfsim run"});
+  // A serve summary: its version, the completed count and the latency sections are checked.
+  std::string s1 = t.file("s1.json", "{\"format\": \"dfsim.serve.summary\", \"version\": 1}");
+  expect_bad("diff " + s1 + " " + s1, {s1 + ": /completed"});
+  std::string s2 = t.file("s2.json", "{\"format\": \"dfsim.serve.summary\", \"version\": 1, \"completed\": 3, "
+                                     "\"ttft_ms\": 5, \"tpot_ms\": {}, \"itl_ms\": {}, \"e2e_ms\": {}, \"throughput\": {}}");
+  expect_bad("diff " + s2 + " " + s2, {s2 + ": /ttft_ms: expected an object"});
   std::string d = t.file("d.json", "{\"format\": \"dfsim.summary\", \"sim_time_ns\": 1, \"kernels\": [7]}");
   expect_bad("diff " + d + " " + a, {d + ": /kernels/0: expected an object"});
   // The simulated time is what every run's summary has: a bare format or a word there is not one.

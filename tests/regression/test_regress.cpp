@@ -241,7 +241,8 @@ TEST_CASE("diff: a run against itself is clean, against ideal memory it is not",
   // Bad input: exit 2, one line.
   Result bad = dfsim("diff " + (d / "a") + " " + w);
   CHECK(bad.code == 2);
-  CHECK(bad.out == w + ": /format: expected a dfsim run's summary.json (\"format\": \"dfsim.summary\")\n");
+  CHECK(bad.out == w + ": /format: expected the summary.json of a dfsim run (\"format\": \"dfsim.summary\") or of a "
+                       "dfsim serve run (\"dfsim.serve.summary\")\n");
   CHECK(dfsim("diff " + (d / "a") + " " + (d / "none")).code == 2);
   CHECK(dfsim("diff " + (d / "a") + " " + (d / "a") + " --tolerance lots").code == 2);
   // A plain decimal, at most one % after it: hex was read as 16 %, "2%%" as 2 %.
@@ -264,6 +265,30 @@ TEST_CASE("diff: a run against itself is clean, against ideal memory it is not",
   CHECK_THAT(reordered.out, !Contains("kernels[add_y]"));  // matched with its first namesake: identical
   CHECK(std::regex_search(reordered.out, std::regex(R"(\nkernels\[x\] +- +present +only in B\n)")));
   CHECK(std::regex_search(reordered.out, std::regex(R"(values compared \(2 kernels\): [0-9]+ identical, 0 within ±2 %, 1 beyond)")));
+}
+
+TEST_CASE("diff: two dfsim serve runs compare metric by metric, a serve run and a run do not", "[diff]") {
+  // Until 2026-12-07 diff read run summaries only: serving configurations could not be compared.
+  TempDir d("diff_serve");
+  const std::string serve = "serve -q --model llama-3.1-8b --step-table " +
+                            repo("workloads/serving/llama-3.1-8b_spyre_steps.csv") + " --no-trace -n 40 ";
+  REQUIRE(dfsim(serve + "--rate 0.5 -o " + (d / "a")).code == 0);
+  REQUIRE(dfsim(serve + "--rate 0.5 -o " + (d / "a2")).code == 0);
+  REQUIRE(dfsim(serve + "--rate 2 -o " + (d / "b")).code == 0);
+  Result same = dfsim("diff " + (d / "a") + " " + (d / "a2"));  // deterministic: nothing moves
+  CHECK(same.code == 0);
+  CHECK(std::regex_search(same.out, std::regex(R"(([0-9]+) values compared \(0 kernels\): \1 identical, 0 within ±2 %, 0 beyond)")));
+  Result moved = dfsim("diff " + (d / "a") + " " + (d / "b") + " --junit " + (d / "s.xml"));
+  CHECK(moved.code == 1);
+  CHECK(std::regex_search(moved.out, std::regex(R"(\noffered_rate +0\.5 +2(\.0)? +\+300\.00 % +MOVED\n)")));
+  CHECK(std::regex_search(moved.out, std::regex(R"(\nttft_ms\.p50 +[0-9.]+ +[0-9.]+ +\+[0-9.]+ % +MOVED\n)")));
+  CHECK_THAT(slurp(d / "s.xml"), Contains("<testcase classname=\"dfsim diff\" name=\"summary\">\n      <failure"));
+  // A run's summary against a serve run's: exit 2, one line naming both.
+  REQUIRE(dfsim("run -q -w " + repo("workloads/add_2048x1024.json") + " -o " + (d / "r") + " --set sim.trace=false").code == 0);
+  Result mixed = dfsim("diff " + (d / "a") + " " + (d / "r"));
+  CHECK(mixed.code == 2);
+  CHECK(mixed.out == (d / "r/summary.json") + ": /format: a dfsim run summary, and A (" + (d / "a/summary.json") +
+                         ") is a dfsim serve one: compare two runs of one kind\n");
 }
 
 TEST_CASE("accuracy: a file of which no record can be simulated fails (exit 1) and says so", "[accuracy]") {
