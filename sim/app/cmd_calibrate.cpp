@@ -39,18 +39,12 @@ struct Figure {
 class Runner {
  public:
   Runner(std::string config, std::vector<std::string> sets, std::string workloads)
-      : config_(std::move(config)), sets_(std::move(sets)), workloads_(std::move(workloads)) {
-    dir_ = make_temp_dir("dfsim-calibrate");
-  }
-  ~Runner() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+      : config_(std::move(config)), sets_(std::move(sets)), workloads_(std::move(workloads)) {}
 
   Json run(const std::string& workload, int cores) {
     std::string key = fmt::format("{}@{}", workload, cores);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-    std::string out = fmt::format("{}/{}-{}", dir_, fs::path(workload).stem().string(), cores);
+    std::string out = fmt::format("{}/{}-{}", dir_.path(), fs::path(workload).stem().string(), cores);
     // A child of this binary, without a shell (a path or a --set value with a quote in it broke
     // the command line), through run_children: Ctrl-C stops it and ends calibrate at once with
     // one line, exit 130 (std::system ignored SIGINT in calibrate itself).
@@ -72,7 +66,8 @@ class Runner {
  private:
   std::string config_;
   std::vector<std::string> sets_;
-  std::string workloads_, dir_;
+  std::string workloads_;
+  ScratchDir dir_{"dfsim-calibrate"};  // the children's outputs
   std::map<std::string, Json> cache_;
 };
 

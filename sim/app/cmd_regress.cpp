@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -29,24 +28,10 @@ namespace dfsim {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 bool selected(const std::string& name, const std::string& pattern) {
   return pattern.empty() || name.find(pattern) != std::string::npos ||
          fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
 }
-
-// A scratch directory for the children's outputs, removed on exit.
-struct ScratchDir {
-  std::string path;
-  ScratchDir() {
-    path = make_temp_dir("dfsim-regress");
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 // One selected case and where its runs are.
 struct Planned {
@@ -179,7 +164,7 @@ int cmd_regress(const std::vector<std::string>& args) {
   }
   if (update)
     for (const auto& s : suites) check_writable(s.file, "--update");
-  ScratchDir scratch;
+  ScratchDir scratch("dfsim-regress");
   std::vector<ChildRun> children;
   std::vector<Planned> plan;
   for (const auto& s : suites)
@@ -187,10 +172,10 @@ int cmd_regress(const std::vector<std::string>& args) {
       if (!selected(c.name, only)) continue;
       bool twice = std::find(c.checks.begin(), c.checks.end(), Check::determinism) != c.checks.end();
       Planned p{&s, &c, children.size(), children.size()};
-      children.emplace_back(case_run_args(c, fmt::format("{}/{}", scratch.path, children.size()), sets, twice));
+      children.emplace_back(case_run_args(c, fmt::format("{}/{}", scratch.path(), children.size()), sets, twice));
       if (twice) {
         p.repeat = children.size();
-        children.emplace_back(case_run_args(c, fmt::format("{}/{}", scratch.path, children.size()), sets, true));
+        children.emplace_back(case_run_args(c, fmt::format("{}/{}", scratch.path(), children.size()), sets, true));
       }
       plan.push_back(p);
     }
@@ -211,8 +196,8 @@ int cmd_regress(const std::vector<std::string>& args) {
       res.status = CaseResult::Status::fail;
       res.error = fmt::format("the run did not finish (exit {}): {}", broken->exit_code, broken->first_error);
     } else {
-      res = evaluate_case(*p.suite, *p.c, fmt::format("{}/{}", scratch.path, p.run),
-                          p.repeat != p.run ? fmt::format("{}/{}", scratch.path, p.repeat) : "");
+      res = evaluate_case(*p.suite, *p.c, fmt::format("{}/{}", scratch.path(), p.run),
+                          p.repeat != p.run ? fmt::format("{}/{}", scratch.path(), p.repeat) : "");
     }
     results.push_back(std::move(res));
   }

@@ -11,33 +11,17 @@
 
 namespace dfsim {
 
-namespace {
-
 namespace fs = std::filesystem;
-
-// A temporary directory for the children's outputs, removed with everything in it.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    path = make_temp_dir("dfsim-solo");
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-}  // namespace
 
 std::vector<double> run_workloads_alone(const Placement& p, const std::string& placement_file,
                                         const std::vector<std::string>& options) {
-  ScratchDir scratch;
+  ScratchDir scratch("dfsim-solo");
   // The shared child runner: one at a time (the shared run's host figures are not disturbed and
   // the order of outputs is fixed), Ctrl-C / SIGTERM stop the child and fail with one line.
   std::vector<ChildRun> runs;
   for (std::size_t i = 0; i < p.workloads.size(); ++i) {
     std::vector<std::string> args{"run", "-q", "--placement", placement_file, "--only", p.workloads[i].name,
-                                  "--out", (scratch.path / std::to_string(i)).string(), "--trace", "off"};
+                                  "--out", scratch.path() + "/" + std::to_string(i), "--trace", "off"};
     args.insert(args.end(), options.begin(), options.end());
     runs.emplace_back(std::move(args));
   }
@@ -47,7 +31,7 @@ std::vector<double> run_workloads_alone(const Placement& p, const std::string& p
     if (runs[i].exit_code != 0)
       throw SimError(fmt::format("--solo: the run of workload \"{}\" alone failed (exit {}): {}", p.workloads[i].name,
                                  runs[i].exit_code, runs[i].first_error));
-    const fs::path summary = scratch.path / std::to_string(i) / "summary.json";
+    const fs::path summary = fs::path(scratch.path()) / std::to_string(i) / "summary.json";
     solo.push_back(load_json_file(summary.string()).at("placement").at(0).at("duration_ns").get<double>());
   }
   return solo;

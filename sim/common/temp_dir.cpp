@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "sim/common/error.h"
@@ -21,6 +22,11 @@ std::string make_temp_dir(const std::string& prefix) {
     throw InputError(from_env ? "TMPDIR " + dir : dir, "",
                      std::string("cannot create a temporary directory there: ") + std::strerror(errno));
   return buf.data();
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace dfsim

@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -17,8 +16,6 @@
 #include "sim/common/temp_dir.h"
 
 namespace dfsim {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -56,7 +53,8 @@ std::string first_line(const std::string& file) {
 void run_children(std::vector<ChildRun>& runs, int jobs) {
   if (runs.empty()) return;
   std::string exe = self_executable();
-  std::string dir = make_temp_dir("dfsim-children");
+  ScratchDir scratch("dfsim-children");  // removed however this ends (a waitpid failure threw past it)
+  const std::string& dir = scratch.path();
   std::map<pid_t, std::size_t> running;
   auto err_file = [&](std::size_t i) { return dir + "/" + std::to_string(i) + ".err"; };
   ChildStopGuard stop;
@@ -82,8 +80,6 @@ void run_children(std::vector<ChildRun>& runs, int jobs) {
     stop.forward(pids);
     reap_one();
   }
-  std::error_code ec;
-  fs::remove_all(dir, ec);
   if (stop.requested()) throw SimError(stop.reason());
 }
 
