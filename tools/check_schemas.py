@@ -55,6 +55,14 @@ def strip_comments(text):
     return "".join(out)
 
 
+def schema_store():
+    store = {}
+    for f in sorted((ROOT / "docs" / "schemas").glob("*.schema.json")):
+        schema = json.loads(f.read_text())
+        store[schema["$id"]] = schema
+    return store
+
+
 def main(files):
     bad = 0
     cache = {}
@@ -69,7 +77,10 @@ def main(files):
             continue
         if name not in cache:
             schema = json.loads((ROOT / "docs" / "schemas" / name).read_text())
-            cache[name] = jsonschema.Draft202012Validator(schema)
+            # A schema may refer to another one by file name ("dfsim.sweep.schema.json#/$defs/..."):
+            # every schema is in the store under its $id, so nothing is fetched.
+            resolver = jsonschema.RefResolver.from_schema(schema, store=schema_store())
+            cache[name] = jsonschema.Draft202012Validator(schema, resolver=resolver)
         errors = sorted(cache[name].iter_errors(doc), key=lambda e: list(e.path))
         for e in errors:
             path = "/" + "/".join(str(p) for p in e.path)

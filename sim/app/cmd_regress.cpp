@@ -1,8 +1,8 @@
 // `dfsim regress`: runs the cases of one or more suites (dfsim.suite), compares each case's
 // metrics with the expected values and tolerances, prints a table and exits 0 (all pass),
 // 1 (a regression) or 2 (bad input: one line, no table, nothing written). Each case is a child
-// `dfsim run` (SystemC elaborates once per process), `--jobs` of them at a time; the output is
-// in case order whatever the jobs.
+// `dfsim run` or `dfsim serve` (SystemC elaborates once per process), `--jobs` of them at a
+// time; the output is in case order whatever the jobs.
 #include <fmt/format.h>
 #include <fnmatch.h>
 #include <unistd.h>
@@ -23,6 +23,9 @@
 #include "sim/regress/junit.h"
 #include "sim/regress/suite.h"
 #include "sim/regress/write_file.h"
+#include "sim/serve/serve_setup.h"
+#include "sim/serve/step_table.h"
+#include "sim/sweep/base_kinds.h"
 
 namespace dfsim {
 
@@ -142,12 +145,20 @@ int cmd_regress(const std::vector<std::string>& args) {
       std::vector<std::string> all = c.sets;
       all.insert(all.end(), sets.begin(), sets.end());
       load_chip_config(c.config, all);  // the command line's --set
+      if (c.is_serve() && c.serve.contains("step_table") && !sets.empty()) {  // one the case's table makes inert
+        try {
+          serve::check_step_table_sets(sets, serve::read_step_table(c.serve["step_table"].get<std::string>()).has_energy());
+        } catch (const InputError& e) {
+          if (e.file() != "--set") throw;
+          throw InputError("--set", e.path(), "case " + c.name + " of " + s.file + ": " + e.detail());
+        }
+      }
     }
 
   std::map<std::vector<std::string>, std::vector<std::string>> compiled;
   for (const auto& s : suites)
     for (const auto& c : s.cases)
-      if (selected(c.name, only)) check_case_workload(s, c, sets, compiled);
+      if (selected(c.name, only) && !c.is_serve()) check_case_workload(s, c, sets, compiled);
   drop_notes();  // "compiling for 2 cores": the runs say it if it matters
 
   if (!junit.empty()) {
@@ -155,7 +166,11 @@ int cmd_regress(const std::vector<std::string>& args) {
     for (const auto& s : suites) {
       inputs.push_back({"the suite", s.file});
       for (const auto& c : s.cases) {
-        inputs.push_back({"the workload of case " + c.name + ",", c.workload});
+        if (c.is_serve())
+          for (const auto& f : find_base_kind("serve")->input_files(c.serve, ""))
+            inputs.push_back({"an input of case " + c.name + ",", f});
+        else
+          inputs.push_back({"the workload of case " + c.name + ",", c.workload});
         inputs.push_back({"the config of case " + c.name + ",", c.config});
       }
     }
@@ -191,7 +206,8 @@ int cmd_regress(const std::vector<std::string>& args) {
     for (std::size_t i : {p.run, p.repeat})
       if (children[i].exit_code != 0 && !broken) broken = &children[i];
     if (broken && broken->exit_code == 2)
-      throw InputError(p.suite->file, p.c->json_path, "dfsim run rejected the case: " + broken->first_error);
+      throw InputError(p.suite->file, p.c->json_path,
+                       fmt::format("dfsim {} rejected the case: {}", p.c->subcommand(), broken->first_error));
     if (broken) {
       res.status = CaseResult::Status::fail;
       res.error = fmt::format("the run did not finish (exit {}): {}", broken->exit_code, broken->first_error);

@@ -119,10 +119,12 @@ ModelSpec find_model_spec(const std::string& name_or_path, const std::string& mo
   return load_model_spec(find_model_file(name_or_path, models_dir));
 }
 
+bool is_model_path(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos || (name_or_path.size() > 5 && name_or_path.ends_with(".json"));
+}
+
 std::string find_model_file(const std::string& name_or_path, const std::string& models_dir) {
-  bool is_path = name_or_path.find('/') != std::string::npos ||
-                 (name_or_path.size() > 5 && name_or_path.ends_with(".json"));
-  if (is_path) return name_or_path;
+  if (is_model_path(name_or_path)) return name_or_path;
   std::string path = models_dir + "/" + name_or_path + ".json";
   if (std::filesystem::is_regular_file(path)) return path;
   std::vector<std::string> names = list_models(models_dir);

@@ -49,6 +49,8 @@ ModelSpec load_model_spec(const std::string& path);
 // A model named by a path (contains '/' or ends in .json) or by its name in `models_dir`
 // (`<name>.json`). An unknown name lists the models there.
 ModelSpec find_model_spec(const std::string& name_or_path, const std::string& models_dir);
+// Whether `name_or_path` names a model file (contains '/' or ends in .json) rather than a model.
+bool is_model_path(const std::string& name_or_path);
 // The file find_model_spec reads (a path as given, unchecked; a name must exist in models_dir).
 std::string find_model_file(const std::string& name_or_path, const std::string& models_dir);
 std::vector<std::string> list_models(const std::string& models_dir);

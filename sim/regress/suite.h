@@ -1,6 +1,7 @@
 #pragma once
 // A regression suite ("format": "dfsim.suite", v1; docs/regression.md): cases that each run
-// a workload on a config, with the metrics they are expected to give and how far each may move.
+// a workload (or a `dfsim serve` run) on a config, with the metrics they are expected to give and
+// how far each may move.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -35,9 +36,14 @@ struct CaseCompile {
 // Analytical cross-checks a case can ask for (docs/regression.md).
 enum class Check { roofline, offchip_peak, determinism };
 
-// One case of a suite.
+// One case of a suite: a workload run (`dfsim run`) or a serving run (`dfsim serve`).
 struct SuiteCase {
-  std::string name, config, workload;  // paths resolved against the suite's directory
+  std::string name, config, workload;  // paths resolved against the suite's directory ("" workload: a serve case)
+  // A serve case's options (serve's flags with '_' for '-'; files resolved against the suite's
+  // directory), checked as a sweep's serve base checks them; null for a workload case.
+  Json serve;
+  bool is_serve() const { return !serve.is_null(); }
+  const char* subcommand() const { return is_serve() ? "serve" : "run"; }
   std::vector<std::string> sets;       // --set key=value, the suite's defaults first
   std::size_t default_sets = 0;        // how many of `sets` come from "defaults"
   CaseCompile compile;
@@ -51,11 +57,12 @@ struct Suite {
   std::vector<SuiteCase> cases;
 };
 
-// Reads and checks a suite (InputError naming the file and JSON path); every config and
-// workload it names must exist.
+// Reads and checks a suite (InputError naming the file and JSON path); every config, workload
+// and serve input it names must exist.
 Suite load_suite(const std::string& file);
 
-// The arguments of the `dfsim run` child of a case (`extra_sets` after the case's own).
+// The arguments of the `dfsim run` (or `dfsim serve`) child of a case (`extra_sets` after the
+// case's own).
 std::vector<std::string> case_run_args(const SuiteCase& c, const std::string& out_dir,
                                        const std::vector<std::string>& extra_sets, bool trace);
 

@@ -9,9 +9,13 @@
 
 #include "sim/common/error.h"
 #include "sim/common/names.h"
+#include "sim/gen/model_spec.h"
 #include "sim/graph/op_graph.h"
 #include "sim/regress/suite.h"
 #include "sim/regress/write_file.h"
+#include "sim/serve/serve_setup.h"
+#include "sim/serve/step_table.h"
+#include "sim/sweep/base_kinds.h"
 
 namespace dfsim {
 
@@ -76,6 +80,42 @@ CaseCompile read_compile(const JsonView& v) {
   return c;
 }
 
+// A serve case's "serve": the options of `dfsim serve` (its flags with '_' for '-'), each
+// checked as a sweep's serve base checks it. The files it names (step_table, requests, a model
+// file, a hist: length distribution) are relative to the suite's directory.
+Json read_serve(const Suite& s, const JsonView& v) {
+  v.expect_object();
+  const BaseKind& kind = *find_base_kind("serve");
+  Json given = v.json();
+  for (const char* f : {"step_table", "requests"})
+    if (v.has(f)) given[f] = resolve(s.file, v.at(f));
+  if (v.has("model") && v.at("model").json().is_string() && is_model_path(v.at("model").as_string()))
+    given["model"] = resolve(s.file, v.at("model"));
+  for (const char* f : {"prompt_len", "output_len"})
+    if (v.has(f) && v.at(f).json().is_string() && v.at(f).as_string().rfind("hist:", 0) == 0) {
+      Json file = v.at(f).as_string().substr(5);
+      given[f] = "hist:" + resolve(s.file, JsonView(file, s.file, v.at(f).path()));
+    }
+  JsonView g(given, s.file, v.path());
+  Json out = Json::object();
+  std::vector<std::string> names;
+  std::string list;
+  for (const auto& o : kind.options) names.push_back(o.name), list += (list.empty() ? "" : ", ") + o.name;
+  for (const auto& [key, _] : given.items()) {
+    const SweepOption* o = kind.option(key);
+    if (!o) {
+      std::string hint = closest_match(key, names);
+      v.fail_at(key, hint.empty() ? "unknown serve option; expected one of " + list
+                                  : "unknown serve option (did you mean \"" + hint + "\"?)");
+    }
+    out[key] = o->check(g.at(key));
+  }
+  if (!out.contains("model")) v.fail("missing \"model\" (a name in workloads/models/ or a model file)");
+  if (out.contains("rate") == out.contains("requests"))
+    v.fail("expected one of \"rate\" (requests per second, one number) and \"requests\" (a trace file)");
+  return out;
+}
+
 std::vector<Check> read_checks(const JsonView& v) {
   v.expect_array();
   std::vector<Check> out;
@@ -122,7 +162,7 @@ Expectation read_expectation(const JsonView& v, const std::string& kernel, const
 
 SuiteCase read_case(const Suite& s, const JsonView& v, const JsonView* defaults, std::set<std::string>& names) {
   v.expect_object();
-  v.only_keys({"name", "description", "config", "workload", "set", "compile", "checks", "expect", "kernels"});
+  v.only_keys({"name", "description", "config", "workload", "serve", "set", "compile", "checks", "expect", "kernels"});
   SuiteCase c;
   c.json_path = v.path();
   c.name = read_name(v.at("name"));
@@ -134,13 +174,43 @@ SuiteCase read_case(const Suite& s, const JsonView& v, const JsonView* defaults,
   };
   if (auto cfg = pick("config")) c.config = resolve(s.file, *cfg);
   else v.fail("missing \"config\" (in the case or in \"defaults\")");
-  c.workload = resolve(s.file, v.at("workload"));
+  if (v.has("workload") == v.has("serve"))
+    v.fail(v.has("workload") ? "expected one of \"workload\" and \"serve\", got both"
+                             : "missing \"workload\" (an op graph or kernel graph) or \"serve\" (a dfsim serve run)");
+  if (v.has("workload")) c.workload = resolve(s.file, v.at("workload"));
+  else c.serve = read_serve(s, v.at("serve"));
   if (defaults && defaults->has("set")) c.sets = read_sets(defaults->at("set"));
   c.default_sets = c.sets.size();
   if (v.has("set"))
     for (auto& x : read_sets(v.at("set"))) c.sets.push_back(x);
-  if (auto comp = pick("compile")) c.compile = read_compile(*comp);
-  if (auto ch = pick("checks")) c.checks = read_checks(*ch);
+  if (c.is_serve()) {  // the defaults' compile options and run checks are the workload cases'
+    if (v.has("compile")) v.at("compile").fail("a serve case compiles whole model steps itself; compile options are for workload cases");
+    if (v.has("kernels")) v.at("kernels").fail("a serve run has no kernels in its summary.json; expect its metrics under \"expect\"");
+    if (v.has("checks")) {
+      c.checks = read_checks(v.at("checks"));
+      for (std::size_t i = 0; i < c.checks.size(); ++i)
+        if (c.checks[i] != Check::determinism)
+          v.at("checks").at(i).fail(fmt::format("{} checks a workload run; a serve case has only determinism", check_name(c.checks[i])));
+    } else if (defaults && defaults->has("checks")) {
+      for (Check ch : read_checks(defaults->at("checks")))
+        if (ch == Check::determinism) c.checks.push_back(ch);
+    }
+    if (c.serve.contains("step_table")) {  // a config key the table makes inert: dfsim serve would refuse it
+      try {
+        serve::check_step_table_sets(c.sets, serve::read_step_table(c.serve["step_table"].get<std::string>()).has_energy());
+      } catch (const InputError& e) {
+        if (e.file() != "--set") throw;
+        std::size_t i = 0;  // the first --set of that key: the defaults' or the case's own
+        while (i + 1 < c.sets.size() && c.sets[i].substr(0, c.sets[i].find('=')) != e.path()) ++i;
+        throw InputError(s.file, i < c.default_sets ? "/defaults/set/" + std::to_string(i)
+                                                     : c.json_path + "/set/" + std::to_string(i - c.default_sets),
+                         e.path() + ": " + e.detail());
+      }
+    }
+  } else {
+    if (auto comp = pick("compile")) c.compile = read_compile(*comp);
+    if (auto ch = pick("checks")) c.checks = read_checks(*ch);
+  }
   if (v.has("expect")) {
     JsonView ex = v.at("expect");
     ex.expect_object();
@@ -192,7 +262,9 @@ Suite load_suite(const std::string& file) {
 
 std::vector<std::string> case_run_args(const SuiteCase& c, const std::string& out_dir,
                                        const std::vector<std::string>& extra_sets, bool trace) {
-  std::vector<std::string> a{"run", "-q", "--config", c.config, "--workload", c.workload, "--out", out_dir};
+  std::vector<std::string> a{c.subcommand(), "-q", "--config", c.config, "--out", out_dir};
+  if (c.is_serve()) find_base_kind("serve")->input_args(c.serve, "", a);
+  else a.insert(a.end(), {"--workload", c.workload});
   for (const auto& s : c.sets) a.insert(a.end(), {"--set", s});
   for (const auto& s : extra_sets) a.insert(a.end(), {"--set", s});
   a.insert(a.end(), {"--set", trace ? "sim.trace=true" : "sim.trace=false"});

@@ -223,7 +223,6 @@ std::vector<std::string> serve_option_names() {
 }
 
 void serve_args(const Json& o, const std::string&, std::vector<std::string>& a) {
-  a.push_back("--no-trace");  // a sweep reads summaries
   for (const auto& opt : kServeOptions) {
     if (!o.contains(opt.name)) continue;
     std::string flag = "--" + opt.name;

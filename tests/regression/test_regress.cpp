@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -218,6 +219,83 @@ TEST_CASE("regress: a determinism case runs twice and compares summary.json and 
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Contains("check determinism"));
   CHECK_THAT(r.out, Contains("identical"));
+}
+
+// Serving configurations are pinned as kernels are: a case names a `dfsim serve` run instead of
+// a workload (since 2026-12-07; before, `diff` of two serve runs was the only gate).
+TEST_CASE("regress: a serve case runs dfsim serve and compares its summary metrics", "[regress][serve]") {
+  TempDir d("serve");
+  fs::copy_file(repo("workloads/serving/llama-3.1-8b_spyre_steps.csv"), d.path / "steps.csv");
+  ojson s = small_suite();
+  s["cases"] = {s["cases"][0],
+                {{"name", "llama"},
+                 {"serve", {{"model", "llama-3.1-8b"}, {"step_table", "steps.csv"}, {"rate", 1}, {"num_requests", 40}}},
+                 {"expect",
+                  {{"completed", {{"value", 40}, {"exact", true}}},  // every generated request finishes
+                   {"ttft_ms.p50", {{"value", 1}, {"relative_pct", 1}}}}}}};
+  s["defaults"]["checks"] = {"roofline", "determinism"};  // the serve case takes determinism only
+  std::string f = d / "s.suite.json";
+  write(f, s.dump(2));
+  Result r = dfsim("regress " + f + " --update --jobs 2");
+  REQUIRE(r.code == 0);
+  CHECK(std::regex_search(r.out, std::regex(R"(\nllama +completed +40 +40 +0 +exact +pass\n)")));
+  CHECK(std::regex_search(r.out, std::regex(R"(\nllama +check determinism +identical +identical +bound +pass\n)")));
+  CHECK_THAT(r.out, !Contains("llama                        check roofline"));
+  CHECK_THAT(r.out, Contains("add                          check roofline"));
+  // The value --update wrote is what `dfsim serve` itself gives for those options.
+  REQUIRE(dfsim("serve -q --model llama-3.1-8b --step-table " + (d / "steps.csv") + " --rate 1 -n 40 --no-trace -o " +
+                (d / "direct")).code == 0);
+  json direct = json::parse(slurp(d / "direct/summary.json"));
+  json updated = json::parse(slurp(f));
+  CHECK(updated["cases"][1]["expect"]["ttft_ms.p50"]["value"] == direct["ttft_ms"]["p50"]);
+  r = dfsim("regress " + f + " --only llama");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Contains("1 case(s): 1 passed, 0 failed, 0 error(s)"));
+  // A scheduler change moves the latencies: a regression, exit 1.
+  ojson o = ojson::parse(slurp(f));
+  o["cases"][1]["serve"]["max_num_seqs"] = 4;
+  write(f, o.dump(2));
+  r = dfsim("regress " + f + " --only llama -q");
+  CHECK(r.code == 1);
+  CHECK(std::regex_search(r.out, std::regex(R"(\nllama +ttft_ms\.p50 +[0-9.]+ +[0-9.]+ +\+[0-9.]+ % +±1 % +FAIL\n)")));
+}
+
+TEST_CASE("regress: a serve case refuses what a serve run cannot give, before any run (exit 2, one line)", "[regress][serve]") {
+  TempDir d("serve_bad");
+  const std::string table = repo("workloads/serving/llama-3.1-8b_spyre_steps.csv");
+  auto suite = [&](const std::function<void(ojson&)>& edit) {
+    ojson s = small_suite();
+    s["cases"] = {{{"name", "llama"},
+                   {"serve", {{"model", "llama-3.1-8b"}, {"step_table", table}, {"rate", 1}, {"num_requests", 10}}},
+                   {"expect", {{"completed", {{"value", 10}, {"exact", true}}}}}}};
+    edit(s["cases"][0]);
+    std::string f = d / "s.json";
+    write(f, s.dump());
+    return f;
+  };
+  auto refused = [&](const std::function<void(ojson&)>& edit, const std::string& extra, const std::string& line) {
+    std::string f = suite(edit);
+    Result r = dfsim("regress " + f + extra);
+    CHECK(r.code == 2);
+    CHECK(r.out == (line.rfind("--", 0) == 0 ? line : f + ": " + line) + "\n");
+  };
+  refused([](ojson& c) { c["serve"]["rat"] = 2; }, "", "/cases/0/serve/rat: unknown serve option (did you mean \"rate\"?)");
+  refused([](ojson& c) { c["serve"].erase("rate"); }, "",
+          "/cases/0/serve: expected one of \"rate\" (requests per second, one number) and \"requests\" (a trace file)");
+  refused([&](ojson& c) { c["workload"] = repo("workloads/add_2048x1024.json"); }, "",
+          "/cases/0: expected one of \"workload\" and \"serve\", got both");
+  refused([](ojson& c) { c["checks"] = {"determinism", "offchip_peak"}; }, "",
+          "/cases/0/checks/1: offchip_peak checks a workload run; a serve case has only determinism");
+  refused([](ojson& c) { c["compile"] = {{"cores", 2}}; }, "",
+          "/cases/0/compile: a serve case compiles whole model steps itself; compile options are for workload cases");
+  refused([](ojson& c) { c["serve"]["step_table"] = "nope.csv"; }, "",
+          "/cases/0/serve/step_table: no such file: " + (d / "nope.csv"));
+  // A config key the step table makes inert, from the case or from the command line.
+  const std::string inert = "cannot change the results: --step-table gives the step times; with a table (without "
+                            "energy_mj) only memory.capacity_bytes, system.cards, name, sim.trace matter";
+  refused([](ojson& c) { c["set"] = {"sim.trace=false", "core.clock_mhz=500"}; }, "", "/cases/0/set/1: core.clock_mhz: " + inert);
+  refused([](ojson&) {}, " --set core.clock_mhz=500",
+          "--set: core.clock_mhz: case llama of " + (d / "s.json") + ": " + inert);
 }
 
 TEST_CASE("diff: a run against itself is clean, against ideal memory it is not", "[diff]") {
