@@ -351,8 +351,13 @@ TEST_CASE("diff: two dfsim serve runs compare metric by metric, a serve run and 
   const std::string serve = "serve -q --model llama-3.1-8b --step-table " +
                             repo("workloads/serving/llama-3.1-8b_spyre_steps.csv") + " --no-trace -n 40 ";
   REQUIRE(dfsim(serve + "--rate 0.5 -o " + (d / "a")).code == 0);
-  REQUIRE(dfsim(serve + "--rate 0.5 -o " + (d / "a2")).code == 0);
+  // The same run with the same table at another path: the table's path (in step_times) is
+  // where the input was, not a result, and moves nothing (it was a changed string, exit 1).
+  fs::copy_file(repo("workloads/serving/llama-3.1-8b_spyre_steps.csv"), d.path / "copy.csv");
+  REQUIRE(dfsim("serve -q --model llama-3.1-8b --step-table " + (d / "copy.csv") + " --no-trace -n 40 --rate 0.5 -o " +
+                (d / "a2")).code == 0);
   REQUIRE(dfsim(serve + "--rate 2 -o " + (d / "b")).code == 0);
+  REQUIRE(json::parse(slurp(d / "a/summary.json"))["step_times"] != json::parse(slurp(d / "a2/summary.json"))["step_times"]);
   Result same = dfsim("diff " + (d / "a") + " " + (d / "a2"));  // deterministic: nothing moves
   CHECK(same.code == 0);
   CHECK(std::regex_search(same.out, std::regex(R"(([0-9]+) values compared \(0 kernels\): \1 identical, 0 within ±2 %, 0 beyond)")));
