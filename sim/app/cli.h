@@ -29,6 +29,10 @@ int cmd_serve(const std::vector<std::string>& args);
 int cmd_gen(const std::vector<std::string>& args);
 
 // Shared by the subcommands.
+// `dfsim gen`'s arguments (quiet, writing `output`) for a JSON object of its options: "model" is
+// its MODEL, every other member --NAME VALUE (`run --gen-step`, a regress gen case). UsageError
+// for text that is not such an object.
+std::vector<std::string> gen_step_args(const std::string& json_text, const std::string& output);
 std::string default_config_path();
 std::string default_workloads_dir();  // workloads/ here, else the source tree's
 std::string default_models_dir();     // its models/: the model files of `dfsim gen` and `serve`

@@ -67,6 +67,8 @@ void check_case_workload(const Suite& s, const SuiteCase& c, const std::vector<s
     try {
       g = load_workload(c.workload, cfg, over, &format);
     } catch (const InputError& e) {  // a compile option or a "set" of the case: name the suite and where
+      if (c.is_gen() && e.file() == c.workload)  // the generated step (a scratch file): name the case's "gen"
+        throw InputError(s.file, c.json_path + "/gen", "the generated step: " + e.detail());
       if (e.file().rfind("--", 0) != 0) throw;
       if (e.file() == "--set") {
         const bool the_case = std::any_of(c.sets.begin(), c.sets.end(), [&](const std::string& x) {
@@ -86,15 +88,22 @@ void check_case_workload(const Suite& s, const SuiteCase& c, const std::vector<s
     if (e.kernel.empty() || std::find(names.begin(), names.end(), e.kernel) != names.end()) continue;
     std::string hint = closest_match(e.kernel, names);
     throw InputError(s.file, c.json_path + "/kernels/" + json_path_join("", e.kernel).substr(1),
-                     fmt::format("no kernel \"{}\" in {} as compiled for this case{}", e.kernel, c.workload,
+                     fmt::format("no kernel \"{}\" in {} as compiled for this case{}", e.kernel,
+                                 c.is_gen() ? "the generated step" : c.workload,
                                  hint.empty() ? fmt::format(" ({} kernels)", names.size())
                                               : fmt::format(" (did you mean \"{}\"?)", hint)));
   }
 }
 
-void print_row(std::ostream& out, const std::string& name, const MetricRow& r, bool updated) {
-  out << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", name, r.metric, r.expected, r.got,
-                     r.delta, r.tolerance, updated ? "updated" : r.pass ? "pass" : "FAIL");
+// The widths of the table's case and metric columns: at least 28 and 40, wider for longer names
+// (a kernel's metric, "kernels[linear_epilogue_l0.mlp.residual].duration_ns").
+struct Columns {
+  std::size_t name = 28, metric = 40;
+};
+
+void print_row(std::ostream& out, const Columns& w, const std::string& name, const MetricRow& r, bool updated) {
+  out << fmt::format("{:<{}} {:<{}} {:>14} {:>14} {:>10} {:>9}  {}\n", name, w.name, r.metric, w.metric, r.expected,
+                     r.got, r.delta, r.tolerance, updated ? "updated" : r.pass ? "pass" : "FAIL");
 }
 
 }  // namespace
@@ -155,6 +164,24 @@ int cmd_regress(const std::vector<std::string>& args) {
       }
     }
 
+  // A gen case's step is generated here, as `dfsim gen` writes it, once per distinct step: its
+  // runs, and the compile below, read that op graph.
+  ScratchDir scratch("dfsim-regress");
+  std::map<std::string, std::string> generated;  // the step's options -> its op graph
+  for (auto& s : suites)
+    for (auto& c : s.cases) {
+      if (!selected(c.name, only) || !c.is_gen()) continue;
+      const std::string graph = fmt::format("{}/gen-{}.json", scratch.path(), generated.size());
+      auto [it, fresh] = generated.try_emplace(c.gen.dump(), graph);
+      c.workload = it->second;
+      try {
+        if (fresh && cmd_gen(gen_step_args(c.gen.dump(), graph)) != 0)
+          throw InputError(s.file, c.json_path + "/gen", "dfsim gen failed on this step");
+      } catch (const UsageError& e) {  // what the options did not show alone (gen checks the step whole)
+        throw InputError(s.file, c.json_path + "/gen", e.what());
+      }
+    }
+
   std::map<std::vector<std::string>, std::vector<std::string>> compiled;
   for (const auto& s : suites)
     for (const auto& c : s.cases)
@@ -166,8 +193,8 @@ int cmd_regress(const std::vector<std::string>& args) {
     for (const auto& s : suites) {
       inputs.push_back({"the suite", s.file});
       for (const auto& c : s.cases) {
-        if (c.is_serve())
-          for (const auto& f : find_base_kind("serve")->input_files(c.serve, ""))
+        if (c.is_serve() || c.is_gen())
+          for (const auto& f : find_base_kind(c.is_gen() ? "gen" : "serve")->input_files(c.is_gen() ? c.gen : c.serve, ""))
             inputs.push_back({"an input of case " + c.name + ",", f});
         else
           inputs.push_back({"the workload of case " + c.name + ",", c.workload});
@@ -179,7 +206,6 @@ int cmd_regress(const std::vector<std::string>& args) {
   }
   if (update)
     for (const auto& s : suites) check_writable(s.file, "--update");
-  ScratchDir scratch("dfsim-regress");
   std::vector<ChildRun> children;
   std::vector<Planned> plan;
   for (const auto& s : suites)
@@ -221,8 +247,13 @@ int cmd_regress(const std::vector<std::string>& args) {
   // With --junit /dev/stdout the XML is stdout: the table goes to stderr, or the XML would
   // follow it in one stream that no JUnit reader parses.
   std::ostream& report = is_standard_output(junit) ? std::cerr : std::cout;
-  report << fmt::format("{:<28} {:<40} {:>14} {:>14} {:>10} {:>9}  {}\n", "case", "metric", "expected", "got",
-                        "delta", "tolerance", "result");
+  Columns w;
+  for (std::size_t n = 0; n < plan.size(); ++n) {
+    w.name = std::max(w.name, plan[n].c->name.size());
+    for (const auto& r : results[n].rows) w.metric = std::max(w.metric, r.metric.size());
+  }
+  report << fmt::format("{:<{}} {:<{}} {:>14} {:>14} {:>10} {:>9}  {}\n", "case", w.name, "metric", w.metric, "expected",
+                        "got", "delta", "tolerance", "result");
   int passed = 0, failed = 0, errors = 0;
   std::vector<JUnitSuite> junit_suites;
   const Suite* junit_suite = nullptr;  // the suite of junit_suites.back()
@@ -241,14 +272,14 @@ int cmd_regress(const std::vector<std::string>& args) {
       bool updated = update && !r.json_path.empty() && r.got_value != r.expected_value;
       if (updated) updates[p.suite][r.json_path] = r.got_value;
       bool counts = !r.pass && !updated;
-      if (!quiet || counts) print_row(report, p.c->name, r, updated);
+      if (!quiet || counts) print_row(report, w, p.c->name, r, updated);
       if (counts) {
         ++out_of_tolerance;
         jc.detail += fmt::format("{}: expected {} ({}), got {} ({})\n", r.metric, r.expected, r.tolerance, r.got, r.delta);
       }
     }
     if (!res.error.empty()) {
-      report << fmt::format("{:<28} {}\n", p.c->name, res.error);
+      report << fmt::format("{:<{}} {}\n", p.c->name, w.name, res.error);
       jc.outcome = JUnitCase::Outcome::error;
       jc.message = res.error;
       jc.detail = res.error;

@@ -34,10 +34,7 @@
 
 namespace dfsim {
 
-namespace {
-
-// `dfsim gen`'s arguments for --gen-step's JSON object: "model" is its MODEL, every other
-// member --NAME VALUE (dfsim gen checks them all).
+// (dfsim gen checks every option.)
 std::vector<std::string> gen_step_args(const std::string& text, const std::string& output) {
   Json j;
   try {  // the JSON reader every file goes through: a key twice is refused, not the last taken
@@ -60,8 +57,6 @@ std::vector<std::string> gen_step_args(const std::string& text, const std::strin
   }
   return args;
 }
-
-}  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("options");

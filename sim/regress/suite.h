@@ -1,7 +1,7 @@
 #pragma once
 // A regression suite ("format": "dfsim.suite", v1; docs/regression.md): cases that each run
-// a workload (or a `dfsim serve` run) on a config, with the metrics they are expected to give and
-// how far each may move.
+// a workload, a model step or a `dfsim serve` run on a config, with the metrics they are expected
+// to give and how far each may move.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -36,12 +36,17 @@ struct CaseCompile {
 // Analytical cross-checks a case can ask for (docs/regression.md).
 enum class Check { roofline, offchip_peak, determinism };
 
-// One case of a suite: a workload run (`dfsim run`) or a serving run (`dfsim serve`).
+// One case of a suite: a workload run (`dfsim run`), a model step's run (generated as `dfsim
+// gen` does, then run) or a serving run (`dfsim serve`).
 struct SuiteCase {
-  std::string name, config, workload;  // paths resolved against the suite's directory ("" workload: a serve case)
-  // A serve case's options (serve's flags with '_' for '-'; files resolved against the suite's
-  // directory), checked as a sweep's serve base checks them; null for a workload case.
-  Json serve;
+  // Paths resolved against the suite's directory. A gen case's workload is the op graph
+  // `dfsim regress` generates before the runs ("" until then); a serve case has none.
+  std::string name, config, workload;
+  // A gen case's step ({"model", "phase", ...}: gen's options) and a serve case's options
+  // (serve's flags with '_' for '-'), files resolved against the suite's directory, checked as a
+  // sweep's base of that kind checks them; null for the other kinds of case.
+  Json gen, serve;
+  bool is_gen() const { return !gen.is_null(); }
   bool is_serve() const { return !serve.is_null(); }
   const char* subcommand() const { return is_serve() ? "serve" : "run"; }
   std::vector<std::string> sets;       // --set key=value, the suite's defaults first

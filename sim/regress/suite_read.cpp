@@ -80,12 +80,13 @@ CaseCompile read_compile(const JsonView& v) {
   return c;
 }
 
-// A serve case's "serve": the options of `dfsim serve` (its flags with '_' for '-'), each
-// checked as a sweep's serve base checks it. The files it names (step_table, requests, a model
-// file, a hist: length distribution) are relative to the suite's directory.
-Json read_serve(const Suite& s, const JsonView& v) {
+// The options of a serve case ("serve") or a gen case ("gen"): serve's flags or gen's, with '_'
+// for '-', each checked as a sweep's base of that kind checks it (base_kinds.cpp). The files they
+// name (a model file, step_table, requests, a hist: length distribution) are relative to the
+// suite's directory.
+Json read_base_options(const Suite& s, const JsonView& v, const std::string& kind_name) {
   v.expect_object();
-  const BaseKind& kind = *find_base_kind("serve");
+  const BaseKind& kind = *find_base_kind(kind_name);
   Json given = v.json();
   for (const char* f : {"step_table", "requests"})
     if (v.has(f)) given[f] = resolve(s.file, v.at(f));
@@ -97,22 +98,43 @@ Json read_serve(const Suite& s, const JsonView& v) {
       given[f] = "hist:" + resolve(s.file, JsonView(file, s.file, v.at(f).path()));
     }
   JsonView g(given, s.file, v.path());
-  Json out = Json::object();
-  std::vector<std::string> names;
+  // A gen case's compile options are its "compile" (as a workload case's); serve has no others.
+  std::vector<std::string> names = kind.input_options;
   std::string list;
-  for (const auto& o : kind.options) names.push_back(o.name), list += (list.empty() ? "" : ", ") + o.name;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  Json out = Json::object();
   for (const auto& [key, _] : given.items()) {
-    const SweepOption* o = kind.option(key);
-    if (!o) {
+    if (std::find(names.begin(), names.end(), key) == names.end()) {
       std::string hint = closest_match(key, names);
-      v.fail_at(key, hint.empty() ? "unknown serve option; expected one of " + list
-                                  : "unknown serve option (did you mean \"" + hint + "\"?)");
+      v.fail_at(key, hint.empty() ? "unknown " + kind_name + " option; expected one of " + list
+                                  : "unknown " + kind_name + " option (did you mean \"" + hint + "\"?)");
     }
-    out[key] = o->check(g.at(key));
+    out[key] = kind.option(key)->check(g.at(key));
   }
   if (!out.contains("model")) v.fail("missing \"model\" (a name in workloads/models/ or a model file)");
+  return out;
+}
+
+Json read_serve(const Suite& s, const JsonView& v) {
+  Json out = read_base_options(s, v, "serve");
   if (out.contains("rate") == out.contains("requests"))
     v.fail("expected one of \"rate\" (requests per second, one number) and \"requests\" (a trace file)");
+  return out;
+}
+
+// A gen case's step: as `dfsim gen` would take it (a decode step needs a context, a prefill
+// tokens, the step must fit its model).
+Json read_gen(const Suite& s, const JsonView& v) {
+  Json out = read_base_options(s, v, "gen");
+  if (!out.contains("phase")) v.fail("missing \"phase\" (\"decode\" or \"prefill\")");
+  try {
+    find_base_kind("gen")->check_point(out);
+  } catch (const InputError& e) {  // the option at fault is the error's "file"
+    const auto& names = find_base_kind("gen")->input_options;
+    if (std::find(names.begin(), names.end(), e.file()) == names.end()) throw;  // a model file's own error
+    if (v.has(e.file())) v.at(e.file()).fail(e.detail());
+    v.fail(e.detail());
+  }
   return out;
 }
 
@@ -162,7 +184,7 @@ Expectation read_expectation(const JsonView& v, const std::string& kernel, const
 
 SuiteCase read_case(const Suite& s, const JsonView& v, const JsonView* defaults, std::set<std::string>& names) {
   v.expect_object();
-  v.only_keys({"name", "description", "config", "workload", "serve", "set", "compile", "checks", "expect", "kernels"});
+  v.only_keys({"name", "description", "config", "workload", "gen", "serve", "set", "compile", "checks", "expect", "kernels"});
   SuiteCase c;
   c.json_path = v.path();
   c.name = read_name(v.at("name"));
@@ -174,10 +196,12 @@ SuiteCase read_case(const Suite& s, const JsonView& v, const JsonView* defaults,
   };
   if (auto cfg = pick("config")) c.config = resolve(s.file, *cfg);
   else v.fail("missing \"config\" (in the case or in \"defaults\")");
-  if (v.has("workload") == v.has("serve"))
-    v.fail(v.has("workload") ? "expected one of \"workload\" and \"serve\", got both"
-                             : "missing \"workload\" (an op graph or kernel graph) or \"serve\" (a dfsim serve run)");
+  const int inputs = v.has("workload") + v.has("serve") + v.has("gen");
+  if (inputs != 1)
+    v.fail(inputs ? "expected one of \"workload\", \"gen\" and \"serve\", got more"
+                  : "missing \"workload\" (an op graph or kernel graph), \"gen\" (a model step) or \"serve\" (a dfsim serve run)");
   if (v.has("workload")) c.workload = resolve(s.file, v.at("workload"));
+  else if (v.has("gen")) c.gen = read_gen(s, v.at("gen"));
   else c.serve = read_serve(s, v.at("serve"));
   if (defaults && defaults->has("set")) c.sets = read_sets(defaults->at("set"));
   c.default_sets = c.sets.size();

@@ -283,7 +283,7 @@ TEST_CASE("regress: a serve case refuses what a serve run cannot give, before an
   refused([](ojson& c) { c["serve"].erase("rate"); }, "",
           "/cases/0/serve: expected one of \"rate\" (requests per second, one number) and \"requests\" (a trace file)");
   refused([&](ojson& c) { c["workload"] = repo("workloads/add_2048x1024.json"); }, "",
-          "/cases/0: expected one of \"workload\" and \"serve\", got both");
+          "/cases/0: expected one of \"workload\", \"gen\" and \"serve\", got more");
   refused([](ojson& c) { c["checks"] = {"determinism", "offchip_peak"}; }, "",
           "/cases/0/checks/1: offchip_peak checks a workload run; a serve case has only determinism");
   refused([](ojson& c) { c["compile"] = {{"cores", 2}}; }, "",
@@ -296,6 +296,49 @@ TEST_CASE("regress: a serve case refuses what a serve run cannot give, before an
   refused([](ojson& c) { c["set"] = {"sim.trace=false", "core.clock_mhz=500"}; }, "", "/cases/0/set/1: core.clock_mhz: " + inert);
   refused([](ojson&) {}, " --set core.clock_mhz=500",
           "--set: core.clock_mhz: case llama of " + (d / "s.json") + ": " + inert);
+}
+
+// A model step pinned without committing its op graph: the case names `dfsim gen`'s options and
+// regress generates the graph before the runs (since 2026-12-07).
+TEST_CASE("regress: a gen case runs the model step dfsim gen makes, its kernels by name", "[regress][gen]") {
+  TempDir d("gen");
+  ojson s = small_suite();
+  s["cases"] = {{{"name", "decode"},
+                 {"gen", {{"model", "llama-3.1-8b"}, {"phase", "decode"}, {"context", 512}, {"layers", 1}}},
+                 {"compile", {{"cores", 8}}},
+                 {"expect", {{"sim_time_ns", {{"value", 1}, {"relative_pct", 1}}}}},
+                 {"kernels", {{"linear_l0.attn.q", {{"duration_ns", {{"value", 1}, {"relative_pct", 1}}}}}}}}};
+  std::string f = d / "s.suite.json";
+  write(f, s.dump(2));
+  Result r = dfsim("regress " + f + " --update");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("decode                       check roofline"));  // a run: the defaults' checks apply
+  // What --update wrote is the run of the graph `dfsim gen` writes for those options.
+  REQUIRE(dfsim("gen llama-3.1-8b --phase decode --context 512 --layers 1 -q -o " + (d / "g.json")).code == 0);
+  REQUIRE(dfsim("run -q -w " + (d / "g.json") + " --cores 8 --set sim.trace=false -o " + (d / "direct")).code == 0);
+  json direct = json::parse(slurp(d / "direct/summary.json"));
+  json updated = json::parse(slurp(f));
+  CHECK(updated["cases"][0]["expect"]["sim_time_ns"]["value"] == direct["sim_time_ns"]);
+  CHECK(updated["cases"][0]["kernels"]["linear_l0.attn.q"]["duration_ns"]["value"] ==
+        direct["kernels"][2]["duration_ns"]);  // embedding, attn_norm, then q
+  REQUIRE(direct["kernels"][2]["name"] == "linear_l0.attn.q");
+  CHECK(dfsim("regress " + f).code == 0);
+  // Bad steps are suite errors at their JSON path, before any run.
+  ojson bad = ojson::parse(slurp(f));
+  bad["cases"][0]["gen"].erase("context");
+  write(f, bad.dump());
+  r = dfsim("regress " + f);
+  CHECK(r.code == 2);
+  CHECK(r.out == f + ": /cases/0/gen: a decode step needs \"context\"\n");
+  bad["cases"][0]["gen"]["context"] = 512;
+  bad["cases"][0]["gen"]["layers"] = 99;
+  write(f, bad.dump());
+  CHECK(dfsim("regress " + f).out == f + ": /cases/0/gen/layers: expected 1 to 32 (the layers of llama-3.1-8b), got 99\n");
+  bad["cases"][0]["gen"]["layers"] = 1;
+  bad["cases"][0]["kernels"] = {{"linear_l0.attn.qq", {{"duration_ns", {{"value", 1}, {"relative_pct", 1}}}}}};
+  write(f, bad.dump());
+  CHECK(dfsim("regress " + f).out == f + ": /cases/0/kernels/linear_l0.attn.qq: no kernel \"linear_l0.attn.qq\" in the "
+                                         "generated step as compiled for this case (did you mean \"linear_l0.attn.q\"?)\n");
 }
 
 TEST_CASE("diff: a run against itself is clean, against ideal memory it is not", "[diff]") {
