@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -101,6 +102,18 @@ void check_point(const SweepSpec& spec, std::size_t i, const Json& options) {
   }
 }
 
+// A point's key with every whole number written one way: 1000.0 and 1000 (or -0.0 and 0) are the
+// same clock, rate or count, so the same point (they made two keys, ran twice and wrote two rows).
+void canonical_numbers(Json& j) {
+  if (j.is_structured()) {
+    for (auto& v : j) canonical_numbers(v);
+  } else if (j.is_number_float()) {
+    const double x = j.get<double>();
+    if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 9007199254740992.0)  // below 2^53: exact
+      j = static_cast<std::int64_t>(x);
+  }
+}
+
 }  // namespace
 
 SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
@@ -173,6 +186,7 @@ SweepPlan plan_sweep(SweepSpec spec, const std::string& store) {
                 {"config", resolved},
                 {"input_fnv64", hash},
                 {"options", key_options}};
+    canonical_numbers(key);
     p.id = hash_hex(key.dump());
     p.point = {{"key", key}, {"cwd", cwd}, {"args", args}};
     p.dir = point_dir(plan.store, p.id);

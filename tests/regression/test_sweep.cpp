@@ -200,6 +200,20 @@ TEST_CASE("sweep: sweeps sharing a point store run a shared point once, and --on
   auto rows = lines(slurp(d.path / "t/results.csv"));
   REQUIRE(rows.size() == 3);
   CHECK(without_host_s(rows[1]) == without_host_s(rows[2]));
+  // A whole number written with a decimal point is the same point (it was a second key and run),
+  // and each row keeps the value as written.
+  std::string spelled = write_file(d, "spelled.json", R"({"format": "dfsim.sweep", "version": 1, "name": "spelled",
+    "base": {"config": "configs/small.json", "workload": "workloads/softmax_chain_512x1024.json"},
+    "axes": {"set": {"core.clock_mhz": [1000, 1000.0, 1000.5]}}, "metrics": {"time_ns": "sim_time_ns"}})");
+  Result sp = dfsim("sweep " + spelled + " --out " + d.str() + "/sp");
+  REQUIRE(sp.code == 0);
+  CHECK_THAT(sp.out, Contains("3 points (2 run, 0 reused), 0 failed"));
+  rows = lines(slurp(d.path / "sp/results.csv"));
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[1].rfind("1000,", 0) == 0);
+  CHECK(rows[2].rfind("1000.0,", 0) == 0);
+  CHECK(split(rows[1], ',')[1] == split(rows[2], ',')[1]);
+  CHECK(split(rows[1], ',')[1] != split(rows[3], ',')[1]);  // 1000.5 MHz is another point
 }
 
 TEST_CASE("sweep: a real Dask scheduler and two workers give the same table", "[sweep]") {
