@@ -1,5 +1,7 @@
 #include "sim/regress/device_records.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -40,6 +42,10 @@ constexpr double kMaxRecordUs = 1e12;
 constexpr double kMinRecordUs = 1e-3;  // 1 ns: below it an error % divides by next to nothing (1e-320 gave inf)
 
 const char* kRequired[] = {"id", "op", "cores", "rows", "cols", "measured_kernel_us"};
+// The columns that a parameter of `params` also gives (bench-ops.md).
+const std::pair<const char*, const char*> kColumnParams[] = {
+    {"cores", "SENCORES"}, {"rows", "BENCH_ROWS"}, {"cols", "BENCH_COLS"}, {"N", "BENCH_N"},
+    {"B", "BENCH_B"},      {"tiles", "BENCH_TILES"}, {"lx_planning", "LX_PLANNING"}};
 
 std::string where(int line, const std::string& column) { return "line " + std::to_string(line) + ", column " + column; }
 
@@ -95,6 +101,16 @@ DeviceRecords load_device_records(const std::string& file) {
     if (std::isnan(record_number(f, r, "measured_kernel_us")))
       throw InputError(file, where(r.line, "measured_kernel_us"), "expected a number in [0.001, 1e12] (µs), got an empty field");
     record_number(f, r, "analytical_model_us");  // optional, read after the runs: checked now
+    // A column and its parameter in params say the same thing (rows and BENCH_ROWS): when both
+    // are given they must agree, or the record's shape would depend on which one is read.
+    for (const auto& [column, param] : kColumnParams) {
+      if (r.at(column).empty() || r.param(param, "").empty()) continue;
+      const bool lx = std::string(column) == "lx_planning";
+      if (lx ? r.at(column) != r.param(param, "") : record_int(f, r, column, 0) != record_param_int(f, r, param, 0))
+        throw InputError(file, where(r.line, column),
+                         fmt::format("{}={} but params has {}={}: a record's column and its parameter must agree", column,
+                                     r.at(column), param, r.param(param, "")));
+    }
     double cv = 0;  // optional: the measurement's coefficient of variation, a percentage
     if (r.fields.count("measured_cv_pct") && !r.at("measured_cv_pct").empty() &&
         !(parse_decimal(r.at("measured_cv_pct"), cv) && cv >= 0 && cv <= 1000))

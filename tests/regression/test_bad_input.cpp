@@ -1085,6 +1085,12 @@ TEST_CASE("bad input: accuracy device records with malformed params", "[bad][acc
   expect_bad("accuracy -r " + b + " -o " + t.str() + "/o", {b + ": line 2, column params: TO_MID=99999999999999999999"});
   std::string c = records("c.csv", "r3,bmm_layout,32,1024,1024,1024,2,,,0,1,\"BENCH_B=2 WD_LAYOUT_A=x,y\",1,0,,,,10.0,1.0,9.0");
   expect_bad("accuracy -r " + c + " -o " + t.str() + "/o", {c + ": line 2, column params: WD_LAYOUT_A=x,y: expected dims"});
+  // A column and its parameter that disagree: the record ran the column's shape and said nothing.
+  std::string d = records("d.csv", "r4,add,32,2048,1024,,,,,0,1,BENCH_ROWS=1024 BENCH_COLS=1024 SENCORES=32,1,0,,,,10.0,1.0,9.0");
+  expect_bad("accuracy -r " + d + " -o " + t.str() + "/o",
+             {d + ": line 2, column rows: rows=2048 but params has BENCH_ROWS=1024: a record's column and its parameter must agree"});
+  std::string e = records("e.csv", "r5,add,32,2048,1024,,,,,0,0,BENCH_ROWS=2048 LX_PLANNING=1,1,0,,,,10.0,1.0,9.0");
+  expect_bad("accuracy -r " + e + " -o " + t.str() + "/o", {e + ": line 2, column lx_planning: lx_planning=0 but params has LX_PLANNING=1"});
   CHECK_FALSE(fs::exists(t.path / "o"));
 }
 
