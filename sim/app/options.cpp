@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/app/cli.h"
+#include "sim/common/json_io.h"
 
 namespace dfsim {
 
@@ -46,6 +47,24 @@ void reject_short_option_equals(const po::options_description& opts, const std::
   }
 }
 
+// " (did you mean --workload?)" for an option this command does not have: a typo of one it has,
+// or the spelling another subcommand uses (serve's --no-trace is run's --trace off); else "".
+std::string unknown_option_hint(const po::options_description& opts, const std::string& given) {
+  const std::size_t start = given.find_first_not_of('-');
+  if (start == std::string::npos || start == 1) return "";  // "-x": a short option, too short to guess from
+  const std::string name = given.substr(start, given.find('=') == std::string::npos ? std::string::npos
+                                                                                   : given.find('=') - start);
+  std::vector<std::string> names;
+  for (const auto& o : opts.options())
+    if (!o->long_name().empty()) names.push_back(o->long_name());
+  auto has = [&](const char* n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+  std::string hint;
+  if (name == "no-trace" && has("trace")) hint = "--trace off";
+  else if (name == "trace" && has("no-trace")) hint = "--no-trace";
+  else if (std::string m = closest_match(name, names); !m.empty()) hint = "--" + m;
+  return hint.empty() ? "" : " (did you mean " + hint + "?)";
+}
+
 }  // namespace
 
 bool parse_options(const std::string& cmd, const std::string& synopsis, const std::string& example,
@@ -75,6 +94,8 @@ bool parse_options(const std::string& cmd, const std::string& synopsis, const st
     throw UsageError(e.what());
   } catch (const po::too_many_positional_options_error&) {
     throw UsageError("unexpected argument: usage: dfsim " + cmd + " " + synopsis);
+  } catch (const po::unknown_option& e) {
+    throw UsageError(std::string(e.what()) + unknown_option_hint(opts, e.get_option_name()));
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }

@@ -1511,6 +1511,21 @@ TEST_CASE("bad input: a short option given its value with =", "[bad]") {
   expect_bad("compile " + kOps + " -n=2 -o " + t.str() + "/k.json", {"-n=2", "-n 2 or --cores=2"});
 }
 
+TEST_CASE("bad input: an unknown option names the one meant", "[bad]") {
+  // It said only "unrecognised option '--wokload'"; serve's --no-trace given to run (whose
+  // spelling is --trace off) and run's --trace given to serve said the same.
+  expect_bad(run_ops("--wokload x.json"), {"unrecognised option '--wokload' (did you mean --workload?)"});
+  expect_bad(run_ops("--no-trace"), {"unrecognised option '--no-trace' (did you mean --trace off?)"});
+  expect_bad("serve --model llama-3.1-8b --rate 1 --trace off", {"unrecognised option '--trace' (did you mean --no-trace?)"});
+  expect_bad("regress tests/regression/closed-form.suite.json --jbos=2", {"'--jbos=2' (did you mean --jobs?)"});
+  // Nothing to guess from: a short option, a word far from every option.
+  Result r = dfsim("run -x");
+  CHECK(r.code == 2);
+  CHECK(r.err == "dfsim run: unrecognised option '-x' (see 'dfsim run --help')\n");
+  r = dfsim("compile --out-dir x");
+  CHECK(r.err == "dfsim compile: unrecognised option '--out-dir' (see 'dfsim compile --help')\n");
+}
+
 TEST_CASE("bad input: limits beyond what the host timer and the simulated clock hold", "[bad]") {
   // --timeout 1e300 (or inf) overflowed the timer's seconds and meant no limit; --max-sim-time
   // past 2^63 fs became another limit (ninth hostile-input pass). All exited 0.
