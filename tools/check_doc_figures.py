@@ -13,7 +13,8 @@ workload descriptions ("~N us simulated"); the PT dataflow of configs/spyre.json
 the model report of a two-layer Llama-3.1-8B decode step in docs/outputs.md; the waiting slice
 of the shipped placement in docs/placement.md; the per-category table of docs/accuracy.md ("Where
 it stands") and README's overall and per-category RMS errors, against `dfsim accuracy`; README's reading of the
-cost-model notes' records, against `dfsim accuracy --records workloads/device-records/cost-model-notes.csv`.
+cost-model notes' records, against `dfsim accuracy --records workloads/device-records/cost-model-notes.csv`;
+docs/regression.md's example suite and cases and its quoted table, against `dfsim regress`.
 """
 import json
 import os
@@ -206,6 +207,33 @@ runs = {m.group(1): f"{float(m.group(2)):.0f}" for m in re.finditer(r"^(\w+) +\d
 m = re.search(r"it is at\s+(\d+) % \(matmul (\d+) %, bmm (\d+) %\)", open("README.md").read())
 check("README.md: the cost-model notes' records (all, matmul, bmm RMS %)", list(m.groups()) if m else None,
       [runs.get("all"), runs.get("matmul"), runs.get("bmm")])
+
+# 10. docs/regression.md: the example suite and cases give the values they quote (each run with
+# `dfsim regress --update` on a copy: any value it would change is stale), and the quoted table
+# rows are what `dfsim regress` prints for the example suite.
+text = open("docs/regression.md").read()
+root = os.getcwd()
+examples = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", text, re.S)]
+examples = [e for e in examples if "cases" in e or "expect" in e]
+for n, e in enumerate(examples):
+    suite = e if "cases" in e else {"format": "dfsim.suite", "version": 1, "name": "example",
+                                    "defaults": {"config": "../../configs/spyre.json"}, "cases": [e]}
+    path = f"{tmp}/example{n}.suite.json"
+    with open(path, "w") as f:  # paths as from tests/regression/
+        f.write(json.dumps(suite).replace('"../../', f'"{root}/'))
+    out = run("regress", path, "--update")
+    for line in out.splitlines():
+        if line.startswith("updated "):
+            failures.append(f"docs/regression.md: the example {suite['cases'][0]['name']}: {line.split(': ', 1)[1]}")
+    if n == 0:
+        out = run("regress", path)
+        def key(line):  # case and metric; case, "check" and the check's name
+            w = line.split()
+            return " ".join(w[:3] if w[1:2] == ["check"] else w[:2])
+        got = {key(l): " ".join(l.split()) for l in out.splitlines() if len(l.split()) > 2}
+        table = text.split("`N case(s): P passed, F failed, E error(s)`:\n\n```\n", 1)[1].split("```", 1)[0]
+        for line in table.splitlines()[1:]:
+            check("docs/regression.md: the table row", " ".join(line.split()), got.get(key(line)))
 
 subprocess.run(["rm", "-rf", tmp])
 for f in failures:
