@@ -9,6 +9,7 @@
 
 #include "sim/regress/accuracy_stats.h"
 #include "sim/regress/device_records.h"
+#include "sim/regress/evaluate.h"
 #include "sim/regress/metrics.h"
 #include "sim/regress/record_graph.h"
 
@@ -38,6 +39,27 @@ TEST_CASE("metrics: dotted paths, kernels by name, tolerances", "[regress]") {
   CHECK(exact.accepts(64, 64.0));
   CHECK_FALSE(exact.accepts("memory", "compute"));
   CHECK(delta_text(100.0, 102.5) == "+2.50 %");
+}
+
+// The bucket bound of offchip_peak reads every memory channel's column of utilization.csv, a
+// multi-card system's ("card 1 memory/ch 0") too: those were skipped, and the bound passed on
+// every multi-card run whatever its channels did.
+TEST_CASE("regress checks: offchip_peak reads the channels of every card", "[regress]") {
+  const std::string csv = (std::filesystem::temp_directory_path() / ("dfsim_util_" + std::to_string(getpid()) + ".csv")).string();
+  Json s = Json::parse(R"({"offchip": {"achieved_gbps": 100.0, "peak_gbps": 409.6}})");
+  auto bucket = [&](const std::string& text) {
+    std::ofstream(csv) << text;
+    return check_offchip_peak(s, csv);
+  };
+  // One card: the busiest bucket of a channel is 0.9 of it.
+  MetricRow one = bucket("t_us,memory/ch 0,memory/ch 1,core 0/pt 0\n0,0.5,0.9,1.0\n");
+  CHECK(one.pass);
+  CHECK(one.delta == "bucket 90%");  // the PT's 1.0 is no channel
+  // Two cards: card 1's channel 1 is busier than a bucket holds (1.2): the bound fails.
+  MetricRow two = bucket("t_us,card 0 memory/ch 0,card 1 memory/ch 1,card 1 ring/mem port 0 rd\n0,0.4,1.2,1.5\n");
+  CHECK_FALSE(two.pass);
+  CHECK(two.delta == "bucket 120%");  // the ring port's 1.5 is no channel
+  std::filesystem::remove(csv);
 }
 
 TEST_CASE("accuracy stats: RMS, mean and Spearman with ties", "[accuracy]") {
