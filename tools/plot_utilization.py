@@ -3,16 +3,18 @@
 
 usage: tools/plot_utilization.py OUTPUT_DIR_OR_CSV [--out FILE] [--style heatmap|lines]
 
-Columns of utilization.csv are named "group/name" (see docs/outputs.md). Units are grouped
-by kind: the group for "memory" (DRAM channels) and "ring" (ring links), otherwise the
-part of the name before "." ("core 3/pt.1" -> pt, "core 0/dma in" -> dma). Each kind is drawn
-as the mean over its units, per bucket.
+Columns of utilization.csv are named "group/name" (see docs/outputs.md), "card N group/name"
+on a system of several cards. Units are grouped by kind, every card's together: the group for
+"memory" (DRAM channels), "ring" (ring links) and "pcie" (the cards' and drawers' links),
+otherwise the part of the name before "." ("core 3/pt.1" -> pt, "card 2 core 0/dma in" -> dma).
+Each kind is drawn as the mean over its units, per bucket.
 
 Needs Debian's python3-numpy and python3-matplotlib (tools/install-deps.sh installs them).
 """
 import csv
 import json
 import os
+import re
 import sys
 
 import matplotlib
@@ -24,16 +26,18 @@ from tool_errors import BadInput, guard, number, read_text, save_figure, status_
 import tool_errors  # noqa: E402
 
 # Display order of kinds; kinds not listed follow in alphabetical order.
-KIND_ORDER = ["pt", "sfp", "dma", "ring port", "memory", "ring"]
-KIND_LABEL = {"memory": "memory (DRAM channels)", "ring": "ring (links)", "ring port": "ring port"}
+KIND_ORDER = ["pt", "sfp", "dma", "ring port", "memory", "ring", "pcie"]
+KIND_LABEL = {"memory": "memory (DRAM channels)", "ring": "ring (links)", "ring port": "ring port", "pcie": "pcie (links)"}
 # Columns that are not busy fractions (the card's power in W, docs/outputs.md): not drawn.
 NOT_BUSY = ("power_W",)
 DPI_MIN, DPI_MAX = 10, 600  # fonts fail below; a larger PNG takes tens of seconds and gigabytes
 
 
 def kind_of(column):
+    # A multi-card run names each card's units "card N ..." (each ring link was a kind of its own).
+    column = re.sub(r"^card \d+ ", "", column)
     group, _, name = column.partition("/")
-    if group in ("memory", "ring"):
+    if group in ("memory", "ring", "pcie"):
         return group
     if name.startswith("dma"):  # "dma", or "dma in" / "dma out" with two DMA queues per core
         return "dma"
