@@ -233,7 +233,7 @@ TEST_CASE("run control: SIGINT while serve simulates its steps stops the childre
   }
   // Wait until the first child's scratch directory exists: the parent is waiting on it.
   bool started = false;
-  for (int i = 0; i < 400 && !started; ++i) {
+  for (int i = 0; i < 1200 && !started; ++i) {  // up to 30 s: slow under ASan on a loaded machine
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
     std::error_code ec;
     if (fs::is_directory(cache, ec))
