@@ -39,7 +39,13 @@ Json make_step_graph(const ModelInfo& model, const StepShape& shape, int tp, int
     s.tokens = shape.query_tokens;
     s.context = std::max(0, shape.kv_tokens - shape.query_tokens);  // earlier chunks of the prompt
   }
-  return Json::parse(generate_step_graph(model.spec, s));
+  // A shape is padded (the query to the chunk, the KV length to its bucket) past the real
+  // positions, which --max-model-len keeps within max_position_embeddings: the padding is no
+  // position of the model, so gen's check of them is off (it named gen's --tokens, which serve
+  // has not, for --max-model-len 16 on a model of 16 positions).
+  ModelSpec spec = model.spec;
+  spec.max_positions = 0;
+  return Json::parse(generate_step_graph(spec, s));
 }
 
 SimulatedStepTimes::SimulatedStepTimes(ModelInfo model, const ChipConfig& cfg, int tp, std::string cache_dir,
