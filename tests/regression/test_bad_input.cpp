@@ -1583,3 +1583,24 @@ TEST_CASE("bad input: an extends chain read from a working directory deeper than
   CHECK(WEXITSTATUS(status) == 0);
   CHECK_THAT(slurp_text(out), Contains("small.json: ok (config)"));
 }
+
+TEST_CASE("bad input: off-chip buffers aligned to a huge memory.interleave_bytes never wrap past 2^64", "[bad]") {
+  // Four HBM buffers (x, t, u, y: three unfused negs), each starting at a multiple of
+  // memory.interleave_bytes = 2^62: they end at 4 x 2^62 = 2^64, which wrapped to 0, passed the
+  // capacity check and ran with addresses far past the 128 GiB memory (exit 0). The total
+  // saturates now, and the line names the alignment.
+  TempDir t("interleave");
+  const std::string w = t.file("four.json", R"({"format": "dfsim.ops", "version": 1, "name": "four",
+    "tensors": {"x": {"shape": [64, 64], "dtype": "fp16"}, "t": {"shape": [64, 64], "dtype": "fp16"},
+                "u": {"shape": [64, 64], "dtype": "fp16"}, "y": {"shape": [64, 64], "dtype": "fp16"}},
+    "inputs": ["x"], "outputs": ["y"],
+    "ops": [{"op": "neg", "inputs": ["x"], "outputs": ["t"]}, {"op": "neg", "inputs": ["t"], "outputs": ["u"]},
+            {"op": "neg", "inputs": ["u"], "outputs": ["y"]}],
+    "compile": {"fuse": false}})");
+  for (const std::string impl : {"simple", "lpddr5"})
+    expect_bad("run -c " + kSmall + " -w " + w + " --set memory.interleave_bytes=4611686018427387904 --set memory.impl=" + impl,
+               {w, "/buffers", "more than 2^64 B", "memory.interleave_bytes, 4611686018427387904 B", "memory.capacity_bytes"});
+  // 2^40-byte blocks: 4 x 2^40 B, refused at the sum, naming the alignment.
+  expect_bad("run -c " + kSmall + " -w " + w + " --set memory.interleave_bytes=1099511627776",
+             {w, "/buffers", "4398046511104 B (each starting at a multiple of memory.interleave_bytes"});
+}
