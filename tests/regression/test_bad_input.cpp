@@ -1604,3 +1604,19 @@ TEST_CASE("bad input: off-chip buffers aligned to a huge memory.interleave_bytes
   expect_bad("run -c " + kSmall + " -w " + w + " --set memory.interleave_bytes=1099511627776",
              {w, "/buffers", "4398046511104 B (each starting at a multiple of memory.interleave_bytes"});
 }
+
+TEST_CASE("bad input: serve of a model whose step does not compile on the config names the step, exit 2", "[bad][serve]") {
+  // Llama-3.1-8B on configs/small.json (2 cores): its LM head fits no division of 2 cores, so
+  // the child run of the first step exits 2. serve said "simulating the prefill ... step of
+  // llama-3.1-8b (1 layers) failed: /tmp/.../.<key>.<pid>/step.json: /ops/29: ..." and exited
+  // 1: a scratch file deleted by then, and a failed simulation rather than an input the model
+  // cannot take. Now exit 2, naming the model, the config, the step and the dfsim gen command
+  // whose graph /ops/29 points into; no scratch directory stays in the cache.
+  TempDir t("serve_refused");
+  expect_bad("serve --model llama-3.1-8b -c " + kSmall + " --rate 1 -n 3 --step-cache " + t.str() + "/c",
+             {"--model: llama-3.1-8b cannot be served on config \"small\"",
+              "prefill batch=1 kv_tokens=512 query_tokens=512 step",
+              "(dfsim gen llama-3.1-8b --phase prefill --batch 1 --tokens 512 --context 0 --layers 1)",
+              "is refused: /ops/29: linear: no division"});
+  for (const auto& e : fs::directory_iterator(t.path / "c")) CHECK(e.path().filename() == "step-cache.jsonl");
+}
