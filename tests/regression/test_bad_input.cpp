@@ -867,6 +867,26 @@ TEST_CASE("stuck run: --max-events stops the run with exit 1 and the reason", "[
   REQUIRE_NOTHROW(read_json(t.path / "trace.json"));
 }
 
+TEST_CASE("stuck run: a partial run's roofline counts the work that completed", "[bad]") {
+  // matmul_4096 stopped at 10 us: the roofline took the whole graph's 160 MiB and 4096^3 MACs
+  // over 10 us, "fraction_of_roofline": 139.8, and 6871947.7 MAC/ns "achieved" of a 49152
+  // peak. Both bounds and the achieved rate count the instances that completed now; the
+  // graph's own figures stay.
+  TempDir t("partial_roofline");
+  Result r = dfsim("run -w workloads/matmul_4096.json --max-sim-time 10000 --trace off -o " + t.str());
+  REQUIRE(r.exited);
+  CHECK(r.code == 1);
+  json s = read_json(t.path / "summary.json");
+  CHECK(s["status"] == "limit");
+  const double time = s["sim_time_ns"].get<double>();
+  CHECK(time <= 10000);
+  CHECK(s["roofline"]["fraction_of_roofline"].get<double>() <= 1.0);
+  CHECK(s["roofline"]["memory_bound_ns"].get<double>() <= time);
+  CHECK(s["compute"]["achieved_macs_per_ns"].get<double>() <= s["compute"]["peak_macs_per_ns"].get<double>());
+  CHECK(s["offchip"]["graph_bytes"] == 160u << 20);  // A and B 128 MiB read as tiled, C 32 MiB written
+  CHECK(s["compute"]["macs"] == 4096ull * 4096 * 4096);
+}
+
 // ---------------------------------------------------------------- fuzzer findings
 
 TEST_CASE("bad input: inputs the fuzzers crashed on are handled cleanly", "[bad][fuzz]") {
