@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "sim/config/chip_config.h"
@@ -42,10 +43,14 @@ void CompileReport::measure(const KernelGraph& g, const ChipConfig& chip) {
     r.offchip_bytes.clear();
     r.macs = 0;
     std::uint64_t bytes = 0, sfp_elements = 0;
+    std::map<Dtype, std::uint64_t> macs;  // by the precision the PT runs them in
     for (int ti : k.tasks) {
       const Task& t = g.tasks[static_cast<std::size_t>(ti)];
       const auto n = static_cast<std::uint64_t>(t.core_count);
-      if (t.unit == UnitKind::pt) r.macs += t.m * t.n * t.k * n;
+      if (t.unit == UnitKind::pt) {
+        r.macs += t.m * t.n * t.k * n;
+        macs[pt_operand_dtype(g, t)] += t.m * t.n * t.k * n;
+      }
       if (t.unit == UnitKind::sfp) sfp_elements += t.elements * n;
       if (t.unit != UnitKind::dma) continue;
       for (const auto* side : {&t.reads, &t.writes})
@@ -58,7 +63,9 @@ void CompileReport::measure(const KernelGraph& g, const ChipConfig& chip) {
           bytes += a.total_bytes() * n;
         }
     }
-    const double compute = static_cast<double>(r.macs) / (chip.peak_macs_per_ns(Dtype::fp16) * g.cores);
+    // Each precision at its own peak; with no MACs 0 (0 / 0 was NaN, null in explain, when the
+    // PT lacks fp16).
+    const double compute = chip.compute_bound_ns(macs, g.cores);
     const double sfp = static_cast<double>(sfp_elements) /
                        (chip.core.sfp.lanes * chip.core.corelets * chip.core.clock_mhz / 1000.0 * g.cores);
     const double memory = static_cast<double>(bytes) / chip.memory_peak_gbps();

@@ -214,6 +214,7 @@ BlockGrid choose_grid(std::int64_t a, std::int64_t b, Dtype dt, std::int64_t sti
     auto bytes = [&] { return 2 * bytes_of(g.an * g.bn); };
     auto halve = [&](std::int64_t& n) { n = std::max(stick, (n / 2 + stick - 1) / stick * stick); };
     auto shrink = [&](std::uint64_t limit, std::int64_t floor) {
+      floor = std::max(floor, stick);  // halving stops at a stick: a floor below it never came (stick_bytes 4096)
       while (bytes() > limit && (g.an > floor || g.bn > floor)) halve(g.an >= g.bn ? g.an : g.bn);
     };
     shrink(budget, stick);

@@ -120,7 +120,9 @@ std::optional<MatmulTile> best_tile(std::int64_t m, std::int64_t n, std::int64_t
 }  // namespace
 
 std::int64_t stick_elements(std::uint64_t stick_bytes, Dtype d) {
-  return static_cast<std::int64_t>(stick_bytes / std::max<std::uint64_t>(dtype_bytes(d, 1), 1));
+  // A stick narrower than one element (core.dma.stick_bytes 1 with fp16) holds one: never 0,
+  // which the work division divides by.
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(stick_bytes / std::max<std::uint64_t>(dtype_bytes(d, 1), 1)));
 }
 
 std::int64_t matmul_k_stick(bool a_transposed, bool b_transposed, std::int64_t stick) {

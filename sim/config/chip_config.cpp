@@ -39,6 +39,15 @@ double ChipConfig::pt_macs_per_cycle(Dtype d) const {
 
 double ChipConfig::peak_macs_per_ns(Dtype d) const { return pt_macs_per_cycle(d) * core.clock_mhz / 1000.0; }
 
+double ChipConfig::compute_bound_ns(const std::map<Dtype, std::uint64_t>& macs, int cores, int cards) const {
+  double ns = 0;
+  for (const auto& [d, n] : macs) {
+    const double peak = peak_macs_per_ns(d) * cores * cards;
+    if (peak > 0) ns += static_cast<double>(n) / peak;
+  }
+  return ns;
+}
+
 double ChipConfig::memory_peak_gbps() const {
   return memory.channels * (memory.bus_bits / 8.0) * memory.data_rate_mtps / 1000.0;
 }

@@ -233,6 +233,9 @@ struct ChipConfig {
   bool pt_supports(Dtype d) const;
   double pt_macs_per_cycle(Dtype d) const;      // per core, all corelets
   double peak_macs_per_ns(Dtype d) const;       // per core
+  // The compute roofline of `macs` (MACs by the precision the PT runs them in) on cores x cards:
+  // each precision's MACs at that precision's peak (ns); a precision the PT lacks counts 0.
+  double compute_bound_ns(const std::map<Dtype, std::uint64_t>& macs, int cores, int cards = 1) const;
   double memory_peak_gbps() const;              // data_rate * bus width * channels
   double ring_gbps_per_direction() const;       // per link
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <systemc>
 
 #include "models/chip/card.h"
@@ -25,6 +26,10 @@ std::vector<std::uint64_t> layout_hbm(const KernelGraph& g, const ChipConfig& cf
         for (const Access& a : *list) on[static_cast<std::size_t>(a.buffer)][static_cast<std::size_t>(c)] = 1;
   std::vector<std::uint64_t> base(g.buffers.size(), 0), next(static_cast<std::size_t>(g.cards), 0);
   std::uint64_t align = std::max<std::uint64_t>(cfg.memory.interleave_bytes, 128);
+  // Saturating: with memory.interleave_bytes 2^62 four buffers end at 2^64, which wrapped to 0
+  // and passed the capacity check below with addresses far past the memory.
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  auto sat_add = [&](std::uint64_t a, std::uint64_t b) { return a > kMax - b ? kMax : a + b; };
   for (std::size_t i = 0; i < g.buffers.size(); ++i) {
     if (g.buffers[i].space != Space::hbm) continue;
     // A buffer no task touches still takes its place on every card (as on one card before).
@@ -33,15 +38,19 @@ std::vector<std::uint64_t> layout_hbm(const KernelGraph& g, const ChipConfig& cf
     for (std::size_t c = 0; c < next.size(); ++c)
       if (!any || on[i][c]) at = std::max(at, next[c]);
     base[i] = at;
+    const std::uint64_t blocks = g.buffers[i].bytes / align + (g.buffers[i].bytes % align != 0);
+    const std::uint64_t span = blocks > kMax / align ? kMax : blocks * align;
     for (std::size_t c = 0; c < next.size(); ++c)
-      if (!any || on[i][c]) next[c] = at + (g.buffers[i].bytes + align - 1) / align * align;
+      if (!any || on[i][c]) next[c] = sat_add(at, span);
   }
   std::uint64_t most = *std::max_element(next.begin(), next.end());
   if (most > cfg.memory.capacity_bytes)
-    throw InputError(g.file, "/buffers", "off-chip buffers need " + std::to_string(most) +
-                                             " B, more than memory.capacity_bytes (" +
-                                             std::to_string(cfg.memory.capacity_bytes) + " B)" +
-                                             (g.cards > 1 ? " on a card" : ""));
+    throw InputError(g.file, "/buffers",
+                     (most == kMax ? "off-chip buffers need more than 2^64 B" : "off-chip buffers need " + std::to_string(most) + " B") +
+                         (align > 128 ? " (each starting at a multiple of memory.interleave_bytes, " + std::to_string(align) + " B)"
+                                      : std::string()) +
+                         ", more than memory.capacity_bytes (" + std::to_string(cfg.memory.capacity_bytes) + " B)" +
+                         (g.cards > 1 ? " on a card" : ""));
   return base;
 }
 

@@ -17,6 +17,7 @@
 #include "sim/common/child_stop.h"
 #include "sim/common/error.h"
 #include "sim/common/text_file.h"
+#include "sim/app/cli.h"
 #include "sim/gen/step_graph.h"
 
 extern char** environ;
@@ -39,12 +40,18 @@ Json make_step_graph(const ModelInfo& model, const StepShape& shape, int tp, int
     s.tokens = shape.query_tokens;
     s.context = std::max(0, shape.kv_tokens - shape.query_tokens);  // earlier chunks of the prompt
   }
-  return Json::parse(generate_step_graph(model.spec, s));
+  // A shape is padded (the query to the chunk, the KV length to its bucket) past the real
+  // positions, which --max-model-len keeps within max_position_embeddings: the padding is no
+  // position of the model, so gen's check of them is off (it named gen's --tokens, which serve
+  // has not, for --max-model-len 16 on a model of 16 positions).
+  ModelSpec spec = model.spec;
+  spec.max_positions = 0;
+  return Json::parse(generate_step_graph(spec, s));
 }
 
 SimulatedStepTimes::SimulatedStepTimes(ModelInfo model, const ChipConfig& cfg, int tp, std::string cache_dir,
                                        std::string dfsim_binary, StepSimMode mode, int jobs, StepGraphBuilder builder)
-    : model_(std::move(model)), config_json_(cfg.resolved.dump()), cache_dir_(std::move(cache_dir)),
+    : model_(std::move(model)), config_json_(cfg.resolved.dump()), config_name_(cfg.name), cache_dir_(std::move(cache_dir)),
       binary_(std::move(dfsim_binary)), tp_(tp), cores_(cfg.cores), mode_(mode), jobs_(std::max(1, jobs)),
       builder_(std::move(builder)) {
   // The binary's own bytes are in the key: a rebuilt dfsim (a compiler or model change under
@@ -138,6 +145,17 @@ pid_t spawn_quietly(const std::vector<std::string>& args, const std::string& log
   return rc == 0 ? pid : -1;
 }
 
+// The dfsim gen command line that writes the step graph of `shape` (what a refusal's JSON path
+// points into).
+std::string gen_command(const std::string& model, const StepShape& shape, int tp, int layers) {
+  std::string s = "dfsim gen " + model + " --phase " + phase_name(shape.phase) + fmt::format(" --batch {}", shape.batch);
+  if (shape.phase == Phase::decode) s += fmt::format(" --context {}", std::max(0, shape.kv_tokens - 1));
+  else s += fmt::format(" --tokens {} --context {}", shape.query_tokens, std::max(0, shape.kv_tokens - shape.query_tokens));
+  if (tp > 1) s += fmt::format(" --tp {}", tp);
+  if (layers > 0) s += fmt::format(" --layers {}", layers);
+  return s;
+}
+
 std::string last_line(std::string s) {
   while (!s.empty() && s.back() == '\n') s.pop_back();
   auto nl = s.rfind('\n');
@@ -149,6 +167,7 @@ std::string last_line(std::string s) {
 void SimulatedStepTimes::simulate(const std::vector<Run>& runs) {
   std::map<pid_t, Child> running;
   std::string failure;
+  bool refused = false;  // the failure is a child's exit 2: the step graph does not compile or fit on this config
   std::exception_ptr launch_error;  // a graph that cannot be built (bad input): rethrown as it is
   std::size_t next = 0;
   // Reaps one child: its result joins the cache, or its last log line becomes the failure.
@@ -176,7 +195,17 @@ void SimulatedStepTimes::simulate(const std::vector<Run>& runs) {
     std::error_code ec;
     fs::remove_all(c.dir, ec);
     if (r.ns > 0) remember(run, c.key, r);
-    else if (failure.empty())
+    else if (failure.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+      // Bad input, not a failed simulation: this model's step does not compile (or fit) on this
+      // config. It was exit 1 naming the scratch graph, deleted by then (llama-3.1-8b on
+      // configs/small.json: its LM head fits no division of 2 cores).
+      std::string why = last_line(log);
+      const std::string scratch = c.dir + "/step.json: ";
+      if (why.rfind(scratch, 0) == 0) why = why.substr(scratch.size());
+      refused = true;
+      failure = fmt::format("{} cannot be served on config \"{}\": its {} step ({}) is refused: {}", model_.name,
+                            config_name_, run.shape.text(), gen_command(model_arg(), run.shape, tp_, run.layers), why);
+    } else if (failure.empty())
       failure = fmt::format("simulating the {} step of {} ({} layers) failed: {}", run.shape.text(), model_.name,
                             run.layers ? std::to_string(run.layers) : "all", last_line(log));
   };
@@ -222,7 +251,13 @@ void SimulatedStepTimes::simulate(const std::vector<Run>& runs) {
   }
   if (stop.requested()) throw SimError(stop.reason());
   if (launch_error) std::rethrow_exception(launch_error);
+  if (refused) throw InputError("--model", "", failure);
   if (!failure.empty()) throw SimError(failure);
+}
+
+std::string SimulatedStepTimes::model_arg() const {
+  std::error_code ec;
+  return fs::equivalent(model_.file, default_models_dir() + "/" + model_.name + ".json", ec) ? model_.name : model_.file;
 }
 
 std::string SimulatedStepTimes::method() const {

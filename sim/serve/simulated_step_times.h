@@ -49,6 +49,7 @@ class SimulatedStepTimes : public StepTimeProvider {
   std::string key_of(const StepShape& shape, int layers) const;
 
  private:
+  std::string model_arg() const;  // the model as dfsim gen takes it: its name if shipped, else its file
   struct Run {            // one child simulation
     StepShape shape;
     int layers = 0;
@@ -61,7 +62,7 @@ class SimulatedStepTimes : public StepTimeProvider {
   void simulate(const std::vector<Run>& runs);
   void remember(const Run& run, const std::string& key, const Result& r);
   ModelInfo model_;
-  std::string config_json_, key_base_, cache_dir_, binary_;
+  std::string config_json_, config_name_, key_base_, cache_dir_, binary_;
   int tp_, cores_;
   StepSimMode mode_;
   int jobs_;

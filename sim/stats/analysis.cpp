@@ -20,6 +20,11 @@ std::uint64_t macs_of(const KernelGraph& g, const TaskInstance& t) {
   return task.unit == UnitKind::pt ? task.m * task.n * task.k : 0;
 }
 
+void add_macs_by_precision(const KernelGraph& g, const TaskInstance& t, std::map<Dtype, std::uint64_t>& out) {
+  const Task& task = g.tasks[t.task];
+  if (task.unit == UnitKind::pt) out[pt_operand_dtype(g, task)] += task.m * task.n * task.k;
+}
+
 std::vector<KernelBreakdown> kernel_breakdown(const KernelGraph& g, const ExpandedGraph& x, const Recorder& rec) {
   std::vector<KernelBreakdown> out(g.kernels.size());
   std::vector<bool> seen(g.kernels.size(), false);
@@ -44,6 +49,7 @@ std::vector<KernelBreakdown> kernel_breakdown(const KernelGraph& g, const Expand
     if (r.start >= r.ready + r.lx_wait) kb.waiting_for_unit += r.start - r.ready - r.lx_wait;  // unfired: start 0
     kb.offchip_bytes += offchip_bytes_of(g, t);
     kb.macs += macs_of(g, t);
+    add_macs_by_precision(g, t, kb.macs_by_precision);
   }
   return out;
 }

@@ -20,6 +20,7 @@ struct KernelBreakdown {
   Tick waiting_for_unit = 0;                 // ready, but the unit was busy with other tasks
   std::uint64_t offchip_bytes = 0;           // bytes its DMA tasks moved to or from HBM
   std::uint64_t macs = 0;
+  std::map<Dtype, std::uint64_t> macs_by_precision;  // the same MACs by the precision the PT runs them in
 };
 
 // The chain of task instances that decided the end time, walked back from the last one:
@@ -37,5 +38,7 @@ CriticalPath critical_path(const KernelGraph& g, const ExpandedGraph& x, const R
 // Bytes an instance moves to or from HBM (DMA tasks), and MACs it performs (PT tasks).
 std::uint64_t offchip_bytes_of(const KernelGraph& g, const TaskInstance& t);
 std::uint64_t macs_of(const KernelGraph& g, const TaskInstance& t);
+// Adds an instance's MACs under the precision its PT runs them in (pt_operand_dtype).
+void add_macs_by_precision(const KernelGraph& g, const TaskInstance& t, std::map<Dtype, std::uint64_t>& out);
 
 }  // namespace dfsim

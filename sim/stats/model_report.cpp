@@ -54,11 +54,13 @@ std::vector<std::string> parts_of(const std::string& s) {
 struct Group {
   double time_ns = 0;
   std::uint64_t offchip_bytes = 0, macs = 0;
+  std::map<Dtype, std::uint64_t> macs_by_precision;
   int kernels = 0;
   void add(double t, const KernelBreakdown& k) {
     time_ns += t;
     offchip_bytes += k.offchip_bytes;
     macs += k.macs;
+    for (const auto& [d, n] : k.macs_by_precision) macs_by_precision[d] += n;
     ++kernels;
   }
 };
@@ -163,11 +165,11 @@ OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std:
   // exactly as the JSON numbers read back.
   const double step_ns = round6(ticks_to_ns(end)), step_ms = step_ns / 1e6;
   const double peak_gbps = cfg.memory_peak_gbps() * g.cards;  // every card's memory
-  const double peak_macs = cfg.peak_macs_per_ns(Dtype::fp16) * g.cores;
-  // The summary's roofline, for one group: its bytes at peak bandwidth or its MACs at peak rate.
+  // The summary's roofline, for one group: its bytes at peak bandwidth or its MACs at peak rate
+  // (each precision's at its own, on every card as the bytes are).
   auto group_json = [&](const Group& grp) {
     double mem_ns = cfg.memory.ideal ? 0.0 : ratio(static_cast<double>(grp.offchip_bytes), peak_gbps);
-    double bound = std::max(mem_ns, ratio(static_cast<double>(grp.macs), peak_macs));
+    double bound = std::max(mem_ns, cfg.compute_bound_ns(grp.macs_by_precision, g.cores, g.cards));
     return OJson{{"time_ns", round6(grp.time_ns)}, {"share", round6(ratio(grp.time_ns, step_ns))},
                  {"offchip_bytes", grp.offchip_bytes}, {"macs", grp.macs},
                  {"fraction_of_roofline", round6(ratio(bound, grp.time_ns))}, {"kernels", grp.kernels}};

@@ -867,6 +867,26 @@ TEST_CASE("stuck run: --max-events stops the run with exit 1 and the reason", "[
   REQUIRE_NOTHROW(read_json(t.path / "trace.json"));
 }
 
+TEST_CASE("stuck run: a partial run's roofline counts the work that completed", "[bad]") {
+  // matmul_4096 stopped at 10 us: the roofline took the whole graph's 160 MiB and 4096^3 MACs
+  // over 10 us, "fraction_of_roofline": 139.8, and 6871947.7 MAC/ns "achieved" of a 49152
+  // peak. Both bounds and the achieved rate count the instances that completed now; the
+  // graph's own figures stay.
+  TempDir t("partial_roofline");
+  Result r = dfsim("run -w workloads/matmul_4096.json --max-sim-time 10000 --trace off -o " + t.str());
+  REQUIRE(r.exited);
+  CHECK(r.code == 1);
+  json s = read_json(t.path / "summary.json");
+  CHECK(s["status"] == "limit");
+  const double time = s["sim_time_ns"].get<double>();
+  CHECK(time <= 10000);
+  CHECK(s["roofline"]["fraction_of_roofline"].get<double>() <= 1.0);
+  CHECK(s["roofline"]["memory_bound_ns"].get<double>() <= time);
+  CHECK(s["compute"]["achieved_macs_per_ns"].get<double>() <= s["compute"]["peak_macs_per_ns"].get<double>());
+  CHECK(s["offchip"]["graph_bytes"] == 160u << 20);  // A and B 128 MiB read as tiled, C 32 MiB written
+  CHECK(s["compute"]["macs"] == 4096ull * 4096 * 4096);
+}
+
 // ---------------------------------------------------------------- fuzzer findings
 
 TEST_CASE("bad input: inputs the fuzzers crashed on are handled cleanly", "[bad][fuzz]") {
@@ -1603,4 +1623,41 @@ TEST_CASE("bad input: an extends chain read from a working directory deeper than
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK_THAT(slurp_text(out), Contains("small.json: ok (config)"));
+}
+
+TEST_CASE("bad input: off-chip buffers aligned to a huge memory.interleave_bytes never wrap past 2^64", "[bad]") {
+  // Four HBM buffers (x, t, u, y: three unfused negs), each starting at a multiple of
+  // memory.interleave_bytes = 2^62: they end at 4 x 2^62 = 2^64, which wrapped to 0, passed the
+  // capacity check and ran with addresses far past the 128 GiB memory (exit 0). The total
+  // saturates now, and the line names the alignment.
+  TempDir t("interleave");
+  const std::string w = t.file("four.json", R"({"format": "dfsim.ops", "version": 1, "name": "four",
+    "tensors": {"x": {"shape": [64, 64], "dtype": "fp16"}, "t": {"shape": [64, 64], "dtype": "fp16"},
+                "u": {"shape": [64, 64], "dtype": "fp16"}, "y": {"shape": [64, 64], "dtype": "fp16"}},
+    "inputs": ["x"], "outputs": ["y"],
+    "ops": [{"op": "neg", "inputs": ["x"], "outputs": ["t"]}, {"op": "neg", "inputs": ["t"], "outputs": ["u"]},
+            {"op": "neg", "inputs": ["u"], "outputs": ["y"]}],
+    "compile": {"fuse": false}})");
+  for (const std::string impl : {"simple", "lpddr5"})
+    expect_bad("run -c " + kSmall + " -w " + w + " --set memory.interleave_bytes=4611686018427387904 --set memory.impl=" + impl,
+               {w, "/buffers", "more than 2^64 B", "memory.interleave_bytes, 4611686018427387904 B", "memory.capacity_bytes"});
+  // 2^40-byte blocks: 4 x 2^40 B, refused at the sum, naming the alignment.
+  expect_bad("run -c " + kSmall + " -w " + w + " --set memory.interleave_bytes=1099511627776",
+             {w, "/buffers", "4398046511104 B (each starting at a multiple of memory.interleave_bytes"});
+}
+
+TEST_CASE("bad input: serve of a model whose step does not compile on the config names the step, exit 2", "[bad][serve]") {
+  // Llama-3.1-8B on configs/small.json (2 cores): its LM head fits no division of 2 cores, so
+  // the child run of the first step exits 2. serve said "simulating the prefill ... step of
+  // llama-3.1-8b (1 layers) failed: /tmp/.../.<key>.<pid>/step.json: /ops/29: ..." and exited
+  // 1: a scratch file deleted by then, and a failed simulation rather than an input the model
+  // cannot take. Now exit 2, naming the model, the config, the step and the dfsim gen command
+  // whose graph /ops/29 points into; no scratch directory stays in the cache.
+  TempDir t("serve_refused");
+  expect_bad("serve --model llama-3.1-8b -c " + kSmall + " --rate 1 -n 3 --step-cache " + t.str() + "/c",
+             {"--model: llama-3.1-8b cannot be served on config \"small\"",
+              "prefill batch=1 kv_tokens=512 query_tokens=512 step",
+              "(dfsim gen llama-3.1-8b --phase prefill --batch 1 --tokens 512 --context 0 --layers 1)",
+              "is refused: /ops/29: linear: no division"});
+  for (const auto& e : fs::directory_iterator(t.path / "c")) CHECK(e.path().filename() == "step-cache.jsonl");
 }

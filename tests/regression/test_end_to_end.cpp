@@ -2,9 +2,11 @@
 // they finish, are never faster than their roofline, keep every utilization in [0, 1], and
 // move exactly the off-chip bytes their graph says (conservation). One run per test case.
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <set>
 #include <string>
@@ -47,8 +49,12 @@ nlohmann::ordered_json run_checked(const std::string& workload, const std::strin
   // Roofline: no faster than the off-chip bytes at peak bandwidth (GB/s = B/ns) ...
   CHECK(t >= graph_bytes / cfg.memory_peak_gbps());
   CHECK(t >= (rd + wr) / cfg.memory_peak_gbps());
-  // ... nor than the MACs at the PT peak of the cores used.
-  CHECK(t >= macs / (cfg.peak_macs_per_ns(Dtype::fp16) * g.cores));
+  // ... nor than the MACs at the PT peak of the cores used, each precision's at its own (the
+  // energy model counts them by precision on its own).
+  std::map<Dtype, std::uint64_t> by_precision;
+  for (const auto& [d, n] : s["energy"]["counts"]["pt_macs"].items()) by_precision[*dtype_from_name(d)] = n.get<std::uint64_t>();
+  CHECK(t >= cfg.compute_bound_ns(by_precision, g.cores));
+  CHECK(s["roofline"]["compute_bound_ns"].get<double>() == Approx(cfg.compute_bound_ns(by_precision, g.cores)));
   CHECK(s["roofline"]["fraction_of_roofline"].get<double>() <= 1.0);
   CHECK(off["achieved_gbps"].get<double>() <= cfg.memory_peak_gbps() * (1 + 1e-9));
 
@@ -372,4 +378,53 @@ TEST_CASE("e2e: transpose_cat_2048x1024 on small transposes in blocks", "[e2e]")
   auto t = run_checked("workloads/transpose_cat_2048x1024.json", "configs/small.json", 2);
   CHECK(t["offchip"]["bytes_read"] == 9 * kMiB);     // x (4), xt (4) and w (1)
   CHECK(t["offchip"]["bytes_written"] == 9 * kMiB);  // xt (4) and y (5)
+}
+
+namespace {
+
+// A 2048^3 matmul in `dtype` on 4 cores, written to a temporary file.
+std::string matmul_2048(const std::string& dtype) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("dfsim_e2e_mm_" + dtype + "_" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(path) << R"({"format": "dfsim.ops", "version": 1, "name": "mm_)" << dtype << R"(",
+    "tensors": {"a": {"shape": [2048, 2048], "dtype": ")" << dtype << R"("}, "b": {"shape": [2048, 2048], "dtype": ")" << dtype
+                      << R"("}, "c": {"shape": [2048, 2048], "dtype": ")" << dtype << R"("}},
+    "inputs": ["a", "b"], "outputs": ["c"], "ops": [{"op": "matmul", "inputs": ["a", "b"], "outputs": ["c"]}],
+    "compile": {"cores": 4}})";
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: an fp8 matmul is never faster than the PT peak of its precision", "[e2e]") {
+  // The compute roofline took every MAC at the fp16 peak: a compute-bound fp8 matmul ran "at
+  // 129 % of its roofline" (int4: 239 %), "63486.5 MAC/ns of 49152.0 peak". Each precision's
+  // MACs count at its own peak now: fp8 has 16 SIMD ways, 2 x 8 x 8 x 16 x 1.5 = 3072 MAC/ns a
+  // core, 12288 on 4; 2048^3 MACs take 8589934592 / 12288 = 699050.666667 ns.
+  const std::string w = matmul_2048("fp8");
+  auto s = run_checked(w, "configs/spyre.json");
+  std::filesystem::remove(w);
+  CHECK(s["compute"]["macs"].get<std::uint64_t>() == 2048ull * 2048 * 2048);
+  CHECK(s["compute"]["peak_macs_per_ns"].get<double>() == Approx(12288.0));
+  CHECK(s["compute"]["peak_macs_per_ns_fp16"].get<double>() == Approx(6144.0));  // 2 x 8 x 8 x 8 x 1.5 x 4
+  CHECK(s["roofline"]["compute_bound_ns"].get<double>() == Approx(699050.666667));
+  CHECK(s["roofline"]["bound_by"] == "compute");
+  CHECK(s["sim_time_ns"].get<double>() >= 699050.666667);
+  // The compile report's roofline of the kernel likewise.
+  CHECK(s["explain"][0]["roofline_ns"].get<double>() == Approx(699050.666667));
+}
+
+TEST_CASE("e2e: a graph without MACs on a chip whose PT lacks fp16 explains a finite roofline", "[e2e]") {
+  // core.pt.simd.fp16 = 0: the compile report's compute term was 0 MACs / a 0 peak = NaN, and
+  // add_2048x1024's explain.roofline_ns was null. No MACs cost 0 ns: the memory bound stays,
+  // 12 MiB / 204.8 GB/s = 61440 ns.
+  const std::string c =
+      (std::filesystem::temp_directory_path() / ("dfsim_e2e_nofp16_" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(c) << R"({"extends": ")" << std::filesystem::absolute("configs/spyre.json").string()
+                   << R"(", "name": "nofp16", "core": {"pt": {"simd": {"fp16": 0}}}})";
+  auto s = run_checked("workloads/add_2048x1024.json", c);
+  std::filesystem::remove(c);
+  REQUIRE(s["explain"][0]["roofline_ns"].is_number());
+  CHECK(s["explain"][0]["roofline_ns"].get<double>() == Approx(61440.0));
+  CHECK(s["roofline"]["memory_bound_ns"].get<double>() == Approx(61440.0));
 }

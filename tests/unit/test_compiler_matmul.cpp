@@ -13,6 +13,7 @@
 #include "sim/compiler/hbm_layout.h"
 #include "sim/compiler/lowering.h"
 #include "sim/compiler/matmul_plan.h"
+#include "sim/compiler/tiling.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
@@ -140,6 +141,21 @@ TEST_CASE("matmul family: a bmm splits the batch first and moves each operand by
   ExpandedGraph eg = expand_graph(g, chip(8));
   CHECK(all_equal(coverage(g, eg, "c", true), 1));
   CHECK(all_equal(coverage(g, eg, "a", false), 1));
+}
+
+TEST_CASE("matmul family: a stick narrower than one element holds one and the matmul compiles") {
+  // core.dma.stick_bytes = 1 with fp16 (2 B): stick_elements was 1 / 2 = 0 and the work
+  // division divided by it (SIGFPE on matmul_1024 --set core.dma.stick_bytes=1). A stick is
+  // one element then: [256, 128] @ [128, 64] on 4 cores, every MAC once, every byte of c once.
+  Json j = matmul_graph("[256, 128]", "[128, 64]", "[256, 64]", "{}", 4);
+  ChipConfig c = chip(4);
+  c.core.dma.stick_bytes = 1;
+  CHECK(stick_elements(1, Dtype::fp16) == 1);
+  KernelGraph g = compile_ops(read_op_graph(j, "w.json"), c, 4);
+  CHECK(macs(g) == 256u * 64 * 128);
+  CHECK(hbm_bytes(g, "store", "c") == 256u * 64 * 2);
+  ExpandedGraph eg = expand_graph(g, c);
+  CHECK(all_equal(coverage(g, eg, "c", true), 1));
 }
 
 TEST_CASE("matmul family: the plan's estimate reads operands in the card's stick layout by their device runs") {

@@ -475,6 +475,25 @@ TEST_CASE("compiler: an int4 transpose's blocks start and end on whole bytes") {
   CHECK(all_equal(coverage(gc, ec, "y", true), 1));
 }
 
+TEST_CASE("compiler: a transpose with sticks wider than its 512 B run floor compiles") {
+  // core.dma.stick_bytes = 1024 (512 fp16): blocks are whole sticks, so halving a block side
+  // stops at 512 elements, but the pipelining shrink's floor was 512 B = 256 elements and the
+  // loop never ended (transpose_cat_2048x1024 with stick_bytes 4096 hung in choose_grid). The
+  // floor is at least a stick: x [2048, 1024] on 4 cores with 4 MiB usable LX (tile budget
+  // 2 MiB) takes blocks of 512 x 512 (2 x 512 x 512 x 2 B = 1 MiB), every element once.
+  Json j = transpose_graph({2048, 1024}, {1, 0}, 4);
+  ChipConfig c = chip32();
+  c.cores = 4;
+  c.core.dma.stick_bytes = 1024;
+  c.core.lx.bytes = c.core.lx.usable_bytes = 4u << 20;
+  KernelGraph g = compile_ops(ops(j), c, 4);
+  for (const Task& t : g.tasks)
+    if (t.unit == UnitKind::sfp) CHECK(t.elements == 512 * 512);
+  ExpandedGraph eg = expand_graph(g, c);
+  CHECK(all_equal(coverage(g, eg, "x", false), 1));
+  CHECK(all_equal(coverage(g, eg, "y", true), 1));
+}
+
 TEST_CASE("compiler: a transpose slice that does not fit the LX budget is rejected") {
   // x [1048576, 64] -> y [64, 1048576], in blocks: the smallest is a stick each way, 64 x 64
   // elements x 2 B x 2 buffers (as loaded, reshuffled) = 16 KiB.

@@ -231,6 +231,34 @@ TEST_CASE("memory: lpddr5 channel hashing spreads a power-of-two stride over eve
   CHECK(seen.size() == std::size_t(1) << 16);
 }
 
+TEST_CASE("memory: lpddr5 with one channel decodes every address to it and a run finishes", "[memory][lpddr5]") {
+  // memory.channels = 1 with channel hashing on: the hash added the base-1 digits above the
+  // channel field, and dividing by 1 never reached 0 (a run of add_2048x1024 with
+  // --set memory.channels=1 spun in channel_digit, deaf to SIGTERM). Every address is channel 0,
+  // and a 64 KiB load and store finish at no more than one channel's peak:
+  // 32 bits x 6400 MT/s = 25.6 GB/s, 128 KiB in >= 5120 ns.
+  ChipConfig cfg = saturating_cfg();
+  cfg.memory.channels = 1;
+  Lpddr5AddressMap map;
+  map.init(cfg.memory);
+  for (std::uint64_t a : {std::uint64_t(0), std::uint64_t(4096), std::uint64_t(1) << 40, ~std::uint64_t(0)}) {
+    CHECK(map.decode(a).channel == 0);
+    CHECK(map.channel(a) == 0);
+    CHECK(map.next_channel(0, a) == 0);
+  }
+  const std::uint64_t n = 1u << 16;
+  KernelGraph g = load_and_store(n);
+  ExpandedGraph x = expand_graph(g, cfg);
+  Simulation sim(g, x, cfg);
+  RunResult r = sim.run();
+  REQUIRE(r.ok());
+  const MemStats& s = sim.system().card().memory().stats();
+  CHECK(s.bytes_read == n);
+  CHECK(s.bytes_written == n);
+  CHECK(cfg.memory_peak_gbps() == Approx(25.6));
+  CHECK(ticks_to_ns(r.end) >= 2 * n / 25.6);
+}
+
 TEST_CASE("memory: lpddr5 decode_next of the following interleave block equals a full decode", "[memory][lpddr5]") {
   // send() decodes a request's first block in full and each next one from the previous: the
   // two must agree for every field order, with and without hashing, on a non-power-of-two

@@ -408,6 +408,19 @@ TEST_CASE("serve: simulated step times build dfsim gen's step graph of each shap
   CHECK(t["tensors"].contains("l31.mlp.down_sum"));  // the row-parallel down projection's all-reduce
 }
 
+TEST_CASE("serve: a padded step shape past the model's positions still builds its graph", "[serve]") {
+  // --max-model-len 16 on a model of max_position_embeddings 16 is valid (a prompt of 8 and 4
+  // outputs), but the prefill step is padded to the 512-token chunk, its KV to a bucket of 512:
+  // gen refused "--tokens: 512 positions exceed the 16 of ..." and serve exited 2 naming an
+  // option it has not. The padding is no position of the model.
+  ModelInfo m = load_model_info(DFSIM_SOURCE_DIR "/workloads/models/llama-3.1-8b.json");
+  m.spec.max_positions = m.max_position = 16;
+  Json p = make_step_graph(m, {Phase::prefill, 1, 512, 512}, 1, 1);
+  CHECK(p["tensors"]["l0.attn.q_rope"]["shape"] == Json::array({1, 32, 512, 128}));
+  Json d = make_step_graph(m, {Phase::decode, 4, 1024, 1}, 1, 1);
+  CHECK(d["tensors"]["l0.attn.k_cache"]["shape"] == Json::array({4, 8, 1024, 128}));
+}
+
 TEST_CASE("serve: the model file gives Llama-3.1-8B's weight and KV bytes", "[serve]") {
   ModelInfo m = load_model_info(DFSIM_SOURCE_DIR "/workloads/models/llama-3.1-8b.json");
   CHECK(m.parameters() == 8'030'261'248);            // the published 8.03 B

@@ -41,11 +41,12 @@ void Lpddr5AddressMap::init(const MemoryConfig& m) {
 
 // The channel digit of an interleave-block index whose lower fields are already taken off.
 // Channel hashing: add the base-`channels` digits of everything above the channel field. For
-// fixed upper bits this permutes the channels, so the map stays one-to-one.
+// fixed upper bits this permutes the channels, so the map stays one-to-one. One channel has
+// nothing to hash (and dividing by 1 would never bring `up` to 0).
 int Lpddr5AddressMap::channel_digit(std::uint64_t& idx) const {
   std::uint64_t ch = channels_.mod(idx);
   idx = channels_.div(idx);
-  if (channel_xor_)
+  if (channel_xor_ && channels_.value() > 1)
     for (std::uint64_t up = idx; up > 0; up = channels_.div(up)) ch += channels_.mod(up);
   return static_cast<int>(channels_.mod(ch));
 }
