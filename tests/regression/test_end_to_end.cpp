@@ -28,7 +28,9 @@ nlohmann::ordered_json run_checked(const std::string& workload, const std::strin
   ChipConfig cfg = load_chip_config(config);
   std::string format;
   CompileReport report;
-  KernelGraph g = load_workload(workload, cfg, CompileOverrides{cores, std::nullopt}, &format, &report);
+  CompileOverrides over;
+  over.cores = cores;
+  KernelGraph g = load_workload(workload, cfg, over, &format, &report);
   CHECK(format == "dfsim.ops");
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg);
