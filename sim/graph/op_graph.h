@@ -36,9 +36,12 @@ struct OpTensor {
   Shape shape;
   Dtype dtype = Dtype::fp16;
   std::uint64_t elements() const;  // saturates at UINT64_MAX
-  std::uint64_t bytes() const {    // saturates at UINT64_MAX
-    std::uint64_t n = elements();
-    return n > (std::uint64_t(1) << 58) ? UINT64_MAX : dtype_bytes(dtype, n);
+  std::uint64_t bytes() const {    // saturates at UINT64_MAX; exact below it (2^60 fp16 are 2^61 B)
+    const std::uint64_t n = elements(), bits = dtype_bits(dtype);
+    std::uint64_t whole = 0;  // the bytes of n rounded down to 8 elements, then the rest's
+    if (n == UINT64_MAX || __builtin_mul_overflow(n / 8, bits, &whole)) return UINT64_MAX;
+    const std::uint64_t b = whole + (n % 8 * bits + 7) / 8;
+    return b < whole ? UINT64_MAX : b;
   }
 };
 

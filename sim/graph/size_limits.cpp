@@ -39,6 +39,12 @@ void check_op_graph_fits(const OpGraph& ops, const ChipConfig& cfg) {
       throw InputError(ops.file, "/tensors/" + t.name + "/shape",
                        fmt::format("{} {} is {}, more than memory.capacity_bytes ({}) of config \"{}\"",
                                    shape_str(t.shape), dtype_name(t.dtype), bytes_text(b), bytes_text(cap), cfg.name));
+    // Offsets are counted in bits further on (n x 32 for fp32): beyond 2^58 elements they would
+    // wrap. Only a memory.capacity_bytes of 2^55 B or more lets such a tensor get here.
+    if (t.elements() > kMaxTensorElements)
+      throw InputError(ops.file, "/tensors/" + t.name + "/shape",
+                       fmt::format("{} {} has {} elements, more than 2^58, the most dfsim takes in one tensor",
+                                   shape_str(t.shape), dtype_name(t.dtype), t.elements()));
     total = add_sat(total, b);
   }
   if (total > cap)

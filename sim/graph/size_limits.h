@@ -10,6 +10,9 @@
 
 namespace dfsim {
 
+// The most elements one op graph tensor may have: their offsets in bits fit 64 bits.
+inline constexpr std::uint64_t kMaxTensorElements = std::uint64_t(1) << 58;
+
 struct ChipConfig;
 
 // The default of --max-tasks: task instances a graph may expand to (each costs host memory,

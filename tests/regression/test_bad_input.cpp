@@ -1661,3 +1661,19 @@ TEST_CASE("bad input: serve of a model whose step does not compile on the config
               "is refused: /ops/29: linear: no division"});
   for (const auto& e : fs::directory_iterator(t.path / "c")) CHECK(e.path().filename() == "step-cache.jsonl");
 }
+
+TEST_CASE("bad input: a tensor of 2^60 elements is named by its true size, not as more than 2^64 B", "[bad]") {
+  // [2^30, 2^30] fp16 is 2^61 B, but a tensor beyond 2^58 elements was reported "more than
+  // 2^64 B" (the byte count saturated there), and a memory.capacity_bytes of 2^63 - 1 B, which
+  // holds it, got the same false line. Now the bytes are exact, and past the capacity the
+  // element limit (offsets in bits must fit 64 bits) is named as such.
+  TempDir t("elements");
+  const std::string w = t.file("big.json", R"({"format": "dfsim.ops", "version": 1, "name": "big",
+    "tensors": {"a": {"shape": [1073741824, 1073741824], "dtype": "fp16"},
+                "y": {"shape": [1073741824, 1073741824], "dtype": "fp16"}},
+    "inputs": ["a"], "outputs": ["y"], "ops": [{"op": "neg", "inputs": ["a"], "outputs": ["y"]}]})");
+  expect_bad("run -c " + kSmall + " -w " + w,
+             {w, "/tensors/a/shape", "fp16 is 2305843009213693952 B (2.15e+09 GiB), more than memory.capacity_bytes"});
+  expect_bad("run -c " + kSmall + " -w " + w + " --set memory.capacity_bytes=9223372036854775807",
+             {w, "/tensors/a/shape", "has 1152921504606846976 elements, more than 2^58, the most dfsim takes in one tensor"});
+}
