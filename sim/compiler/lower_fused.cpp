@@ -57,13 +57,14 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
   std::vector<TileRange> ranges = coarse_ranges(ctx, p);
   const CoreGroup last_group = divide_work(ranges.front().size, p.cores).back();
   const int used = last_group.first + last_group.count;  // cores the kernel runs on
-  std::uint64_t budget = ctx.budget;
+  std::uint64_t budget = ctx.budget, shared = 0;  // shared: the once-loaded operands' bytes, out of the budget
   std::vector<bool> once(p.slots.size(), false);  // loaded once for the kernel, multicast
   for (std::size_t i = 0; i < p.slots.size(); ++i) {
     const FusedSlot& s = p.slots[i];
     if (kept(s)) continue;
     if (s.external_in && !s.slicer.follows_split()) {
       once[i] = true;
+      shared += s.fixed;
       budget -= std::min(budget, s.fixed);
       continue;
     }
@@ -151,8 +152,12 @@ void lower_fused(LowerContext& ctx, const std::vector<int>& ops, const std::stri
                                 fixed, budget, lone_reduction ? 1 : kPipelineTiles);
       if (!tiles)
         throw InputError(g.file, fmt::format("/ops/{}", first.index),
-                         fmt::format("{}: one row needs {} bytes of LX, more than the {}-byte tile budget", first.op,
-                                     unit + fixed, budget));
+                         fmt::format("{}: one row needs {} bytes of LX, more than the {}-byte tile budget{}", first.op,
+                                     unit + fixed, budget,
+                                     // (a layernorm's weight and bias took all of a 4096-byte budget: "the 0-byte")
+                                     shared ? fmt::format(" left of {} B by the {} B of operands every tile shares "
+                                                          "(loaded once and kept)", ctx.budget, shared)
+                                            : std::string()));
       if (ri == 0 && gi == 0)
         describe_row_split(ctx, kernel, g.tensors[static_cast<std::size_t>(first.outputs[0])], p.out_split_dim, p.extent,
                            used, grp.share, tiles->size(), tiles->front().size, !first.split.empty(),

@@ -1677,3 +1677,12 @@ TEST_CASE("bad input: a tensor of 2^60 elements is named by its true size, not a
   expect_bad("run -c " + kSmall + " -w " + w + " --set memory.capacity_bytes=9223372036854775807",
              {w, "/tensors/a/shape", "has 1152921504606846976 elements, more than 2^58, the most dfsim takes in one tensor"});
 }
+
+TEST_CASE("bad input: a row that does not fit says what took the tile budget", "[bad]") {
+  // layernorm_8192x1024 with 8 KiB of LX: its tile budget, half the usable LX (4096 B), goes
+  // whole to the weight and bias (2 KiB each, loaded once for every tile), and the refusal read
+  // "more than the 0-byte tile budget" with no word of why.
+  expect_bad("run -w workloads/layernorm_8192x1024.json --set core.lx.bytes=8192 --set core.lx.usable_bytes=8192",
+             {"workloads/layernorm_8192x1024.json: /ops/0: layernorm: one row needs 10246 bytes of LX, more than the "
+              "0-byte tile budget left of 4096 B by the 4096 B of operands every tile shares (loaded once and kept)"});
+}
