@@ -85,9 +85,10 @@ std::string energy_text(const OJson& summary) {
                                                                   joules(e["j_per_token"].get<double>()),
                                                                   e["tokens_per_j"].get<double>())
                                                     : "";
-  return fmt::format("  energy    {}, {:.1f} W average, {:.1f} W peak; most in {} ({:.0f}%){}\n", joules(total),
-                     e["average_w"].get<double>(), e["peak_w"].get<double>(), big, total > 0 ? 100 * part / total : 0.0,
-                     per_token);
+  // Nothing spent (every energy.* coefficient 0) has no biggest part: it said "most in pt (0%)".
+  std::string most = total > 0 ? fmt::format("; most in {} ({:.0f}%)", big, 100 * part / total) : "";
+  return fmt::format("  energy    {}, {:.1f} W average, {:.1f} W peak{}{}\n", joules(total), e["average_w"].get<double>(),
+                     e["peak_w"].get<double>(), most, per_token);
 }
 
 std::string power_budget_warning(const EnergyReport& e) {

@@ -175,3 +175,16 @@ TEST_CASE("energy: the per-token hook for model runs", "[energy]") {
   CHECK(e["j_per_token"].get<double>() == 0.0);
   CHECK(e["tokens_per_j"].get<double>() == 0.0);
 }
+
+TEST_CASE("energy: the summary line names no biggest part when nothing was spent", "[energy]") {
+  // Every energy.* coefficient 0 (a what-if): the line said "most in pt (0%)", a part that
+  // spent nothing. With energy it names the largest: 3 of 4 J in static, 75 %.
+  nlohmann::ordered_json s;
+  s["energy"] = {{"total_j", 0.0}, {"average_w", 0.0}, {"peak_w", 0.0}, {"biggest_component", "pt"},
+                 {"by_component_j", {{"pt", 0.0}, {"static", 0.0}}}};
+  CHECK(energy_text(s) == "  energy    0 nJ, 0.0 W average, 0.0 W peak\n");
+  s["energy"]["total_j"] = 4.0;
+  s["energy"]["biggest_component"] = "static";
+  s["energy"]["by_component_j"]["static"] = 3.0;
+  CHECK_THAT(energy_text(s), Catch::Contains("; most in static (75%)"));
+}
