@@ -121,8 +121,11 @@ def table(a, m):
     for kv in kvs:
         if kv < a.chunk:
             continue
-        # prefill: one chunk of `chunk` query tokens attending over kv tokens; logits of the last token only
-        macs = a.chunk * (matmul_macs_per_token - h * vocab) + h * vocab + a.chunk * kv * attn_macs_per_query_kv // 2
+        # prefill: one chunk of `chunk` query tokens, the last `chunk` of kv tokens (the cache holds
+        # the kv - chunk tokens of earlier chunks); query i sees kv - chunk + i + 1 keys (causal);
+        # logits of the last token only
+        attended = a.chunk * (kv - a.chunk) + a.chunk * (a.chunk + 1) // 2
+        macs = a.chunk * (matmul_macs_per_token - h * vocab) + h * vocab + attended * attn_macs_per_query_kv
         nbytes = weight_bytes + kv * kv_bytes_per_token
         rows.append(("prefill", 1, kv, a.chunk, max(nbytes / a.peak_gbps / 1e6, macs / a.peak_macs_per_ns / 1e6)))
     out = []
@@ -130,8 +133,8 @@ def table(a, m):
     out.append("# ROOFLINE ESTIMATE - not a measurement, not a dfsim simulation: each step is\n")
     out.append("#   max(off-chip bytes / %.1f GB/s, MACs / %.0f MAC/ns), weights %.2f GB fp16 read once per step,\n"
             % (a.peak_gbps, a.peak_macs_per_ns, weight_bytes / 1e9))
-    out.append("#   KV cache %d B/token; prefill attention causal (half the MACs). No overheads, no efficiency.\n"
-            % kv_bytes_per_token)
+    out.append("#   KV cache %d B/token; a prefill chunk's query i sees the cache and the chunk's keys\n"
+               "#   up to i (causal). No overheads, no efficiency.\n" % kv_bytes_per_token)
     out.append("#   Written by tools/roofline_step_table.py %s; replace with measured or simulated times.\n" % a.model)
     out.append("# model: %s\n# config: %s\n# tp: 1\n# block_size: %d\n# prefill_chunk: %d\n"
             % (m.get("name", a.model), a.config_name, a.block_size, a.chunk))

@@ -106,8 +106,8 @@ void lower_sdpa(LowerContext& ctx, const Op& op, const std::string& kernel) {
     u.q0 = qt * tq;
     u.nq = std::min(tq, s.Lq - u.q0);
     u.lk_tiles = nk;
-    if (op.causal)  // key j > query i is masked: Lk tiles past the unit's last query are skipped
-      u.lk_tiles = std::min(nk, (u.q0 + u.nq - 1) / tk + 1);
+    if (op.causal)  // key j > offset + i is masked: Lk tiles past the unit's last query's keys are skipped
+      u.lk_tiles = std::min(nk, (op.causal_offset + u.q0 + u.nq - 1) / tk + 1);
     return u;
   };
   auto u64 = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
@@ -300,7 +300,11 @@ void lower_sdpa(LowerContext& ctx, const Op& op, const std::string& kernel) {
     r.why = op.tiles.empty() ? "the tallest Lq tile that fits the LX budget, shortened while cores would idle"
                              : "tiles forced";
     r.loops = {fmt::format("units: {} per core", share), fmt::format("Lq: tiles of {} rows ({} tiles)", tq, nq),
-               fmt::format("Lk: {} tiles of {}{}", nk, tk, op.causal ? " (causal: tiles past the last query skipped)" : ""),
+               fmt::format("Lk: {} tiles of {}{}", nk, tk,
+                           !op.causal ? std::string()
+                           : op.causal_offset ? fmt::format(" (causal after {} cached keys: tiles past the last "
+                                                            "query's keys skipped)", op.causal_offset)
+                                              : std::string(" (causal: tiles past the last query skipped)")),
                fmt::format("query heads per KV head (GQA group): {}", G)};
     r.lx_resident = {fmt::format("the group's Q tile ({} heads x {} x {}) for all Lk tiles", G, tq, D),
                      "per query head: running max, running sum and the fp32 output accumulator (online softmax)"};

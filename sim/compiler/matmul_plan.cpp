@@ -188,6 +188,7 @@ std::optional<MatmulPlan> matmul_plan_for(const MatmulProblem& p, const ChipConf
   if (!plan.bshare || !plan.mshare || !plan.nshare || !plan.kpart) return std::nullopt;
   MatmulTile most;
   if (auto t = c.tiles.find("M"); t != c.tiles.end()) most.m = ceil_div(plan.mshare, t->second);
+  if (auto t = c.tiles.find("N"); t != c.tiles.end()) most.n = ceil_div(plan.nshare, t->second);
   if (auto t = c.tiles.find("K"); t != c.tiles.end()) most.k = ceil_div(plan.kpart, t->second);
   OperandSharing sharing{cols, rows, ksplit > 1, p.a.transposed, p.b.transposed, static_cast<std::uint64_t>(chip.core.dma.stick_bytes)};
   const bool ta = p.a.transposed, tb = p.b.transposed;

@@ -27,7 +27,9 @@ std::string decoder_layer(StepBuilder& b, const std::string& h, std::int64_t i, 
   std::string vc = w.input(p + "attn.v_cache", {B, Hkv, rows, hd}, b.dt);
   kc = w.op("kv_write", {kc, k}, p + "attn.k_cache_new", w.shape(kc), b.dt, {{"position", cached}});
   vc = w.op("kv_write", {vc, v}, p + "attn.v_cache_new", w.shape(vc), b.dt, {{"position", cached}});
+  // A prefill's query i is token cached + i: it sees the cache and this chunk's tokens up to it.
   OJson attrs = {{"causal", !decode}};
+  if (!decode && cached > 0) attrs["causal_offset"] = cached;
   if (m.attention_multiplier > 0) attrs["scale"] = m.attention_multiplier;
   std::string a = w.op("sdpa", {q, kc, vc}, p + "attn.sdpa", w.shape(q), b.dt, attrs);
   std::string o = b.row_parallel(b.from_heads(a, p + "attn.merged"), p + "attn.o", m.hidden, m.attention_bias);

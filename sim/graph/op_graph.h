@@ -61,7 +61,8 @@ struct Op {
   std::vector<int> perm;           // transpose: output dim i is input dim perm[i]
   bool transpose_a = false;        // matmul: A is stored [..., K, M]
   bool transpose_b = false;        // matmul: B is stored [..., N, K] (the weight layout of F.linear)
-  bool causal = false;             // sdpa: a causal mask (query i sees keys 0..i)
+  bool causal = false;             // sdpa: a causal mask (query i sees keys 0..causal_offset + i)
+  std::int64_t causal_offset = 0;  // sdpa: keys before the first query (a KV cache's earlier tokens)
   double scale = 0;                // sdpa: scores scale; 0: 1/sqrt(D)
   int index = 0;                   // position in the file's "ops" list
   // Effective compile options of this op (graph-level "compile" merged with the op's own

@@ -99,7 +99,7 @@ Shape check_linear(const OpGraph& g, Op& op, const JsonView& v, const JsonView& 
 }
 
 Shape check_sdpa(const OpGraph& g, Op& op, const JsonView& v, const JsonView& attrs) {
-  attrs.only_keys({"causal", "scale"});
+  attrs.only_keys({"causal", "causal_offset", "scale"});
   check_count(op, v, 3, 4);
   check_dtypes(g, op, v);
   op.causal = attrs.get_bool("causal", false);
@@ -117,6 +117,12 @@ Shape check_sdpa(const OpGraph& g, Op& op, const JsonView& v, const JsonView& at
   if (op.inputs.size() == 4 && input(g, op, 3).shape != Shape{q[2], k[2]})
     v.at("inputs").at(3).fail("mask is [Lq, Lk] = " + shape_str({q[2], k[2]}) + ", got " +
                               shape_str(input(g, op, 3).shape));
+  // A chunk of queries after causal_offset cached keys: query i sees keys 0..causal_offset + i
+  // (bottom-right aligned when causal_offset = Lk - Lq; 0 is torch's top-left is_causal).
+  if (attrs.has("causal_offset")) {
+    if (!op.causal) attrs.at("causal_offset").fail("causal_offset applies to a causal mask: set \"causal\": true");
+    op.causal_offset = attrs.get_int("causal_offset", 0, 0, k[2] - 1);
+  }
   return q;
 }
 

@@ -212,11 +212,15 @@ bool add_sdpa(GraphDraft& d) {
   std::int64_t b = d.pick(1, 2), hkv = one_of(d, std::vector<std::int64_t>{1, 2}), group = d.pick(1, 4);
   std::int64_t lq = one_of(d, std::vector<std::int64_t>{1, 8, 64, 100}), dh = one_of(d, std::vector<std::int64_t>{64, 128});
   bool causal = d.pick(0, 1);
-  std::int64_t lk = causal ? lq : one_of(d, std::vector<std::int64_t>{lq, 64, 128});
+  // A causal chunk may follow cached keys (causal_offset = Lk - Lq, as gen's prefill with context).
+  std::int64_t cached = causal ? one_of(d, std::vector<std::int64_t>{0, 0, 7, 128}) : 0;
+  std::int64_t lk = causal ? lq + cached : one_of(d, std::vector<std::int64_t>{lq, 64, 128});
   std::vector<std::string> in{d.new_tensor({b, hkv * group, lq, dh}, dt, true), d.new_tensor({b, hkv, lk, dh}, dt, true),
                               d.new_tensor({b, hkv, lk, dh}, dt, true)};
   if (!causal && d.pick(0, 2) == 0) in.push_back(d.new_tensor({lq, lk}, dt, true));
-  d.add_op("sdpa", in, d.new_tensor({b, hkv * group, lq, dh}, dt, false), {{"causal", causal}});
+  Json attrs = {{"causal", causal}};
+  if (cached) attrs["causal_offset"] = cached;
+  d.add_op("sdpa", in, d.new_tensor({b, hkv * group, lq, dh}, dt, false), attrs);
   return true;
 }
 

@@ -441,6 +441,31 @@ TEST_CASE("matmul family: N = 1000 costs about what N = 1024 does") {
   CHECK((a.cols == 1 || a.nshare % 64 == 0));  // whole sticks per core, or the whole N
 }
 
+TEST_CASE("matmul family: tiles {N: T} caps a core's n tile at its columns / T") {
+  // [64, 128] @ [128, 512] on 1 core: A 16 KiB, B 128 KiB and the fp32 output 128 KiB fit one
+  // tile, so the PT step is 64 x 512 x 128. With tiles {N: 4} each step has at most 512 / 4 =
+  // 128 columns: 4 steps, the same MACs (64 x 512 x 128 = 4 194 304).
+  Json j = matmul_graph("[64, 128]", "[128, 512]", "[64, 512]");
+  OpGraph og = read_op_graph(j, "w.json");
+  auto widest = [](const KernelGraph& g) {
+    std::uint64_t n = 0;
+    int steps = 0;
+    for (const auto& task : g.tasks)
+      if (task.unit == UnitKind::pt) {
+        n = std::max<std::uint64_t>(n, task.n);
+        ++steps;
+      }
+    return std::pair{n, steps};
+  };
+  KernelGraph free = compile_ops(og, chip(1), 1);
+  CHECK(widest(free) == std::pair<std::uint64_t, int>{512, 1});
+  og.ops[0].tiles = {{"N", 4}};
+  KernelGraph capped = compile_ops(og, chip(1), 1);
+  CHECK(widest(capped) == std::pair<std::uint64_t, int>{128, 4});
+  CHECK(macs(capped) == 64u * 512 * 128);
+  CHECK(hbm_bytes(capped, "load", "b") == 128u * 512 * 2);  // each column of B once
+}
+
 TEST_CASE("matmul family: a row-tiled matmul re-reads B per tile unless B stays in LX") {
   // [1024, 256] @ [256, 256] on 1 core with tiles {M: 8}: 8 sequential m tiles of 128 rows,
   // each reading the whole B (128 KiB): 8 x 128 KiB. With lx_planning B (128 KiB) stays in
@@ -590,6 +615,53 @@ TEST_CASE("sdpa: a causal mask skips the Lk tiles past the last query, about hal
   const double ratio = static_cast<double>(macs(causal)) / static_cast<double>(all);
   CHECK(ratio > 0.5);
   CHECK(ratio < 0.56);
+}
+
+TEST_CASE("sdpa: a causal mask after cached keys (causal_offset) sees the cache and the chunk up to each query") {
+  // One head, Lq = 256 queries after `offset` cached keys, Lk = 1024, D = 64, tiles forced to
+  // {Lq: 2, Lk: 4}: Lq tiles of 128 (two units, one per core), Lk tiles of 256. A unit of
+  // queries q0..q0+127 needs Lk tiles up to key offset + q0 + 127:
+  //   offset 0:   (0 + 127) / 256 + 1 = 1 and (0 + 255) / 256 + 1 = 1 tile   -> 256 keys each
+  //   offset 256: (256 + 127) / 256 + 1 = 2 and (256 + 255) / 256 + 1 = 2    -> 512 keys each
+  //   offset 768: (768 + 127) / 256 + 1 = 4 and 4 (all of Lk)                -> 1024 keys each
+  // MACs = (q.k^T + p.v) 2 x 256 queries x keys x 64; K bytes: the tiles any unit needs, once
+  // (both units are on KV head 0, multicast) = keys x 64 x 2 B.
+  auto run = [](int offset) {
+    std::string attrs = R"({"causal": true)" + (offset ? R"(, "causal_offset": )" + std::to_string(offset) : "") + "}";
+    Json j = graph(R"({"q": )" + t("[1, 1, 256, 64]") + R"(, "k": )" + t("[1, 1, 1024, 64]") + R"(, "v": )" +
+                       t("[1, 1, 1024, 64]") + R"(, "o": )" + t("[1, 1, 256, 64]") + "}",
+                   R"(["q", "k", "v"])", R"(["o"])",
+                   R"([{"op": "sdpa", "inputs": ["q", "k", "v"], "outputs": ["o"], "attrs": )" + attrs +
+                       R"(, "compile": {"tiles": {"Lq": 2, "Lk": 4}}}])",
+                   R"({"cores": 2})");
+    return compile_ops(read_op_graph(j, "w.json"), chip(2), 2);
+  };
+  for (auto [offset, keys] : {std::pair{0, 256}, {256, 512}, {768, 1024}}) {
+    CAPTURE(offset);
+    KernelGraph g = run(offset);
+    CHECK(macs(g) == 2ull * 256 * static_cast<std::uint64_t>(keys) * 64);
+    CHECK(hbm_bytes(g, "load", "k") == static_cast<std::uint64_t>(keys) * 64 * 2);
+    CHECK(hbm_bytes(g, "load", "v") == static_cast<std::uint64_t>(keys) * 64 * 2);
+  }
+}
+
+TEST_CASE("sdpa: causal_offset is checked: an integer in 0..Lk-1, with causal") {
+  auto sdpa = [](const std::string& attrs) {
+    return graph(R"({"q": )" + t("[1, 1, 16, 64]") + R"(, "k": )" + t("[1, 1, 48, 64]") + R"(, "v": )" +
+                     t("[1, 1, 48, 64]") + R"(, "o": )" + t("[1, 1, 16, 64]") + "}",
+                 R"(["q", "k", "v"])", R"(["o"])",
+                 R"([{"op": "sdpa", "inputs": ["q", "k", "v"], "outputs": ["o"], "attrs": )" + attrs + "}]");
+  };
+  CHECK(read_op_graph(sdpa(R"({"causal": true, "causal_offset": 32})"), "w.json").ops[0].causal_offset == 32);
+  CHECK(read_op_graph(sdpa(R"({"causal": true, "causal_offset": 47})"), "w.json").ops[0].causal_offset == 47);
+  REQUIRE_THROWS_WITH(read_op_graph(sdpa(R"({"causal_offset": 32})"), "w.json"),
+                      Contains("w.json: /ops/0/attrs/causal_offset: causal_offset applies to a causal mask"));
+  REQUIRE_THROWS_WITH(read_op_graph(sdpa(R"({"causal": true, "causal_offset": 48})"), "w.json"),
+                      Contains("w.json: /ops/0/attrs/causal_offset"));
+  REQUIRE_THROWS_WITH(read_op_graph(sdpa(R"({"causal": true, "causal_offset": -1})"), "w.json"),
+                      Contains("w.json: /ops/0/attrs/causal_offset"));
+  REQUIRE_THROWS_WITH(read_op_graph(sdpa(R"({"causal": true, "causal_offset": 1.5})"), "w.json"),
+                      Contains("w.json: /ops/0/attrs/causal_offset"));
 }
 
 TEST_CASE("matmul family: a coarse loop over K runs its parts one after another, their sums through HBM") {

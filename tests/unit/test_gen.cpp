@@ -109,6 +109,10 @@ TEST_CASE("gen: a prefill writes S cache rows and computes the logits of the las
   Json c = graph(model("llama-3.1-8b"), chunk);
   CHECK(c["tensors"]["l0.attn.k_cache"]["shape"] == Json::array({1, 8, 1024, 128}));
   CHECK((*find_op(c, "l0.attn.k_cache_new"))["attrs"]["position"] == 512);
+  // Its query i is token 512 + i: it sees the 512 cached keys and the chunk's keys up to it.
+  CHECK((*find_op(c, "l0.attn.sdpa"))["attrs"]["causal"] == true);
+  CHECK((*find_op(c, "l0.attn.sdpa"))["attrs"]["causal_offset"] == 512);
+  CHECK_FALSE((*find_op(g, "l0.attn.sdpa"))["attrs"].contains("causal_offset"));  // the first chunk
 }
 
 TEST_CASE("gen: every layer adds the same ops", "[gen]") {
