@@ -249,9 +249,9 @@ std::vector<Param> build() {
            "start at the same offset in different rows spread over banks)",
            DFSIM_FIELD(memory.lpddr5.bank_xor)),
       make("memory.lpddr5.channel_xor", T::Bool, "",
-           "lpddr5: add the address bits above the channel field into the channel, modulo channels (channel "
-           "hashing: a strided access whose stride is a multiple of channels x interleave_bytes spreads over all "
-           "channels instead of hitting one)",
+           "lpddr5: add a 64-bit mix of the address bits above the channel field into the channel, modulo "
+           "channels (channel hashing: a strided access, whose stride is a multiple of channels x interleave_bytes "
+           "or not, spreads over all channels instead of hitting one or a few)",
            DFSIM_FIELD(memory.lpddr5.channel_xor)),
       ints(make("memory.lpddr5.inline_ecc", T::Int, "columns",
                 "lpddr5: inline ECC: every access of n data columns also accesses ceil(n / inline_ecc) ECC "

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "sim/common/mix64.h"
+
 namespace dfsim::serve {
 
 class Rng {
@@ -11,12 +13,7 @@ class Rng {
   explicit Rng(std::uint64_t seed) : s_(seed) {}
 
   // splitmix64: a full-period 64-bit generator.
-  std::uint64_t next() {
-    std::uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next() { return mix64(s_ += 0x9E3779B97F4A7C15ull); }
   // Uniform in [0, 1) with 53 random bits.
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   // Exponential with the given mean.

@@ -595,8 +595,11 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
   // broadcast 13.3 -> 13.2, softmax 11.1 -> 11.0, matmul 14.0 -> 14.6 (mmwd 2048x1024x8192 2 x 16
   // -13.4 -> -24.5 %: its single-stick A loads waited on the ring; 2048x4096x2048 K=4 +18.5 ->
   // +11.6 %), bmm 40.9 -> 40.6, all 21.3 -> 21.2.
+  // 2026-12-07 (twenty-eighth session): the LPDDR5 channel hash mixes the bits above the channel
+  // (a digit sum sent some strides to one or two channels): matmul 14.6 -> 14.4 (mmwd
+  // 4096x2048x4096 -5.4 -> -4.7 %, 1024x2048x2048 -15.5 -> -16.8 %), softmax 11.0 -> 11.1.
   check_pins(r.out, {{"pointwise", 25, 6.3}, {"broadcast", 11, 13.2}, {"reduction", 8, 13.2},
-                     {"transport", 11, 16.2}, {"softmax", 10, 11.0}, {"matmul", 23, 14.6},
+                     {"transport", 11, 16.2}, {"softmax", 10, 11.1}, {"matmul", 23, 14.4},
                      {"bmm", 22, 40.6}, {"all", 110, 21.2}});
 }
 
@@ -609,11 +612,13 @@ TEST_CASE("accuracy: per-category RMS error of the shipped records is pinned", "
 // matmuls choose other divisions, matmul 31.7 -> 25.6, all 36.5 -> 32.7.
 // 2026-12-07: ring links serve bursts in the order they arrive: matmul 25.6 -> 25.5, bmm 47.8 ->
 // 47.4, all 32.7 -> 32.5.
+// 2026-12-07 (twenty-eighth session): the LPDDR5 channel hash mixes the bits above the channel:
+// matmul 25.5 -> 25.8, all 32.5 -> 32.7.
 TEST_CASE("accuracy: the RMS error of the records of torch-spyre's cost-model notes is pinned", "[accuracy][fidelity]") {
   TempDir d("pin-coarse");
   Result r = dfsim("accuracy --records workloads/device-records/cost-model-notes.csv --jobs 2 -q --out " + (d / "o"));
   REQUIRE(r.code == 0);
-  check_pins(r.out, {{"matmul", 64, 25.5}, {"bmm", 22, 47.4}, {"all", 86, 32.5}});
+  check_pins(r.out, {{"matmul", 64, 25.8}, {"bmm", 22, 47.4}, {"all", 86, 32.7}});
 }
 
 TEST_CASE("validate: the shipped suites check, a bad one exits 2 with its JSON path", "[regress]") {

@@ -202,22 +202,31 @@ TEST_CASE("memory: lpddr5 read-to-write turnaround waits trtw after the last rea
   CHECK(r.end == 62 * kMem);
 }
 
-TEST_CASE("memory: lpddr5 channel hashing spreads a power-of-two stride over every channel", "[memory][lpddr5]") {
-  // 64 accesses 4 KiB apart: 4096 = 8 channels x 512 B interleave, so without hashing every
+TEST_CASE("memory: lpddr5 channel hashing spreads strided accesses over every channel", "[memory][lpddr5]") {
+  // 256 accesses at a stride: 4 KiB = 8 channels x 512 B interleave, so without hashing every
   // one decodes to channel 0 (the stride of a column block of a matrix whose rows are a
-  // multiple of 4 KiB). With hashing, the digits above the channel field (base 8) are added
-  // to it: access i has upper part i, so channels cycle 0..7 and each gets 64 / 8 = 8.
+  // multiple of 4 KiB). With hashing a mix of the bits above the channel field rotates it, so
+  // each channel gets 256 / 8 = 32, within a third and twice that, for power-of-two strides and 28 KiB
+  // = 56 blocks (the rows of a [4096, 14336] fp16 weight). The digit-sum hash used before
+  // sent 245 of those 256 rows to channels 6 and 7: row r's bits above the channel are 7 r,
+  // whose base-8 digit sum is a multiple of 7 (8 = 1 mod 7), so 7, 14 or 21.
   ChipConfig cfg = lpddr5_cfg();
-  for (bool hashing : {false, true}) {
-    cfg.memory.lpddr5.channel_xor = hashing;
-    Lpddr5AddressMap map;
-    map.init(cfg.memory);
-    std::vector<int> per_channel(8, 0);
-    for (std::uint64_t i = 0; i < 64; ++i) ++per_channel[map.decode(i * 4096).channel];
-    if (hashing)
-      for (int n : per_channel) CHECK(n == 8);
-    else
-      CHECK(per_channel[0] == 64);
+  for (std::uint64_t stride : {4096u, 8192u, 28672u, 57344u, 12288u, 1u << 20}) {
+    CAPTURE(stride);
+    for (bool hashing : {false, true}) {
+      cfg.memory.lpddr5.channel_xor = hashing;
+      Lpddr5AddressMap map;
+      map.init(cfg.memory);
+      std::vector<int> per_channel(8, 0);
+      for (std::uint64_t i = 0; i < 256; ++i) ++per_channel[static_cast<std::size_t>(map.decode(i * stride).channel)];
+      if (hashing)
+        for (int n : per_channel) {
+          CHECK(n >= 11);
+          CHECK(n <= 64);
+        }
+      else if (stride % 4096 == 0)
+        CHECK(per_channel[0] == 256);
+    }
   }
   // The map stays one-to-one: 2^16 consecutive 128 B columns decode to distinct coordinates.
   cfg.memory.lpddr5.channel_xor = true;
