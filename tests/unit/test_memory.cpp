@@ -143,17 +143,30 @@ TEST_CASE("memory: lpddr5 row-buffer-hostile stride pays a row cycle per access"
 
 namespace {
 
-// 256 KiB loaded and 256 KiB stored at once on the saturating config with `min_batch`; the
-// memory's totals. (One simulation: call it once per test case.)
-MemStats mixed_traffic(int min_batch) {
-  ChipConfig cfg = saturating_cfg();
-  cfg.memory.lpddr5.min_batch = min_batch;
-  KernelGraph g = load_and_store(262144);
+// load_and_store(n) simulated on `cfg`: the run's result and the memory's totals, every byte
+// read once and written once (conservation). (One simulation: call it once per test case.)
+struct LoadStoreRun {
+  RunResult result;
+  MemStats stats;
+};
+LoadStoreRun run_load_and_store(const ChipConfig& cfg, std::uint64_t n) {
+  KernelGraph g = load_and_store(n);
   ExpandedGraph x = expand_graph(g, cfg);
   Simulation sim(g, x, cfg);
   RunResult r = sim.run();
   REQUIRE(r.ok());
-  return sim.system().card().memory().stats();
+  const MemStats& s = sim.system().card().memory().stats();
+  CHECK(s.bytes_read == n);
+  CHECK(s.bytes_written == n);
+  return {r, s};
+}
+
+// 256 KiB loaded and 256 KiB stored at once on the saturating config with `min_batch`; the
+// memory's totals.
+MemStats mixed_traffic(int min_batch) {
+  ChipConfig cfg = saturating_cfg();
+  cfg.memory.lpddr5.min_batch = min_batch;
+  return run_load_and_store(cfg, 262144).stats;
 }
 
 }  // namespace
@@ -256,14 +269,7 @@ TEST_CASE("memory: lpddr5 with one channel decodes every address to it and a run
     CHECK(map.next_channel(0, a) == 0);
   }
   const std::uint64_t n = 1u << 16;
-  KernelGraph g = load_and_store(n);
-  ExpandedGraph x = expand_graph(g, cfg);
-  Simulation sim(g, x, cfg);
-  RunResult r = sim.run();
-  REQUIRE(r.ok());
-  const MemStats& s = sim.system().card().memory().stats();
-  CHECK(s.bytes_read == n);
-  CHECK(s.bytes_written == n);
+  RunResult r = run_load_and_store(cfg, n).result;
   CHECK(cfg.memory_peak_gbps() == Approx(25.6));
   CHECK(ticks_to_ns(r.end) >= 2 * n / 25.6);
 }
@@ -312,14 +318,7 @@ TEST_CASE("memory: lpddr5 with sim.memory_lookahead_ns serves several pieces per
   ChipConfig cfg = saturating_cfg();
   cfg.sim.memory_lookahead_ns = 500;
   const std::uint64_t n = 1u << 20;
-  KernelGraph g = load_and_store(n);
-  ExpandedGraph x = expand_graph(g, cfg);
-  Simulation sim(g, x, cfg);
-  RunResult r = sim.run();
-  REQUIRE(r.ok());
-  const MemStats& s = sim.system().card().memory().stats();
-  CHECK(s.bytes_read == n);
-  CHECK(s.bytes_written == n);
+  auto [r, s] = run_load_and_store(cfg, n);
   CHECK(s.reads + s.writes == 2 * n / 4096);  // one request per 4 KiB burst
   const std::uint64_t pieces = 2 * n / 512;
   CHECK(r.activations < pieces / 2);
