@@ -67,8 +67,13 @@ void check_case_workload(const Suite& s, const SuiteCase& c, const std::vector<s
     try {
       g = load_workload(c.workload, cfg, over, &format);
     } catch (const InputError& e) {  // a compile option or a "set" of the case: name the suite and where
-      if (c.is_gen() && e.file() == c.workload)  // the generated step (a scratch file): name the case's "gen"
-        throw InputError(s.file, c.json_path + "/gen", "the generated step: " + e.detail());
+      if (c.is_gen() && e.file() == c.workload) {  // the generated step (a scratch file): name the case's "gen"
+        // and the config it was compiled for, whose sets (the case's or the command line's) may be the cause
+        std::string on;
+        for (const std::string& x : c.sets) on += (on.empty() ? " with the case's set " : ", ") + x;
+        for (std::size_t i = 0; i < sets.size(); ++i) on += (i ? ", " : on.empty() ? " with --set " : " and --set ") + sets[i];
+        throw InputError(s.file, c.json_path + "/gen", "the generated step" + on + ": " + e.detail());
+      }
       if (e.file().rfind("--", 0) != 0) throw;
       if (e.file() == "--set") {
         const bool the_case = std::any_of(c.sets.begin(), c.sets.end(), [&](const std::string& x) {

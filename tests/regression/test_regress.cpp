@@ -18,6 +18,7 @@ using cli_test::dfsim;
 using cli_test::Result;
 using cli_test::slurp;
 using Catch::Contains;
+using Catch::StartsWith;
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;  // keeps the members in the order written
 
@@ -339,6 +340,18 @@ TEST_CASE("regress: a gen case runs the model step dfsim gen makes, its kernels 
   write(f, bad.dump());
   CHECK(dfsim("regress " + f).out == f + ": /cases/0/kernels/linear_l0.attn.qq: no kernel \"linear_l0.attn.qq\" in the "
                                          "generated step as compiled for this case (did you mean \"linear_l0.attn.q\"?)\n");
+  // A step the config cannot compile is the case's gen's error, naming the sets it was compiled with:
+  // 16 KiB of LX leaves an 8 KiB tile budget, too small for any sdpa tile.
+  bad["cases"][0].erase("kernels");
+  write(f, bad.dump());
+  r = dfsim("regress " + f + " --set core.lx.usable_bytes=16384");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, StartsWith(f + ": /cases/0/gen: the generated step with --set core.lx.usable_bytes=16384: sdpa: "));
+  bad["cases"][0]["set"] = {"core.lx.usable_bytes=16384"};
+  write(f, bad.dump());
+  CHECK_THAT(dfsim("regress " + f + " --set memory.channels=4").out,
+             StartsWith(f + ": /cases/0/gen: the generated step with the case's set core.lx.usable_bytes=16384 and "
+                            "--set memory.channels=4: sdpa: "));
 }
 
 TEST_CASE("diff: a run against itself is clean, against ideal memory it is not", "[diff]") {
