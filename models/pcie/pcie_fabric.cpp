@@ -12,16 +12,16 @@ PcieFabric::PcieFabric(const ChipConfig& cfg, Recorder& rec)
       link_bytes_per_cycle_(cfg.system.pcie.link_gbps * cfg.system.pcie.efficiency * 1000.0 / cfg.core.clock_mhz),
       uplink_bytes_per_cycle_(cfg.system.pcie.uplink_gbps * cfg.system.pcie.efficiency * 1000.0 / cfg.core.clock_mhz),
       latency_(clk_.cycles(static_cast<std::uint64_t>(std::ceil(cfg.system.pcie.latency_ns * cfg.core.clock_mhz / 1000.0 - 1e-9)))) {
-  auto add = [&](const std::string& name) {
-    links_.push_back(Link{name, Resource(&rec, rec.add_track("pcie", name, "pcie")), 0});
+  auto add = [&](const std::string& name, double gbps) {
+    links_.push_back(Link{name, Resource(&rec, rec.add_track("pcie", name, "pcie")), 0, gbps});
   };
   for (int c = 0; c < cards_; ++c) {
-    add("card " + std::to_string(c) + " up");
-    add("card " + std::to_string(c) + " down");
+    add("card " + std::to_string(c) + " up", cfg.system.pcie.link_gbps);
+    add("card " + std::to_string(c) + " down", cfg.system.pcie.link_gbps);
   }
   for (int d = 0; d < cfg.system.drawers(); ++d) {
-    add("drawer " + std::to_string(d) + " uplink up");
-    add("drawer " + std::to_string(d) + " uplink down");
+    add("drawer " + std::to_string(d) + " uplink up", cfg.system.pcie.uplink_gbps);
+    add("drawer " + std::to_string(d) + " uplink down", cfg.system.pcie.uplink_gbps);
   }
 }
 

@@ -29,6 +29,7 @@ class PcieFabric {
     std::string name;        // "card 1 up" (card to switch), "drawer 0 uplink down" (host to switch)
     Resource res;
     std::uint64_t bytes = 0;
+    double nominal_gbps = 0; // system.pcie.link_gbps or uplink_gbps (before efficiency): the roofline's rate
   };
   const std::vector<Link>& links() const { return links_; }
   std::uint64_t bytes_sent() const;  // every byte a card or the host put on the fabric, once

@@ -166,12 +166,18 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
                   {"peak_macs_per_ns_fp16", round6(peak_macs)},
                   {"peak_macs_per_ns", round6(mac_ns > 0 ? static_cast<double>(roof_macs) / mac_ns : peak_macs)}};
 
-  // Roofline: the run can be no faster than its bytes at peak bandwidth or its MACs at peak rate.
+  // Roofline: the run can be no faster than its bytes at peak bandwidth, its MACs at peak rate,
+  // or the bytes of its busiest PCIe link at that link's nominal rate (a graph of collectives
+  // alone moves nothing the first two count).
   double mem_ns = cfg.memory.ideal ? 0.0 : ratio(static_cast<double>(roof_bytes), peak_gbps);
-  double bound = std::max(mem_ns, mac_ns);
+  double pcie_ns = 0;
+  for (const auto& l : sim.system().fabric().links())
+    pcie_ns = std::max(pcie_ns, ratio(static_cast<double>(l.bytes), l.nominal_gbps));
+  double bound = std::max({mem_ns, mac_ns, pcie_ns});
   s["roofline"] = {{"memory_bound_ns", round6(mem_ns)},
                    {"compute_bound_ns", round6(mac_ns)},
-                   {"bound_by", mem_ns >= mac_ns ? "memory" : "compute"},
+                   {"pcie_bound_ns", round6(pcie_ns)},
+                   {"bound_by", pcie_ns > std::max(mem_ns, mac_ns) ? "pcie" : mem_ns >= mac_ns ? "memory" : "compute"},
                    {"fraction_of_roofline", round6(ratio(bound, ns(end)))}};
 
   s["units"] = units_json(rec, end);
@@ -265,7 +271,8 @@ std::string summary_text(const OJson& s) {
     out += fmt::format("  compute   {:.3g} MACs, {:.1f} MAC/ns of {:.1f} peak\n", c["macs"].get<double>(),
                        c["achieved_macs_per_ns"].get<double>(), c["peak_macs_per_ns"].get<double>());
   const auto& r = s["roofline"];
-  if (s["offchip"]["ideal"].get<bool>() && c["macs"].get<std::uint64_t>() == 0)
+  if (s["offchip"]["ideal"].get<bool>() && c["macs"].get<std::uint64_t>() == 0 &&
+      r["pcie_bound_ns"].get<double>() == 0)
     out += "  roofline  none: ideal memory takes no time and the graph has no MACs\n";
   else
     out += fmt::format("  roofline  {}-bound, run is at {:.0f}% of its roofline\n", r["bound_by"].get<std::string>(),
