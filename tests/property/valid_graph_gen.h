@@ -17,6 +17,7 @@ using Shape = std::vector<std::int64_t>;
 
 // The graph being built: tensors so far (the ones ops may consume are `live`).
 struct GraphDraft {
+  explicit GraphDraft(std::mt19937_64& r) : rng(r) {}
   std::mt19937_64& rng;
   Json tensors = Json::object(), ops = Json::array();
   std::vector<std::string> inputs;
