@@ -4,7 +4,8 @@
 usage: tools/check_doc_figures.py DFSIM [--update]   (from the repository root; exit 1 on a mismatch)
 
 --update rewrites the quoted terminal summaries (README's demo, docs/outputs.md's add and model
-report) and README's reading of the demo from the runs, then checks everything else as usual.
+report), README's reading of the demo and docs/workloads.md's TP table from the runs, then checks
+everything else as usual.
 
 Checked: the terminal summaries quoted in README.md (the `make demo` run) and docs/outputs.md;
 the task templates and instances of every row of docs/compiler.md's "Sizes of the shipped
@@ -14,7 +15,8 @@ the model report of a two-layer Llama-3.1-8B decode step in docs/outputs.md; the
 of the shipped placement in docs/placement.md; the per-category table of docs/accuracy.md ("Where
 it stands") and README's overall and per-category RMS errors, against `dfsim accuracy`; README's reading of the
 cost-model notes' records, against `dfsim accuracy --records workloads/device-records/cost-model-notes.csv`;
-docs/regression.md's example suite and cases and its quoted table, against `dfsim regress`.
+docs/regression.md's example suite and cases and its quoted table, against `dfsim regress`;
+docs/workloads.md's TP table, against tools/tp_table.py.
 """
 import json
 import os
@@ -234,6 +236,18 @@ for n, e in enumerate(examples):
         table = text.split("`N case(s): P passed, F failed, E error(s)`:\n\n```\n", 1)[1].split("```", 1)[0]
         for line in table.splitlines()[1:]:
             check("docs/regression.md: the table row", " ".join(line.split()), got.get(key(line)))
+
+# 11. docs/workloads.md: the "Decode step at TP 1, 2, 4, 8" table, as tools/tp_table.py prints it
+# (eight whole-model decode steps on the drawer: about 45 s).
+text = open("docs/workloads.md").read()
+quoted = [line for line in text.splitlines() if re.match(r"\| (Llama-3\.1-8B|Granite-3\.3-8B) \| \d+ \|", line)]
+tp_tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tp_table.py")
+table = subprocess.run([sys.executable, tp_tool, dfsim], capture_output=True, text=True, check=True).stdout
+printed = [line for line in table.splitlines() if re.match(r"\| (Llama-3\.1-8B|Granite-3\.3-8B) \| \d+ \|", line)]
+if update and quoted and len(quoted) == len(printed) and quoted != printed:
+    rewrite("docs/workloads.md", "\n".join(quoted), "\n".join(printed))
+else:
+    check("docs/workloads.md: the TP table", quoted, printed)
 
 subprocess.run(["rm", "-rf", tmp])
 for f in failures:
