@@ -240,10 +240,13 @@ for n, e in enumerate(examples):
 # 11. docs/workloads.md: the "Decode step at TP 1, 2, 4, 8" table, as tools/tp_table.py prints it
 # (eight whole-model decode steps on the drawer: about 45 s).
 text = open("docs/workloads.md").read()
-quoted = [line for line in text.splitlines() if re.match(r"\| (Llama-3\.1-8B|Granite-3\.3-8B) \| \d+ \|", line)]
+def tp_rows(s):
+    return [line for line in s.splitlines() if re.match(r"\| (Llama-3\.1-8B|Granite-3\.3-8B) \| \d+ \|", line)]
+
+
 tp_tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tp_table.py")
-table = subprocess.run([sys.executable, tp_tool, dfsim], capture_output=True, text=True, check=True).stdout
-printed = [line for line in table.splitlines() if re.match(r"\| (Llama-3\.1-8B|Granite-3\.3-8B) \| \d+ \|", line)]
+quoted = tp_rows(text)
+printed = tp_rows(subprocess.run([sys.executable, tp_tool, dfsim], capture_output=True, text=True, check=True).stdout)
 if update and quoted and len(quoted) == len(printed) and quoted != printed:
     rewrite("docs/workloads.md", "\n".join(quoted), "\n".join(printed))
 else:

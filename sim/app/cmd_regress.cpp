@@ -70,8 +70,8 @@ void check_case_workload(const Suite& s, const SuiteCase& c, const std::vector<s
       if (c.is_gen() && e.file() == c.workload) {  // the generated step (a scratch file): name the case's "gen"
         // and the config it was compiled for, whose sets (the case's or the command line's) may be the cause
         std::string on;
-        for (const std::string& x : c.sets) on += (on.empty() ? " with the case's set " : ", ") + x;
-        for (std::size_t i = 0; i < sets.size(); ++i) on += (i ? ", " : on.empty() ? " with --set " : " and --set ") + sets[i];
+        if (!c.sets.empty()) on = fmt::format(" with the case's set {}", fmt::join(c.sets, ", "));
+        if (!sets.empty()) on += fmt::format(" {} --set {}", on.empty() ? "with" : "and", fmt::join(sets, ", "));
         throw InputError(s.file, c.json_path + "/gen", "the generated step" + on + ": " + e.detail());
       }
       if (e.file().rfind("--", 0) != 0) throw;
