@@ -60,9 +60,11 @@ void CollectiveEngine::play(Running& r, Tick now) {
     const auto src = static_cast<std::size_t>(x.src), dst = static_cast<std::size_t>(x.dst);
     const TaskInstance& from = sched_.instance(r.insts[src]);
     const TaskInstance& to = sched_.instance(r.insts[dst]);
-    Tick arrived = fabric_.transfer(now, r.cards[src], r.cards[dst], x.bytes);
+    const int kernel = sched_.task_of(r.insts[src]).kernel;
+    Tick arrived = fabric_.transfer(now, r.cards[src], r.cards[dst], x.bytes, kernel);
     Tick every = fabric_.duration(r.ports[src]->dma().burst_bytes(), false);
     r.streams += x.reduce ? 3 : 2;
+    fabric_.tally_memory(kernel, x.bytes * (x.reduce ? 3 : 2));
     r.ports[src]->dma().stream(reads_of(g, from).at(0), x.bytes, false, now, every, stream_done);
     r.ports[dst]->dma().stream(writes_of(g, to).at(0), x.bytes, true, now, every, stream_done);
     if (x.reduce) {

@@ -30,22 +30,40 @@ Tick PcieFabric::duration(std::uint64_t bytes, bool uplink) const {
   return clk_.cycles(static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / per_cycle - 1e-9)));
 }
 
-Tick PcieFabric::transfer(Tick t, int src, int dst, std::uint64_t bytes) {
-  std::vector<Link*> path;
-  if (src != kHost) path.push_back(&up(src));
-  bool via_host = src == kHost || dst == kHost || drawer_of(src) != drawer_of(dst);
-  if (via_host && src != kHost) path.push_back(&uplink(drawer_of(src), true));
-  if (via_host && dst != kHost) path.push_back(&uplink(drawer_of(dst), false));
-  if (dst != kHost) path.push_back(&down(dst));
+PcieFabric::KernelTraffic& PcieFabric::traffic(int kernel) {
+  if (static_cast<std::size_t>(kernel) >= by_kernel_.size()) by_kernel_.resize(static_cast<std::size_t>(kernel) + 1);
+  KernelTraffic& k = by_kernel_[static_cast<std::size_t>(kernel)];
+  if (k.link_bytes.empty()) k.link_bytes.assign(links_.size(), 0);
+  return k;
+}
+
+std::vector<std::size_t> pcie_route(int cards, int per_drawer, int src, int dst) {
+  const auto up = [](int c) { return static_cast<std::size_t>(2 * c); };
+  const auto uplink = [&](int drawer, bool to_host) {
+    return static_cast<std::size_t>(2 * cards + 2 * drawer + (to_host ? 0 : 1));
+  };
+  std::vector<std::size_t> path;
+  if (src != PcieFabric::kHost) path.push_back(up(src));
+  bool via_host = src == PcieFabric::kHost || dst == PcieFabric::kHost || src / per_drawer != dst / per_drawer;
+  if (via_host && src != PcieFabric::kHost) path.push_back(uplink(src / per_drawer, true));
+  if (via_host && dst != PcieFabric::kHost) path.push_back(uplink(dst / per_drawer, false));
+  if (dst != PcieFabric::kHost) path.push_back(up(dst) + 1);  // its link down
+  return path;
+}
+
+Tick PcieFabric::transfer(Tick t, int src, int dst, std::uint64_t bytes, int kernel) {
   // Cut-through: the head enters each link once it is free; the tail leaves the last one
   // its duration later; the latency (descriptor, switch, completion) is added once.
   Tick start = t, end = t;
-  for (Link* l : path) {
-    bool is_uplink = l >= &links_[static_cast<std::size_t>(2 * cards_)];
-    Tick d = duration(bytes, is_uplink);
-    start = l->res.reserve(start, d);
+  KernelTraffic* k = kernel >= 0 ? &traffic(kernel) : nullptr;
+  if (k) k->sent += bytes;
+  for (std::size_t i : pcie_route(cards_, per_drawer_, src, dst)) {
+    Link& l = links_[i];
+    Tick d = duration(bytes, pcie_is_uplink(cards_, i));
+    start = l.res.reserve(start, d);
     end = std::max(end, start + d);
-    l->bytes += bytes;
+    l.bytes += bytes;
+    if (k) k->link_bytes[i] += bytes;
   }
   sent_ += bytes;
   return end + latency_;

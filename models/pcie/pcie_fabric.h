@@ -11,6 +11,14 @@
 
 namespace dfsim {
 
+// The links a transfer from `src` to `dst` (card indices, or -1 for the host) crosses in a
+// system of `cards` cards, `per_drawer` to a drawer, as indices into PcieFabric::links(): card c's
+// link up 2c and down 2c + 1, drawer d's uplink up 2 cards + 2d and down 2 cards + 2d + 1. Card
+// to card in one drawer through its switch, across drawers or to and from the host through the
+// uplinks. Pure arithmetic: the compile report's PCIe bound routes the same way.
+std::vector<std::size_t> pcie_route(int cards, int per_drawer, int src, int dst);
+inline bool pcie_is_uplink(int cards, std::size_t link) { return link >= static_cast<std::size_t>(2 * cards); }
+
 class PcieFabric {
  public:
   static constexpr int kHost = -1;  // the host as a transfer's source or destination
@@ -19,8 +27,9 @@ class PcieFabric {
 
   // Moves `bytes` from `src` to `dst` (card indices or kHost), starting at `t`: card to card in
   // one drawer through its switch (peer to peer), across drawers through the host.
-  // Returns when the last byte has arrived.
-  Tick transfer(Tick t, int src, int dst, std::uint64_t bytes);
+  // Returns when the last byte has arrived. `kernel` (the graph's index of the kernel whose
+  // task moves them, -1 for none) is where its bytes are tallied (kernel_traffic).
+  Tick transfer(Tick t, int src, int dst, std::uint64_t bytes, int kernel = -1);
   Tick latency() const { return latency_; }
   Tick duration(std::uint64_t bytes, bool uplink) const;  // time one link is held for `bytes`
 
@@ -34,13 +43,23 @@ class PcieFabric {
   const std::vector<Link>& links() const { return links_; }
   std::uint64_t bytes_sent() const;  // every byte a card or the host put on the fabric, once
 
- private:
-  int drawer_of(int card) const { return card / per_drawer_; }
-  Link& up(int card) { return links_[static_cast<std::size_t>(2 * card)]; }
-  Link& down(int card) { return links_[static_cast<std::size_t>(2 * card + 1)]; }
-  Link& uplink(int drawer, bool to_host) {
-    return links_[static_cast<std::size_t>(2 * cards_ + 2 * drawer + (to_host ? 0 : 1))];
+  // What one kernel's transfers put on the fabric and streamed through the cards' memories:
+  // the roofline of its group in the model report has a PCIe term and a memory term from them.
+  struct KernelTraffic {
+    std::vector<std::uint64_t> link_bytes;  // per link, as links()
+    std::uint64_t sent = 0;                 // each transfer once
+    std::uint64_t memory_bytes = 0;         // read or written off-chip by the ports' DMAs for it
+  };
+  // Bytes a port's DMA streams to or from off-chip memory for `kernel` (a collective's sends,
+  // receives and reducing reads; a host transfer's).
+  void tally_memory(int kernel, std::uint64_t bytes) {
+    if (kernel >= 0) traffic(kernel).memory_bytes += bytes;
   }
+  // Indexed by kernel; kernels that moved nothing have empty entries (or none at the end).
+  const std::vector<KernelTraffic>& kernel_traffic() const { return by_kernel_; }
+
+ private:
+  KernelTraffic& traffic(int kernel);
 
   int cards_, per_drawer_;
   ClockDomain clk_;
@@ -48,6 +67,7 @@ class PcieFabric {
   Tick latency_;
   std::vector<Link> links_;
   std::uint64_t sent_ = 0;
+  std::vector<KernelTraffic> by_kernel_;
 };
 
 }  // namespace dfsim

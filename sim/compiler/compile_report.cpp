@@ -7,6 +7,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "models/pcie/collective_schedule.h"
+#include "models/pcie/pcie_fabric.h"
 #include "sim/config/chip_config.h"
 #include "sim/graph/kernel_graph.h"
 
@@ -33,6 +35,32 @@ std::string iterations_as_one(const std::string& name) {
   return name;
 }
 
+// Adds what a link task (a collective, a host transfer) puts on each PCIe link, indexed as
+// PcieFabric::links(): the steps the collective engine plays, routed as the fabric routes them.
+void add_link_bytes(const KernelGraph& g, const Task& t, const ChipConfig& chip, std::vector<std::uint64_t>& links) {
+  const int cards = chip.system.cards, per_drawer = chip.system.cards_per_drawer;
+  const std::vector<int> group = g.cards_of(t);
+  auto send = [&](int src, int dst, std::uint64_t bytes) {
+    if (src >= cards || dst >= cards) return;  // a system too small for the graph is refused elsewhere
+    for (std::size_t l : pcie_route(cards, per_drawer, src, dst)) links[l] += bytes;
+  };
+  if (t.op == "from_host" || t.op == "to_host") {
+    const bool in = t.op == "from_host";
+    const std::vector<Access>& side = in ? t.writes : t.reads;
+    if (side.empty()) return;
+    for (int c : group) send(in ? PcieFabric::kHost : c, in ? c : PcieFabric::kHost, side[0].total_bytes());
+    return;
+  }
+  const std::vector<Access>& side = t.op == "all_gather" ? t.writes : t.reads;
+  if (side.empty() || group.size() < 2 ||
+      !collective_unsupported(t.op, t.algorithm.empty() ? "ring" : t.algorithm, static_cast<int>(group.size())).empty())
+    return;
+  for (const CollectiveStep& step : collective_steps(t.op, t.algorithm.empty() ? "ring" : t.algorithm,
+                                                      static_cast<int>(group.size()), side[0].total_bytes(), t.root))
+    for (const CollectiveTransfer& x : step)
+      send(group[static_cast<std::size_t>(x.src)], group[static_cast<std::size_t>(x.dst)], x.bytes);
+}
+
 }  // namespace
 
 void CompileReport::measure(const KernelGraph& g, const ChipConfig& chip) {
@@ -44,9 +72,11 @@ void CompileReport::measure(const KernelGraph& g, const ChipConfig& chip) {
     r.macs = 0;
     std::uint64_t bytes = 0, sfp_elements = 0;
     std::map<Dtype, std::uint64_t> macs;  // by the precision the PT runs them in
+    std::vector<std::uint64_t> link_bytes(static_cast<std::size_t>(2 * chip.system.cards + 2 * chip.system.drawers()), 0);
     for (int ti : k.tasks) {
       const Task& t = g.tasks[static_cast<std::size_t>(ti)];
       const auto n = static_cast<std::uint64_t>(t.core_count);
+      if (t.unit == UnitKind::link) add_link_bytes(g, t, chip, link_bytes);
       if (t.unit == UnitKind::pt) {
         r.macs += t.m * t.n * t.k * n;
         macs[pt_operand_dtype(g, t)] += t.m * t.n * t.k * n;
@@ -69,8 +99,15 @@ void CompileReport::measure(const KernelGraph& g, const ChipConfig& chip) {
     const double sfp = static_cast<double>(sfp_elements) /
                        (chip.core.sfp.lanes * chip.core.corelets * chip.core.clock_mhz / 1000.0 * g.cores);
     const double memory = static_cast<double>(bytes) / chip.memory_peak_gbps();
-    r.roofline_ns = std::max({compute, sfp, memory});
-    r.bound = r.roofline_ns == memory ? "memory" : r.roofline_ns == compute ? "compute (PT)" : "compute (SFP)";
+    double pcie = 0;  // the busiest link's bytes at its nominal rate, as the summary's roofline
+    for (std::size_t l = 0; l < link_bytes.size(); ++l)
+      pcie = std::max(pcie, static_cast<double>(link_bytes[l]) /
+                                (pcie_is_uplink(chip.system.cards, l) ? chip.system.pcie.uplink_gbps : chip.system.pcie.link_gbps));
+    r.roofline_ns = std::max({compute, sfp, memory, pcie});
+    r.bound = pcie > 0 && r.roofline_ns == pcie ? "pcie"
+              : r.roofline_ns == memory         ? "memory"
+              : r.roofline_ns == compute        ? "compute (PT)"
+                                                : "compute (SFP)";
     ordered.push_back(std::move(r));
   }
   kernels = std::move(ordered);

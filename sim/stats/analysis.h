@@ -21,6 +21,10 @@ struct KernelBreakdown {
   std::uint64_t offchip_bytes = 0;           // bytes its DMA tasks moved to or from HBM
   std::uint64_t macs = 0;
   std::map<Dtype, std::uint64_t> macs_by_precision;  // the same MACs by the precision the PT runs them in
+  // Its PCIe traffic (collectives, host transfers; filled from the fabric's tally, not here):
+  std::uint64_t link_bytes = 0;                // off-chip bytes the PCIe ports' DMAs moved for it
+  std::uint64_t pcie_bytes = 0;                // bytes its transfers put on the fabric, each once
+  std::vector<std::uint64_t> pcie_link_bytes;  // the same per fabric link (PcieFabric::links()); empty: none
 };
 
 // The chain of task instances that decided the end time, walked back from the last one:

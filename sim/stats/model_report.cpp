@@ -53,14 +53,18 @@ std::vector<std::string> parts_of(const std::string& s) {
 // Figures of one group of kernels.
 struct Group {
   double time_ns = 0;
-  std::uint64_t offchip_bytes = 0, macs = 0;
+  std::uint64_t offchip_bytes = 0, macs = 0, pcie_bytes = 0;
   std::map<Dtype, std::uint64_t> macs_by_precision;
+  std::vector<std::uint64_t> pcie_link_bytes;  // per fabric link
   int kernels = 0;
   void add(double t, const KernelBreakdown& k) {
     time_ns += t;
-    offchip_bytes += k.offchip_bytes;
+    offchip_bytes += k.offchip_bytes + k.link_bytes;  // the DMA tasks' and the PCIe ports' DMAs'
     macs += k.macs;
+    pcie_bytes += k.pcie_bytes;
     for (const auto& [d, n] : k.macs_by_precision) macs_by_precision[d] += n;
+    if (pcie_link_bytes.size() < k.pcie_link_bytes.size()) pcie_link_bytes.resize(k.pcie_link_bytes.size(), 0);
+    for (std::size_t l = 0; l < k.pcie_link_bytes.size(); ++l) pcie_link_bytes[l] += k.pcie_link_bytes[l];
     ++kernels;
   }
 };
@@ -159,20 +163,29 @@ std::vector<double> attribute_time_ns(const std::vector<std::pair<Tick, Tick>>& 
 }
 
 OJson model_report_json(const KernelGraph& g, const ExpandedGraph& x, const std::vector<KernelBreakdown>& kernels,
-                        Tick end, const ChipConfig& cfg) {
+                        Tick end, const ChipConfig& cfg, const std::vector<double>& pcie_link_gbps) {
   const ModelStep& m = *g.model;
   // Not rounded further: step_ms is sim_time_ns / 1e6 and tokens/s is batch × 1000 / step_ms,
   // exactly as the JSON numbers read back.
   const double step_ns = round6(ticks_to_ns(end)), step_ms = step_ns / 1e6;
   const double peak_gbps = cfg.memory_peak_gbps() * g.cards;  // every card's memory
-  // The summary's roofline, for one group: its bytes at peak bandwidth or its MACs at peak rate
-  // (each precision's at its own, on every card as the bytes are).
+  bool any_pcie = false;
+  for (const KernelBreakdown& k : kernels) any_pcie = any_pcie || k.pcie_bytes > 0;
+  // The summary's roofline, for one group: its bytes at peak bandwidth, its MACs at peak rate
+  // (each precision's at its own, on every card as the bytes are), or its busiest PCIe link's
+  // bytes at that link's nominal rate.
   auto group_json = [&](const Group& grp) {
     double mem_ns = cfg.memory.ideal ? 0.0 : ratio(static_cast<double>(grp.offchip_bytes), peak_gbps);
-    double bound = std::max(mem_ns, cfg.compute_bound_ns(grp.macs_by_precision, g.cores, g.cards));
-    return OJson{{"time_ns", round6(grp.time_ns)}, {"share", round6(ratio(grp.time_ns, step_ns))},
-                 {"offchip_bytes", grp.offchip_bytes}, {"macs", grp.macs},
-                 {"fraction_of_roofline", round6(ratio(bound, grp.time_ns))}, {"kernels", grp.kernels}};
+    double pcie_ns = 0;
+    for (std::size_t l = 0; l < grp.pcie_link_bytes.size() && l < pcie_link_gbps.size(); ++l)
+      pcie_ns = std::max(pcie_ns, ratio(static_cast<double>(grp.pcie_link_bytes[l]), pcie_link_gbps[l]));
+    double bound = std::max({mem_ns, pcie_ns, cfg.compute_bound_ns(grp.macs_by_precision, g.cores, g.cards)});
+    OJson j{{"time_ns", round6(grp.time_ns)}, {"share", round6(ratio(grp.time_ns, step_ns))},
+            {"offchip_bytes", grp.offchip_bytes}, {"macs", grp.macs}};
+    if (any_pcie) j["pcie_bytes"] = grp.pcie_bytes;
+    j["fraction_of_roofline"] = round6(ratio(bound, grp.time_ns));
+    j["kernels"] = grp.kernels;
+    return j;
   };
 
   std::vector<std::pair<Tick, Tick>> spans;
@@ -301,10 +314,13 @@ std::string model_report_text(const OJson& s) {
   out += fmt::format("  {:<14} {:>10} {:>7} {:>13} {:>9} {:>9}\n", "by family", "time", "share", "off-chip", "MACs",
                      "roofline");
   auto row = [](const std::string& label, const OJson& g) {
-    return fmt::format("    {:<12} {:>7.3f} ms {:>6.1f}% {:>9.1f} MiB {:>9.3g} {:>8.0f}%\n", label,
-                       g["time_ns"].get<double>() / 1e6, 100 * g["share"].get<double>(),
-                       g["offchip_bytes"].get<double>() / (1 << 20), g["macs"].get<double>(),
-                       100 * g["fraction_of_roofline"].get<double>());
+    std::string r = fmt::format("    {:<12} {:>7.3f} ms {:>6.1f}% {:>9.1f} MiB {:>9.3g} {:>8.0f}%", label,
+                                g["time_ns"].get<double>() / 1e6, 100 * g["share"].get<double>(),
+                                g["offchip_bytes"].get<double>() / (1 << 20), g["macs"].get<double>(),
+                                100 * g["fraction_of_roofline"].get<double>());
+    if (g.contains("pcie_bytes") && g["pcie_bytes"].get<std::uint64_t>() > 0)
+      r += fmt::format("  {:.1f} MiB on PCIe", g["pcie_bytes"].get<double>() / (1 << 20));
+    return r + "\n";
   };
   for (const auto& [name, g] : m["families"].items())  // ("other" is in summary.json even when empty)
     if (g["kernels"].get<std::int64_t>() > 0) out += row(name == "communication" ? "comm (pcie)" : name, g);

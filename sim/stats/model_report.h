@@ -36,9 +36,11 @@ KernelPlace place_kernel(const std::string& kernel_name);
 // no kernel runs) add up to `end`. Spans past `end` are clipped.
 std::vector<double> attribute_time_ns(const std::vector<std::pair<Tick, Tick>>& spans, Tick end, double* idle_ns);
 
-// summary.json's "model" object; kernels as kernel_breakdown returns them.
+// summary.json's "model" object; kernels as kernel_breakdown returns them with their PCIe
+// traffic filled in, `pcie_link_gbps` the nominal rate of each fabric link (the roofline's).
 nlohmann::ordered_json model_report_json(const KernelGraph& g, const ExpandedGraph& x,
-                                         const std::vector<KernelBreakdown>& kernels, Tick end, const ChipConfig& cfg);
+                                         const std::vector<KernelBreakdown>& kernels, Tick end, const ChipConfig& cfg,
+                                         const std::vector<double>& pcie_link_gbps);
 
 // The terminal lines of a summary's "model" object ("" without one).
 std::string model_report_text(const nlohmann::ordered_json& summary);

@@ -108,6 +108,12 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
     }
   }
   s["tasks"] = {{"templates", g.tasks.size()}, {"instances", x.instances.size()}, {"by_unit", by_unit}};
+  // What the PCIe ports' DMAs streamed through the cards' memories for collectives and host
+  // transfers: memory work of the graph that no DMA task counts.
+  const std::vector<PcieFabric::KernelTraffic>& traffic = sim.system().fabric().kernel_traffic();
+  std::uint64_t link_bytes = 0;
+  for (const auto& k : traffic) link_bytes += k.memory_bytes;
+  roof_bytes += link_bytes;
 
   // Off-chip memory: every card's (the channels listed are card 0's).
   MemStats ms;
@@ -144,6 +150,7 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   s["offchip"] = {{"bytes_read", bytes_read},
                   {"bytes_written", bytes_written},
                   {"graph_bytes", dma_hbm},
+                  {"link_bytes", link_bytes},
                   {"achieved_gbps", round6(ratio(static_cast<double>(bytes_read + bytes_written), ns(end)))},
                   {"peak_gbps", round6(peak_gbps)},
                   {"turnarounds", ms.turnarounds},
@@ -216,6 +223,12 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   OJson kernels = OJson::array();
   Tick lx_wait = 0, unit_wait = 0;
   std::vector<KernelBreakdown> breakdown = kernel_breakdown(g, x, rec);
+  for (std::size_t k = 0; k < traffic.size() && k < breakdown.size(); ++k) {
+    breakdown[k].link_bytes = traffic[k].memory_bytes;
+    breakdown[k].pcie_bytes = traffic[k].sent;
+    breakdown[k].pcie_link_bytes = traffic[k].link_bytes;
+  }
+  const bool any_pcie = sim.system().fabric().bytes_sent() > 0;
   for (const KernelBreakdown& k : breakdown) {
     lx_wait += k.waiting_for_lx;
     unit_wait += k.waiting_for_unit;
@@ -224,6 +237,10 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
                        {"busy_ns", busy_map(k.busy_by_unit)}, {"waiting_for_lx_ns", round6(ns(k.waiting_for_lx))},
                        {"waiting_for_unit_ns", round6(ns(k.waiting_for_unit))}, {"offchip_bytes", k.offchip_bytes},
                        {"macs", k.macs}});
+    if (any_pcie) {  // a run that crossed PCIe: every kernel says what it put there
+      kernels.back()["link_bytes"] = k.link_bytes;
+      kernels.back()["pcie_bytes"] = k.pcie_bytes;
+    }
   }
   s["kernels"] = kernels;
   s["stalls"] = {{"waiting_for_lx_ns", round6(ns(lx_wait))}, {"waiting_for_unit_ns", round6(ns(unit_wait))}};
@@ -240,7 +257,9 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
                           {"last_tasks", tail}};
   }
   if (g.model && res.ok()) {
-    s["model"] = model_report_json(g, x, breakdown, end, cfg);
+    std::vector<double> link_gbps;
+    for (const auto& l : sim.system().fabric().links()) link_gbps.push_back(l.nominal_gbps);
+    s["model"] = model_report_json(g, x, breakdown, end, cfg, link_gbps);
     const ModelStep& m = *g.model;
     add_energy_per_token(s["energy"], static_cast<std::uint64_t>(m.batch * (m.decode() ? 1 : m.tokens)));
   }

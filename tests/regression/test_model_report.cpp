@@ -63,6 +63,9 @@ TEST_CASE("model report: a decode step's tokens/s, families and layers add up to
   CHECK(f["head"]["kernels"] == 1);
   CHECK(f["other"]["kernels"] == 0);  // every kernel of a generated step has a family
   CHECK_FALSE(f.contains("communication"));  // one card
+  CHECK(s["offchip"]["link_bytes"] == 0);       // and nothing over PCIe: no PCIe fields
+  CHECK_FALSE(f["mlp"].contains("pcie_bytes"));
+  CHECK_FALSE(s["kernels"][0].contains("pcie_bytes"));
   CHECK(s["kernels"].size() == 33u);
   // Shares add up to the step (each is rounded to 6 decimals), times to the run's time.
   double share = num(m["idle"]["share"]), time = num(m["idle"]["time_ns"]);

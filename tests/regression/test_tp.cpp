@@ -57,7 +57,28 @@ TEST_CASE("tp: a TP2 decode step halves the weights per card, is never faster th
   // TP1 with --host-io: ids in (4 B), logits out (256512 B).
   CHECK(one["pcie"]["bytes_sent"] == 256516);
   CHECK(two["cards"][0]["communication_share"].get<double>() > 0);
-  CHECK(two["model"]["families"]["communication"]["time_ns"].get<double>() > 0);
+  const json& comm = two["model"]["families"]["communication"];
+  CHECK(comm["time_ns"].get<double>() > 0);
+  // What the PCIe ports' DMAs stream through the cards' memories: a ring all-reduce over 2
+  // cards sends S/2 each way per step; its reduce-scatter step reads the sender's half, writes
+  // the receiver's and reads the receiver's own for the sum (3 x S/2 per transfer, 2 transfers:
+  // 3 S), its all-gather step reads and writes (2 S): 5 S = 40 960 per all-reduce, 3 of them
+  // 122 880; the all-gather reads and writes S/2 per card: 2 x 256 512 = 513 024; the ids 2 x 4
+  // written; the logits 256 512 read. 122 880 + 513 024 + 8 + 256 512 = 892 424, and the DRAM
+  // moved exactly the DMA tasks' bytes plus these.
+  const json& off = two["offchip"];
+  CHECK(off["link_bytes"] == 892424);
+  CHECK(off["bytes_read"].get<std::uint64_t>() + off["bytes_written"].get<std::uint64_t>() ==
+        off["graph_bytes"].get<std::uint64_t>() + 892424);
+  CHECK(comm["offchip_bytes"] == 892424);
+  CHECK(comm["pcie_bytes"] == 562184);
+  // The family's roofline has the PCIe term: its busiest link is card 0's way up, the
+  // all-reduces' 3 x 8 192, the all-gather's 128 256 and the logits' 256 512 = 409 344 B at
+  // the nominal 63 GB/s, 6 497.5 ns, more than its memory term (892 424 B at 409.6 GB/s).
+  CHECK(comm["fraction_of_roofline"].get<double>() ==
+        Approx(409344.0 / 63 / comm["time_ns"].get<double>()).epsilon(1e-5));
+  CHECK(one["model"]["families"]["communication"]["pcie_bytes"] == 256516);  // TP1 --host-io: ids in, logits out
+  CHECK(one["kernels"][0].contains("pcie_bytes"));  // every kernel's, in a run that crossed PCIe
   // Deterministic: the same inputs give the same summary (outside "host").
   json again = tp_run(d, 2, "tp2b");
   for (json* s : {&two, &again}) {
@@ -112,6 +133,11 @@ TEST_CASE("tp: a graph of collectives alone is bound by its busiest PCIe link", 
   const double f = s["roofline"]["fraction_of_roofline"].get<double>();
   CHECK(f <= 1.0);
   CHECK(f > 0.6);
+  // The compile report gives the kernel the same bound, from the steps the engine would play.
+  Result ex = dfsim("compile " + g + " -c configs/spyre-drawer.json --explain -q -o " + (d.path / "ar.kernels.json").string());
+  INFO(ex.out);
+  REQUIRE(ex.code == 0);
+  CHECK_THAT(ex.out, Contains("roofline: 798.9 us (pcie bound)"));
   // A run that crosses no link has no PCIe bound.
   REQUIRE(dfsim("run -q -w workloads/add_2048x1024.json --trace off -o " + (d.path / "add").string()).code == 0);
   CHECK(read_json(d.path / "add" / "summary.json")["roofline"]["pcie_bound_ns"] == 0.0);
