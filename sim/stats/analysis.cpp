@@ -4,6 +4,26 @@
 
 namespace dfsim {
 
+double busy_imbalance(const Recorder& rec, const std::vector<int>& tracks, Tick from, Tick to) {
+  const Tick w = rec.bucket();
+  if (tracks.empty() || to <= from || w == 0) return 0.0;
+  double most = 0, mean = 0;
+  for (std::size_t b = from / w; b * w < to; ++b) {
+    const Tick lo = std::max(from, b * w), hi = std::min(to, (b + 1) * w);
+    const double weight = static_cast<double>(hi - lo) / static_cast<double>(w);
+    Tick top = 0, sum = 0;
+    for (int t : tracks) {
+      const std::vector<Tick>& busy = rec.tracks()[static_cast<std::size_t>(t)].bucket_busy;
+      const Tick v = b < busy.size() ? busy[b] : 0;
+      top = std::max(top, v);
+      sum += v;
+    }
+    most += weight * static_cast<double>(top);
+    mean += weight * static_cast<double>(sum) / static_cast<double>(tracks.size());
+  }
+  return mean > 0 ? most / mean : 0.0;
+}
+
 std::uint64_t offchip_bytes_of(const KernelGraph& g, const TaskInstance& t) {
   const Task& task = g.tasks[t.task];
   if (task.unit != UnitKind::dma) return 0;

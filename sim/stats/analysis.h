@@ -39,6 +39,14 @@ struct CriticalPath {
 std::vector<KernelBreakdown> kernel_breakdown(const KernelGraph& g, const ExpandedGraph& x, const Recorder& rec);
 CriticalPath critical_path(const KernelGraph& g, const ExpandedGraph& x, const Recorder& rec);
 
+// How unevenly some units (a card's DRAM channels) share their work over time: over the
+// recorder's utilization buckets that [from, to) overlaps, each weighted by the overlap, the
+// busiest unit's busy time summed, over the units' mean busy time summed. 1: the work of every
+// moment spread evenly over the units; their number: all of it on one unit at a time; 0: idle.
+// Totals over a run can be even while the units take turns (every core reading the same
+// channel at once): this sees that, at the resolution of a bucket.
+double busy_imbalance(const Recorder& rec, const std::vector<int>& tracks, Tick from, Tick to);
+
 // Bytes an instance moves to or from HBM (DMA tasks), and MACs it performs (PT tasks).
 std::uint64_t offchip_bytes_of(const KernelGraph& g, const TaskInstance& t);
 std::uint64_t macs_of(const KernelGraph& g, const TaskInstance& t);

@@ -55,6 +55,23 @@ OJson units_json(const Recorder& rec, Tick end) {
   return {{"by_kind", kinds}, {"units", list}};
 }
 
+// The DRAM channel tracks of each card (by group: "memory", "card 1 memory", ...).
+std::vector<std::vector<int>> channel_tracks(const Recorder& rec) {
+  std::map<std::string, std::vector<int>> by_group;
+  for (std::size_t i = 0; i < rec.tracks().size(); ++i)
+    if (rec.tracks()[i].kind == "dram") by_group[rec.tracks()[i].group].push_back(static_cast<int>(i));
+  std::vector<std::vector<int>> out;
+  for (auto& [g, t] : by_group) out.push_back(std::move(t));
+  return out;
+}
+
+// busy_imbalance of the DRAM channels over [from, to): the least even card's.
+double channel_imbalance(const Recorder& rec, const std::vector<std::vector<int>>& cards, Tick from, Tick to) {
+  double most = 0;
+  for (const std::vector<int>& c : cards) most = std::max(most, busy_imbalance(rec, c, from, to));
+  return most;
+}
+
 OJson busy_map(const std::map<std::string, Tick>& m) {
   OJson j = OJson::object();
   for (auto& [k, v] : m) j[k] = round6(ns(v));
@@ -124,6 +141,7 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
     ms.turnarounds += m.turnarounds;
   }
   double peak_gbps = cfg.memory_peak_gbps() * g.cards;
+  const std::vector<std::vector<int>> dram_tracks = channel_tracks(rec);
   OJson chans = OJson::array();
   MemStats rows;  // row-buffer totals over the channels
   for (int k = 0; k < sim.system().cards(); ++k) {
@@ -160,6 +178,7 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
                   {"row_hit_rate", round6(ratio(static_cast<double>(rows.row_hits),
                                                 static_cast<double>(rows.row_hits + activations)))},
                   {"refreshes", rows.refreshes},
+                  {"channel_imbalance", round6(channel_imbalance(rec, dram_tracks, 0, end))},
                   {"ideal", cfg.memory.ideal},
                   {"channels", chans}};
 
@@ -236,7 +255,8 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
                        {"duration_ns", round6(ns(k.end - k.start))}, {"instances", k.instances},
                        {"busy_ns", busy_map(k.busy_by_unit)}, {"waiting_for_lx_ns", round6(ns(k.waiting_for_lx))},
                        {"waiting_for_unit_ns", round6(ns(k.waiting_for_unit))}, {"offchip_bytes", k.offchip_bytes},
-                       {"macs", k.macs}});
+                       {"macs", k.macs},
+                       {"dram_channel_imbalance", round6(channel_imbalance(rec, dram_tracks, k.start, k.end))}});
     if (any_pcie) {  // a run that crossed PCIe: every kernel says what it put there
       kernels.back()["link_bytes"] = k.link_bytes;
       kernels.back()["pcie_bytes"] = k.pcie_bytes;
@@ -285,6 +305,21 @@ std::string summary_text(const OJson& s) {
   out += fmt::format("  off-chip  {:.1f} MiB read, {:.1f} MiB written, {:.1f} GB/s of {:.1f} peak\n",
                      off["bytes_read"].get<double>() / (1 << 20), off["bytes_written"].get<double>() / (1 << 20),
                      off["achieved_gbps"].get<double>(), off["peak_gbps"].get<double>());
+  // Channels that take turns instead of sharing the work (a stride that meets one channel at a
+  // time): named with the kernel, among those moving 5 % of the bytes or more, where it is worst.
+  if (off.contains("channel_imbalance") && off["channel_imbalance"].get<double>() >= 1.5) {
+    std::string worst;
+    double most = 0;
+    const double bytes = off["graph_bytes"].get<double>();
+    for (const auto& k : s["kernels"])
+      if (k["offchip_bytes"].get<double>() >= 0.05 * bytes && k["dram_channel_imbalance"].get<double>() > most) {
+        most = k["dram_channel_imbalance"].get<double>();
+        worst = k["name"].get<std::string>();
+      }
+    out += fmt::format("            channels uneven: the busiest carries {:.1f}x their mean at a time{}\n",
+                       off["channel_imbalance"].get<double>(),
+                       worst.empty() ? "" : fmt::format(" (most in {}, {:.1f}x)", worst, most));
+  }
   const auto& c = s["compute"];
   if (c["macs"].get<std::uint64_t>() > 0)
     out += fmt::format("  compute   {:.3g} MACs, {:.1f} MAC/ns of {:.1f} peak\n", c["macs"].get<double>(),

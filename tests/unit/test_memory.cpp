@@ -16,6 +16,7 @@
 #include "sim/graph/expand.h"
 #include "sim/graph/kernel_graph_io.h"
 #include "sim/runtime/simulation.h"
+#include "sim/stats/analysis.h"
 
 using namespace dfsim;
 
@@ -139,6 +140,13 @@ TEST_CASE("memory: lpddr5 row-buffer-hostile stride pays a row cycle per access"
   CHECK(mem.row_misses() == 64);
   CHECK(r.end >= 63 * 49 * kMem);
   CHECK(r.end > 10 * ns_to_ticks(160));
+  // Every access on channel 0, the other 7 idle: at every moment all the work on one of the 8
+  // channels, which the summary's channel imbalance reads as 8 (kernels[].dram_channel_imbalance).
+  std::vector<int> chans;
+  for (std::size_t i = 0; i < sim.recorder().tracks().size(); ++i)
+    if (sim.recorder().tracks()[i].kind == "dram") chans.push_back(static_cast<int>(i));
+  REQUIRE(chans.size() == 8);
+  CHECK(busy_imbalance(sim.recorder(), chans, 0, r.end) == Approx(8.0).epsilon(1e-12));
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "sim/stats/analysis.h"
 #include "sim/stats/recorder.h"
 
 using namespace dfsim;
@@ -32,6 +33,26 @@ TEST_CASE("recorder: a long run doubles the bucket width and keeps every busy ti
   CHECK(b[0] == 64);
   CHECK(b[2499] == 32);
   CHECK(tr.busy == 2500);
+}
+
+TEST_CASE("recorder: busy_imbalance is the busiest unit's busy time over the mean, bucket by bucket", "[recorder]") {
+  Recorder rec(100);  // 100 fs buckets
+  int a = rec.add_track("memory", "ch 0", "dram"), b = rec.add_track("memory", "ch 1", "dram");
+  rec.busy(a, 0, 100);    // bucket 0: a 100, b 0
+  rec.busy(a, 100, 150);  // bucket 1: a 50, b 50
+  rec.busy(b, 100, 150);
+  rec.flush_buckets();
+  const std::vector<int> chans{a, b};
+  // Both buckets: busiest 100 + 50 = 150, mean 100 / 2 + 100 / 2 = 100.
+  CHECK(busy_imbalance(rec, chans, 0, 200) == Approx(1.5).epsilon(1e-12));
+  // Bucket 0 alone: all of it on one of the 2 units.
+  CHECK(busy_imbalance(rec, chans, 0, 100) == Approx(2.0).epsilon(1e-12));
+  // Bucket 1 alone: even.
+  CHECK(busy_imbalance(rec, chans, 100, 200) == Approx(1.0).epsilon(1e-12));
+  // Half of each, weighted by the overlap: (0.5 x 100 + 0.5 x 50) / (0.5 x 50 + 0.5 x 50) = 75 / 50.
+  CHECK(busy_imbalance(rec, chans, 50, 150) == Approx(1.5).epsilon(1e-12));
+  CHECK(busy_imbalance(rec, chans, 200, 300) == 0.0);  // idle
+  CHECK(busy_imbalance(rec, {}, 0, 200) == 0.0);
 }
 
 TEST_CASE("recorder: counters keep a point only when the value changes", "[recorder]") {
