@@ -197,7 +197,7 @@ TEST_CASE("e2e: matmul_4096 on spyre", "[e2e]") {
   // Every multicast band reaches the other 7 cores of its grid row (A) or 3 of its column (B).
   CHECK(s["dma"]["multicast_extra_bytes"] == (4 * 8 * 2 * 7 + 8 * 4 * 2 * 3) * kMiB);
   // The channel hash spreads the bands' reads: the channels share the work evenly at a time,
-  // within what a 2-us bucket of a few hundred bursts gives (1.1 measured; 4.6 without the hash,
+  // within what a 1-us bucket of a few dozen bursts per channel gives (1.1 measured; 4.6 without the hash,
   // test_cli "channels uneven").
   CHECK(s["offchip"]["channel_imbalance"].get<double>() < 1.5);
 }
