@@ -64,7 +64,7 @@ void CollectiveEngine::play(Running& r, Tick now) {
     Tick arrived = fabric_.transfer(now, r.cards[src], r.cards[dst], x.bytes, kernel);
     Tick every = fabric_.duration(r.ports[src]->dma().burst_bytes(), false);
     r.streams += x.reduce ? 3 : 2;
-    fabric_.tally_memory(kernel, x.bytes * (x.reduce ? 3 : 2));
+    fabric_.tally_memory(kernel, x.bytes * (x.reduce ? 2 : 1), x.bytes);
     r.ports[src]->dma().stream(reads_of(g, from).at(0), x.bytes, false, now, every, stream_done);
     r.ports[dst]->dma().stream(writes_of(g, to).at(0), x.bytes, true, now, every, stream_done);
     if (x.reduce) {

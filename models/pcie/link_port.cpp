@@ -28,7 +28,7 @@ void LinkPort::start(int inst) {
     const Region r = (in ? writes_of(g, ti) : reads_of(g, ti)).at(0);
     std::uint64_t bytes = r.total_bytes();
     Tick arrived = fabric_.transfer(now, in ? PcieFabric::kHost : card_, in ? card_ : PcieFabric::kHost, bytes, t.kernel);
-    fabric_.tally_memory(t.kernel, bytes);
+    fabric_.tally_memory(t.kernel, in ? 0 : bytes, in ? bytes : 0);
     // Done when the link has passed the last byte and the card's memory has written (read) it.
     dma_.stream(r, bytes, in, now, fabric_.duration(dma_.burst_bytes(), false),
                 [this, arrived](Tick t) { finish_at(std::max(arrived, t)); });

@@ -48,12 +48,14 @@ class PcieFabric {
   struct KernelTraffic {
     std::vector<std::uint64_t> link_bytes;  // per link, as links()
     std::uint64_t sent = 0;                 // each transfer once
-    std::uint64_t memory_bytes = 0;         // read or written off-chip by the ports' DMAs for it
+    std::uint64_t memory_read = 0, memory_written = 0;  // off-chip, by the ports' DMAs for it
   };
-  // Bytes a port's DMA streams to or from off-chip memory for `kernel` (a collective's sends,
-  // receives and reducing reads; a host transfer's).
-  void tally_memory(int kernel, std::uint64_t bytes) {
-    if (kernel >= 0) traffic(kernel).memory_bytes += bytes;
+  // Bytes a port's DMA streams from (`read`) and to (`written`) off-chip memory for `kernel`:
+  // a collective step's send, receive and reducing read; a host transfer's.
+  void tally_memory(int kernel, std::uint64_t read, std::uint64_t written) {
+    if (kernel < 0) return;
+    traffic(kernel).memory_read += read;
+    traffic(kernel).memory_written += written;
   }
   // Indexed by kernel; kernels that moved nothing have empty entries (or none at the end).
   const std::vector<KernelTraffic>& kernel_traffic() const { return by_kernel_; }

@@ -128,8 +128,12 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   // What the PCIe ports' DMAs streamed through the cards' memories for collectives and host
   // transfers: memory work of the graph that no DMA task counts.
   const std::vector<PcieFabric::KernelTraffic>& traffic = sim.system().fabric().kernel_traffic();
-  std::uint64_t link_bytes = 0;
-  for (const auto& k : traffic) link_bytes += k.memory_bytes;
+  std::uint64_t link_read = 0, link_written = 0;
+  for (const auto& k : traffic) {
+    link_read += k.memory_read;
+    link_written += k.memory_written;
+  }
+  const std::uint64_t link_bytes = link_read + link_written;
   roof_bytes += link_bytes;
 
   // Off-chip memory: every card's (the channels listed are card 0's).
@@ -162,8 +166,8 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
     DmaStats moved;
     for (int k = 0; k < sim.system().cards(); ++k)
       for (int c = 0; c < card.cores(); ++c) moved += sim.system().card(k).core(c).dma_stats();
-    bytes_read = moved.hbm_to_lx + moved.hbm_to_hbm;
-    bytes_written = moved.lx_to_hbm + moved.hbm_to_hbm;
+    bytes_read = moved.hbm_to_lx + moved.hbm_to_hbm + link_read;
+    bytes_written = moved.lx_to_hbm + moved.hbm_to_hbm + link_written;
   }
   s["offchip"] = {{"bytes_read", bytes_read},
                   {"bytes_written", bytes_written},
@@ -243,7 +247,7 @@ OJson make_summary(Simulation& sim, const RunResult& res, const RunInfo& info) {
   Tick lx_wait = 0, unit_wait = 0;
   std::vector<KernelBreakdown> breakdown = kernel_breakdown(g, x, rec);
   for (std::size_t k = 0; k < traffic.size() && k < breakdown.size(); ++k) {
-    breakdown[k].link_bytes = traffic[k].memory_bytes;
+    breakdown[k].link_bytes = traffic[k].memory_read + traffic[k].memory_written;
     breakdown[k].pcie_bytes = traffic[k].sent;
     breakdown[k].pcie_link_bytes = traffic[k].link_bytes;
   }
