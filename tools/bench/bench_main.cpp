@@ -57,38 +57,48 @@ StepSpec llama_step(StepPhase phase, std::int64_t tokens, std::int64_t context) 
   return s;
 }
 
+// Issue 11's targets for a case (0: none): the table says whether the run met them.
+struct Target {
+  double host_s = 0, rss_mib = 0, trace_mb = 0;
+};
+
 struct Case {
   std::string name, what;
   std::function<KernelGraph(const ChipConfig&)> graph;  // empty: not runnable yet
   std::vector<std::string> sets = {};                   // config overrides (--set)
+  Target target = {};
 };
 
 std::vector<Case> cases(const std::string& src) {
   return {
       {"matmul_4096", "matmul 4096^3 fp16, 32 cores",
-       [src](const ChipConfig& c) { return load_workload(src + "/workloads/matmul_4096.json", c, 0, nullptr); }},
+       [src](const ChipConfig& c) { return load_workload(src + "/workloads/matmul_4096.json", c, 0, nullptr); }, {},
+       {0.1}},
       {"stream_1gib", "copy 16384x16384 fp16, 32 cores (1 GiB off-chip)",
        [](const ChipConfig& c) { return stream_graph(c, "stream_1gib", 16384, 16384); }},
       {"stream_16gib", "copy 65536x65536 fp16, 32 cores (16 GiB off-chip, lpddr5)",
-       [](const ChipConfig& c) { return stream_graph(c, "stream_16gib", 65536, 65536); }},
+       [](const ChipConfig& c) { return stream_graph(c, "stream_16gib", 65536, 65536); }, {}, {1.5}},
       {"stream_16gib_bw", "the same through the coarse memory.impl=bandwidth model",
-       [](const ChipConfig& c) { return stream_graph(c, "stream_16gib", 65536, 65536); }, {"memory.impl=bandwidth"}},
+       [](const ChipConfig& c) { return stream_graph(c, "stream_16gib", 65536, 65536); }, {"memory.impl=bandwidth"},
+       {1.5}},
       {"matmul_4096_bw", "matmul 4096^3 through memory.impl=bandwidth",
        [src](const ChipConfig& c) { return load_workload(src + "/workloads/matmul_4096.json", c, 0, nullptr); },
-       {"memory.impl=bandwidth"}},
+       {"memory.impl=bandwidth"}, {0.1}},
       {"long_6task", "6-task kernel graph simulating about 7 s at a 1 MHz clock (footprint)",
        [src](const ChipConfig& c) { return load_workload(src + "/tools/bench/long_6task.kernels.json", c, 0, nullptr); },
-       {"core.clock_mhz=1"}},
+       {"core.clock_mhz=1"}, {0, 50, 1}},
       {"llama8b_decode", "Llama-3.1-8B decode step, batch 1, context 2048 (dfsim gen)",
-       [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::decode, 1, 2048)); }},
+       [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::decode, 1, 2048)); },
+       {}, {1, 1024, 50}},
       {"llama8b_prefill", "Llama-3.1-8B prefill of 2048 tokens (dfsim gen)",
-       [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::prefill, 2048, 0)); }},
+       [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::prefill, 2048, 0)); },
+       {}, {10, 2048}},
       {"llama8b_decode_bw", "the decode step through memory.impl=bandwidth",
        [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::decode, 1, 2048)); },
-       {"memory.impl=bandwidth"}},
+       {"memory.impl=bandwidth"}, {1, 1024, 50}},
       {"llama8b_prefill_bw", "the prefill through memory.impl=bandwidth",
        [src](const ChipConfig& c) { return model_step(c, src, "llama-3.1-8b", llama_step(StepPhase::prefill, 2048, 0)); },
-       {"memory.impl=bandwidth"}},
+       {"memory.impl=bandwidth"}, {10, 2048}},
   };
 }
 
@@ -179,11 +189,28 @@ int run_case(const std::string& which, const std::string& config, bool row) {
 }
 
 // Every case in its own process, as a table (header and rows in one layout).
-constexpr const char* kTableRow = "{:<18} {:>8} {:>7} {:>8} {:>11} {:>9} {:>14} {:>9} {:>9} {:>12}\n";
+constexpr const char* kTableRow = "{:<18} {:>8} {:>7} {:>8} {:>11} {:>9} {:>14} {:>9} {:>9} {:>12}  {}\n";
+
+// "< 1 s, < 1024 MiB, < 50 MB trace: met" (or "not met: host s"), from a row's host seconds,
+// peak RSS (MiB) and trace bytes; "" for a case without targets.
+std::string target_text(const Target& t, double host_s, double rss_mib, double trace_bytes) {
+  std::vector<std::string> parts, missed;
+  auto check = [&](double limit, double value, const std::string& what, const std::string& name) {
+    if (limit <= 0) return;
+    parts.push_back(fmt::format("< {:g} {}", limit, what));
+    if (value >= limit) missed.push_back(name);
+  };
+  check(t.host_s, host_s, "s", "host s");
+  check(t.rss_mib, rss_mib, "MiB", "RSS");
+  check(t.trace_mb, trace_bytes / 1e6, "MB trace", "trace");
+  if (parts.empty()) return "";
+  const std::string verdict = missed.empty() ? "met" : fmt::format("not met ({})", fmt::join(missed, ", "));
+  return fmt::format("{}: {}", fmt::join(parts, ", "), verdict);
+}
 
 int run_all(const char* self) {
-  std::cout << fmt::format(kTableRow, "case", "host s", "cpu s",
-                           "setup s", "events", "events/s", "sim cycles/s", "tasks", "RSS MiB", "trace bytes");
+  std::cout << fmt::format(kTableRow, "case", "host s", "cpu s", "setup s", "events", "events/s", "sim cycles/s", "tasks",
+                           "RSS MiB", "trace bytes", "issue 11 target");
   int rc = 0;
   for (const Case& c : cases(DFSIM_SOURCE_DIR)) {
     std::string cmd = fmt::format("'{}' --row {}", self, c.name);
@@ -198,8 +225,8 @@ int run_all(const char* self) {
       if (b > a) f.push_back(line.substr(a, b - a));
     }
     if (f.size() == 10)
-      std::cout << fmt::format(kTableRow, f[0], f[1], f[2], f[3],
-                               f[4], f[5], f[6], f[7], f[8], f[9]);
+      std::cout << fmt::format(kTableRow, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9],
+                               target_text(c.target, std::stod(f[1]), std::stod(f[8]), std::stod(f[9])));
     else
       std::cout << fmt::format("{:<18} {:>8}   {}\n", c.name, "-", c.graph ? "failed" : c.what);
   }
