@@ -37,7 +37,7 @@ void CollectiveEngine::arrive(int inst, LinkPort& port) {
   // The full tensor: the gathered output of an all_gather, the input otherwise.
   const KernelGraph& g = sched_.graph();
   std::uint64_t bytes = (t.op == "all_gather" ? writes_of(g, ti) : reads_of(g, ti)).at(0).total_bytes();
-  r.steps = collective_steps(t.op, t.algorithm.empty() ? "ring" : t.algorithm, static_cast<int>(r.cards.size()), bytes,
+  r.steps = collective_steps(t.op, t.algorithm, static_cast<int>(r.cards.size()), bytes,
                              t.root);
   r.elem_bits = dtype_bits(t.dtype);
   r.at = sim_now();

@@ -15,7 +15,8 @@ struct CollectiveTransfer {
 };
 using CollectiveStep = std::vector<CollectiveTransfer>;
 
-// `op`: all_reduce, all_gather, reduce_scatter or broadcast; `algorithm`: ring or tree;
+// `op`: all_reduce, all_gather, reduce_scatter or broadcast; `algorithm`: "tree", or the ring
+// for anything else ("" included: a task that names none);
 // `bytes`: the full tensor (all_reduce, broadcast), the gathered output (all_gather) or the
 // scattered input (reduce_scatter); `root`: the broadcasting position.
 std::vector<CollectiveStep> collective_steps(const std::string& op, const std::string& algorithm, int group,

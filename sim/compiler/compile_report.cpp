@@ -37,26 +37,21 @@ std::string iterations_as_one(const std::string& name) {
 
 // Adds what a link task (a collective, a host transfer) puts on each PCIe link, indexed as
 // PcieFabric::links(): the steps the collective engine plays, routed as the fabric routes them.
+// (The graph is checked and fits the system by now: a link task's accesses, algorithm and cards.)
 void add_link_bytes(const KernelGraph& g, const Task& t, const ChipConfig& chip, std::vector<std::uint64_t>& links) {
-  const int cards = chip.system.cards, per_drawer = chip.system.cards_per_drawer;
   const std::vector<int> group = g.cards_of(t);
   auto send = [&](int src, int dst, std::uint64_t bytes) {
-    if (src >= cards || dst >= cards) return;  // a system too small for the graph is refused elsewhere
-    for (std::size_t l : pcie_route(cards, per_drawer, src, dst)) links[l] += bytes;
+    for (std::size_t l : pcie_route(chip.system.cards, chip.system.cards_per_drawer, src, dst)) links[l] += bytes;
   };
   if (t.op == "from_host" || t.op == "to_host") {
     const bool in = t.op == "from_host";
-    const std::vector<Access>& side = in ? t.writes : t.reads;
-    if (side.empty()) return;
-    for (int c : group) send(in ? PcieFabric::kHost : c, in ? c : PcieFabric::kHost, side[0].total_bytes());
+    const std::uint64_t bytes = (in ? t.writes : t.reads)[0].total_bytes();
+    for (int c : group) send(in ? PcieFabric::kHost : c, in ? c : PcieFabric::kHost, bytes);
     return;
   }
-  const std::vector<Access>& side = t.op == "all_gather" ? t.writes : t.reads;
-  if (side.empty() || group.size() < 2 ||
-      !collective_unsupported(t.op, t.algorithm.empty() ? "ring" : t.algorithm, static_cast<int>(group.size())).empty())
-    return;
-  for (const CollectiveStep& step : collective_steps(t.op, t.algorithm.empty() ? "ring" : t.algorithm,
-                                                      static_cast<int>(group.size()), side[0].total_bytes(), t.root))
+  // The full tensor: the gathered output of an all_gather, the input otherwise (as the engine).
+  const std::uint64_t bytes = (t.op == "all_gather" ? t.writes : t.reads)[0].total_bytes();
+  for (const CollectiveStep& step : collective_steps(t.op, t.algorithm, static_cast<int>(group.size()), bytes, t.root))
     for (const CollectiveTransfer& x : step)
       send(group[static_cast<std::size_t>(x.src)], group[static_cast<std::size_t>(x.dst)], x.bytes);
 }
